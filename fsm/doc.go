@@ -1,0 +1,10 @@
+// Package fsm is Stratus's replicated state: the Raft finite-state machine,
+// the go-memdb state store it applies entries to, each table's schema,
+// transactions and snapshot records (one file per resource), blocking-query
+// watches, and snapshot/restore.
+//
+// Apply must be deterministic: nothing in this package may read a clock,
+// draw randomness, or touch the network or the disk while applying an
+// entry. Timestamps and IDs arrive inside the entries, chosen by the
+// server that proposed them.
+package fsm

@@ -1,0 +1,158 @@
+package gossip
+
+import (
+	"bytes"
+	"errors"
+	"log"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/memberlist"
+)
+
+// Config configures a Pool.
+type Config struct {
+	// NodeName is the memberlist name; it must be unique in the pool.
+	NodeName string
+	// BindAddr is the address to listen on for gossip (TCP and UDP).
+	// Default "0.0.0.0".
+	BindAddr string
+	// BindPort is the gossip port. 0 lets the kernel pick a free port;
+	// memberlist then binds UDP to the same port TCP got (retrying up to
+	// ten times if that port is taken for UDP). Pool.BindPort reports it.
+	BindPort int
+	// AdvertiseAddr is the address other members use to reach this one.
+	// Empty means memberlist derives it: BindAddr, or a private IP of this
+	// host when BindAddr is 0.0.0.0.
+	AdvertiseAddr string
+	// AdvertisePort is the port other members use. 0 means the bound
+	// port. It is ignored when BindPort is 0, because memberlist then
+	// always advertises the port it picked.
+	AdvertisePort int
+	// Meta is the local node's initial metadata.
+	Meta Meta
+	// Logger receives this package's and memberlist's logs. Memberlist's
+	// DEBUG chatter (one line per connection) is emitted at Trace so a
+	// Debug-level agent log stays readable. Default: a Warn-level logger
+	// on stderr.
+	Logger hclog.Logger
+	// Fast selects tight timers for loopback tests and dev mode: a stopped
+	// node is declared dead in roughly 1-3 s instead of ~5-10 s. Do not use
+	// it across a real network; it trades false suspicion for speed.
+	Fast bool
+	// EventBuffer is the capacity of the Events channel. Default 1024.
+	EventBuffer int
+	// SecretKey, when set, encrypts gossip (AES; 16, 24 or 32 bytes). All
+	// members must share it.
+	SecretKey []byte
+}
+
+const (
+	defaultEventBuffer = 1024
+	defaultBindAddr    = "0.0.0.0"
+
+	// lanDeadNodeReclaimTime lets a node that crashed and restarted on a
+	// different address (typically a new ephemeral port, or a new IP after
+	// re-provisioning) take its old name back shortly after it was
+	// declared dead, instead of being rejected as a name conflict until
+	// memberlist forgets the dead node.
+	lanDeadNodeReclaimTime  = 30 * time.Second
+	fastDeadNodeReclaimTime = time.Second
+)
+
+// withDefaults validates cfg and fills in defaults.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.NodeName == "" {
+		return cfg, errors.New("gossip: Config.NodeName is required")
+	}
+	if err := cfg.Meta.validate(); err != nil {
+		return cfg, err
+	}
+	if cfg.BindAddr == "" {
+		cfg.BindAddr = defaultBindAddr
+	}
+	if cfg.BindPort < 0 || cfg.BindPort > 65535 || cfg.AdvertisePort < 0 || cfg.AdvertisePort > 65535 {
+		return cfg, errors.New("gossip: BindPort and AdvertisePort must be within 0-65535")
+	}
+	if cfg.EventBuffer <= 0 {
+		cfg.EventBuffer = defaultEventBuffer
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "gossip", Level: hclog.Warn})
+	}
+	return cfg, nil
+}
+
+// memberlistConfig translates cfg into a memberlist configuration. The
+// delegates are attached by the caller.
+func (cfg Config) memberlistConfig() *memberlist.Config {
+	var c *memberlist.Config
+	if cfg.Fast {
+		c = memberlist.DefaultLocalConfig()
+		// With SuspicionMult 2 the number of required independent
+		// confirmations (SuspicionMult-2) is 0, so a suspect becomes dead
+		// after the minimum timeout: 2 * 500ms = 1 s, on top of up to one
+		// probe round to notice the node is gone.
+		c.ProbeInterval = 500 * time.Millisecond
+		c.ProbeTimeout = 250 * time.Millisecond
+		c.SuspicionMult = 2
+		c.PushPullInterval = 5 * time.Second
+		c.DeadNodeReclaimTime = fastDeadNodeReclaimTime
+	} else {
+		c = memberlist.DefaultLANConfig()
+		c.DeadNodeReclaimTime = lanDeadNodeReclaimTime
+	}
+	c.Name = cfg.NodeName
+	c.BindAddr = cfg.BindAddr
+	c.BindPort = cfg.BindPort
+	c.AdvertiseAddr = cfg.AdvertiseAddr
+	c.AdvertisePort = cfg.AdvertisePort
+	if c.AdvertisePort == 0 {
+		// DefaultLANConfig advertises 7946 regardless of BindPort; with a
+		// fixed BindPort and no explicit advertise port, advertise what we
+		// bound. (With BindPort 0 memberlist overwrites this anyway.)
+		c.AdvertisePort = cfg.BindPort
+	}
+	if len(cfg.SecretKey) > 0 {
+		c.SecretKey = append([]byte(nil), cfg.SecretKey...)
+	}
+	c.Logger = log.New(&logAdapter{logger: cfg.Logger.Named("memberlist")}, "", 0)
+	return c
+}
+
+// logAdapter turns memberlist's "[LEVEL] memberlist: msg" lines into
+// leveled hclog calls. hclog's own StandardLogger with InferLevels would
+// map memberlist's DEBUG to Debug, which floods a Debug-level log with a
+// line per TCP connection; here it is demoted to Trace.
+type logAdapter struct {
+	logger hclog.Logger
+}
+
+// Write handles one log line; the standard library logger calls Write
+// once per Printf.
+func (a *logAdapter) Write(p []byte) (int, error) {
+	line := bytes.TrimRight(p, "\r\n")
+	level := hclog.Info
+	for _, pre := range []struct {
+		tag   string
+		level hclog.Level
+	}{
+		{"[TRACE]", hclog.Trace},
+		{"[DEBUG]", hclog.Trace},
+		{"[INFO]", hclog.Info},
+		{"[WARN]", hclog.Warn},
+		{"[ERR]", hclog.Error},
+		{"[ERROR]", hclog.Error},
+	} {
+		if bytes.HasPrefix(line, []byte(pre.tag)) {
+			level = pre.level
+			line = bytes.TrimSpace(line[len(pre.tag):])
+			break
+		}
+	}
+	line = bytes.TrimPrefix(line, []byte("memberlist: "))
+	if a.logger.GetLevel() <= level {
+		a.logger.Log(level, string(line))
+	}
+	return len(p), nil
+}

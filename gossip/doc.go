@@ -1,0 +1,30 @@
+// Package gossip owns Stratus's cluster membership: one
+// hashicorp/memberlist pool that servers and hypervisor agents (clients)
+// all join, plus the small metadata record (Meta) each member carries.
+//
+// It answers "who is out there, what are they, how do I reach them, and
+// did they leave or fail?". Everything built on top of that answer lives
+// elsewhere: the server package reacts to Events to add or remove Raft
+// peers and the agent package uses Servers to find an RPC endpoint. This
+// package must not import or know about Raft, RPC endpoints, the FSM or
+// the state store; keeping it that small means it can be tested on
+// loopback in isolation and reused by every process role.
+//
+// Design notes:
+//
+//   - Memberlist calls its event delegates while holding its internal
+//     node lock, so the delegates here never call back into memberlist
+//     and never block: events go to a bounded channel that drops the
+//     oldest event when the consumer falls behind (see Pool.Events).
+//   - Memberlist's public *Node.State is never populated (the real state
+//     lives in an unexported field), so a graceful leave cannot be told
+//     apart from a failure by looking at the node handed to NotifyLeave.
+//     Instead, Pool.Leave first gossips a small "leave intent" tagged with
+//     a per-process session id; receivers classify the following
+//     departure as EventLeave if a matching intent was seen and as
+//     EventFailed otherwise. This is the same approach Serf takes.
+//   - The member view returned by Members is maintained from delegate
+//     callbacks rather than memberlist.Members, because the *Node values
+//     memberlist returns are shared with its internals and reading them
+//     after the call races with updates.
+package gossip

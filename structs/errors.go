@@ -1,0 +1,78 @@
+package structs
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrorKind classifies an error so each edge (HTTP, Nova, CLI) can map it
+// to its own format. Kinds survive an RPC hop because they are carried as a
+// prefix of the error text, which is all net/rpc transports.
+type ErrorKind string
+
+// The error kinds every layer understands.
+const (
+	KindInvalid      ErrorKind = "invalid"
+	KindNotFound     ErrorKind = "not found"
+	KindConflict     ErrorKind = "conflict"
+	KindNoLeader     ErrorKind = "no leader"
+	KindPermission   ErrorKind = "permission denied"
+	KindUnavailable  ErrorKind = "unavailable"
+	KindInternal     ErrorKind = "internal"
+	KindQuotaReached ErrorKind = "quota exceeded"
+)
+
+var allKinds = []ErrorKind{KindInvalid, KindNotFound, KindConflict, KindNoLeader,
+	KindPermission, KindUnavailable, KindQuotaReached, KindInternal}
+
+// Error is an error with a kind. Its text is "<kind>: <message>".
+type Error struct {
+	Kind ErrorKind
+	Msg  string
+}
+
+func (e *Error) Error() string { return string(e.Kind) + ": " + e.Msg }
+
+// Errorf builds an *Error of the given kind.
+func Errorf(kind ErrorKind, format string, args ...any) error {
+	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
+// ErrNoLeader is returned when no Raft leader is known.
+var ErrNoLeader = &Error{Kind: KindNoLeader, Msg: "no cluster leader"}
+
+// KindOf returns the kind of err: from an *Error in its chain, or from the
+// "<kind>: " prefix an *Error leaves in text that crossed an RPC hop.
+// Anything else is KindInternal.
+func KindOf(err error) ErrorKind {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	msg := err.Error()
+	for _, k := range allKinds {
+		if strings.HasPrefix(msg, string(k)+": ") || strings.Contains(msg, ": "+string(k)+": ") {
+			return k
+		}
+	}
+	return KindInternal
+}
+
+// Message returns err's text without its kind prefix, for edges that show
+// the kind separately (HTTP status, Nova fault code).
+func Message(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Msg
+	}
+	msg := err.Error()
+	k := KindOf(err)
+	if i := strings.Index(msg, string(k)+": "); i >= 0 && k != KindInternal {
+		return msg[i+len(k)+2:]
+	}
+	return msg
+}

@@ -1,0 +1,112 @@
+package structs
+
+import (
+	"fmt"
+)
+
+// MessageType identifies a Raft log entry's payload. The enum is
+// append-only: a value, once released, keeps its meaning forever.
+type MessageType uint8
+
+// IgnoreUnknownTypeFlag is set on message types that an older server may
+// skip when it does not know them (the change is optional to it), instead
+// of refusing to apply the log.
+const IgnoreUnknownTypeFlag MessageType = 128
+
+// Raft message types. Append only; never renumber.
+const (
+	FlavorUpsertRequestType  MessageType = 0
+	FlavorDeleteRequestType  MessageType = 1
+	KeyPairUpsertRequestType MessageType = 2
+	KeyPairDeleteRequestType MessageType = 3
+)
+
+// String names a message type for logs and errors.
+func (t MessageType) String() string {
+	if name, ok := messageTypeNames[t&^IgnoreUnknownTypeFlag]; ok {
+		return name
+	}
+	return fmt.Sprintf("MessageType(%d)", uint8(t))
+}
+
+var messageTypeNames = map[MessageType]string{
+	FlavorUpsertRequestType:  "FlavorUpsert",
+	FlavorDeleteRequestType:  "FlavorDelete",
+	KeyPairUpsertRequestType: "KeyPairUpsert",
+	KeyPairDeleteRequestType: "KeyPairDelete",
+}
+
+// EntryVersion is the format version this build writes into every Raft
+// entry. A handler receives the version of the entry it applies, so a newer
+// server can read every entry an older one wrote.
+const EntryVersion uint8 = 1
+
+// entryHeaderLen is the size of [type][version] before the msgpack body.
+const entryHeaderLen = 2
+
+// EncodeEntry builds a Raft log entry: one byte of message type, one byte
+// of format version, then the msgpack body.
+func EncodeEntry(t MessageType, body any) ([]byte, error) {
+	return EncodeEntryVersion(t, EntryVersion, body)
+}
+
+// EncodeEntryVersion is EncodeEntry with an explicit version; tests use it
+// to write entries as an older server would have.
+func EncodeEntryVersion(t MessageType, version uint8, body any) ([]byte, error) {
+	enc, err := Encode(body)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s entry: %w", t, err)
+	}
+	buf := make([]byte, 0, entryHeaderLen+len(enc))
+	buf = append(buf, byte(t), version)
+	return append(buf, enc...), nil
+}
+
+// DecodeEntry splits a Raft log entry into its type, version and body.
+func DecodeEntry(buf []byte) (MessageType, uint8, []byte, error) {
+	if len(buf) < entryHeaderLen {
+		return 0, 0, nil, fmt.Errorf("raft entry of %d bytes is shorter than its header", len(buf))
+	}
+	return MessageType(buf[0]), buf[1], buf[entryHeaderLen:], nil
+}
+
+// SnapshotType identifies one record kind in a snapshot stream. Like
+// MessageType it is append-only, and records with IgnoreUnknownSnapshotFlag
+// may be skipped by a server that does not know them.
+type SnapshotType uint8
+
+// IgnoreUnknownSnapshotFlag marks snapshot records that are safe to skip.
+const IgnoreUnknownSnapshotFlag SnapshotType = 128
+
+// Snapshot record types. Append only; never renumber.
+const (
+	SnapshotHeader     SnapshotType = 0
+	IndexSnapshot      SnapshotType = 1
+	FlavorSnapshot     SnapshotType = 2
+	KeyPairSnapshot    SnapshotType = 3
+	HostSnapshot       SnapshotType = 4
+	InstanceSnapshot   SnapshotType = 5
+	AllocationSnapshot SnapshotType = 6
+	EvalSnapshot       SnapshotType = 7
+)
+
+// SnapshotVersion is the version written in each snapshot's header.
+const SnapshotVersion uint8 = 1
+
+// SnapshotHeaderRecord opens every snapshot stream.
+type SnapshotHeaderRecord struct {
+	Magic   string
+	Version uint8
+	// LastIndex is the Raft index the snapshot reflects.
+	LastIndex uint64
+}
+
+// SnapshotMagic identifies a Stratus snapshot.
+const SnapshotMagic = "stratus-fsm-snapshot"
+
+// IndexEntry is one row of the Raft-index table: the last index at which
+// a table changed.
+type IndexEntry struct {
+	Key   string
+	Value uint64
+}
