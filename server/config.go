@@ -1,0 +1,97 @@
+package server
+
+import (
+	"crypto/tls"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Config configures a Server.
+type Config struct {
+	NodeName string
+	// NodeID is the server's stable id; it is its Raft server id.
+	NodeID string
+	Region string
+	AZ     string
+
+	// DataDir holds raft/ (log, stable store, snapshots).
+	DataDir string
+
+	// BindAddr is the IP the RPC and gossip listeners bind.
+	BindAddr string
+	// AdvertiseAddr is the IP others reach this server at (default
+	// BindAddr; required when BindAddr is 0.0.0.0).
+	AdvertiseAddr string
+	// RPCPort and GossipPort: 0 picks a free port.
+	RPCPort    int
+	GossipPort int
+	// HTTPAddr is advertised in gossip so members can find the API.
+	HTTPAddr string
+
+	// BootstrapExpect is how many servers to wait for before
+	// bootstrapping Raft; 1 bootstraps alone (dev mode).
+	BootstrapExpect int
+	// Join lists gossip addresses to join at start.
+	Join []string
+	// GossipFast tightens gossip timers (dev mode and tests on loopback).
+	GossipFast bool
+	// RaftTimeScale multiplies Raft's timeouts; 1 is tuned for a LAN.
+	RaftTimeScale float64
+	// SnapshotThreshold and TrailingLogs tune Raft snapshots; zero keeps
+	// Raft's defaults. Tests lower them to exercise snapshot installs.
+	SnapshotThreshold uint64
+	TrailingLogs      uint64
+
+	// TLS for RPC: server side and client side, nil for plaintext.
+	TLSServer  *tls.Config
+	TLSClient  *tls.Config
+	RequireTLS bool
+
+	Version string
+	Logger  hclog.Logger
+}
+
+// Validate fills defaults and checks the config.
+func (c *Config) Validate() error {
+	if c.NodeName == "" {
+		return fmt.Errorf("server config: node name is required")
+	}
+	if c.NodeID == "" {
+		return fmt.Errorf("server config: node id is required")
+	}
+	if c.DataDir == "" {
+		return fmt.Errorf("server config: data dir is required")
+	}
+	if c.Region == "" {
+		c.Region = "global"
+	}
+	if c.AZ == "" {
+		c.AZ = "nova"
+	}
+	if c.BindAddr == "" {
+		c.BindAddr = "127.0.0.1"
+	}
+	if c.AdvertiseAddr == "" {
+		if c.BindAddr == "0.0.0.0" || c.BindAddr == "::" {
+			return fmt.Errorf("server config: an advertise address is required when binding %s", c.BindAddr)
+		}
+		c.AdvertiseAddr = c.BindAddr
+	}
+	if c.BootstrapExpect < 0 {
+		return fmt.Errorf("server config: bootstrap_expect must not be negative")
+	}
+	if c.RaftTimeScale <= 0 {
+		c.RaftTimeScale = 1
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	return nil
+}
+
+// scaled multiplies a Raft timeout by the configured scale.
+func (c *Config) scaled(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * c.RaftTimeScale)
+}

@@ -1,0 +1,75 @@
+package server
+
+import (
+	"time"
+)
+
+// reconcileInterval bounds how long a missed gossip event can leave Raft's
+// peers out of date.
+const reconcileInterval = 10 * time.Second
+
+// monitorLeadership runs leader duties while this server leads.
+func (s *Server) monitorLeadership() {
+	defer s.wg.Done()
+	var stopCh chan struct{}
+	var done chan struct{}
+	stop := func() {
+		if stopCh != nil {
+			close(stopCh)
+			<-done
+			stopCh = nil
+		}
+	}
+	defer stop()
+	for {
+		select {
+		case <-s.shutdownCh:
+			return
+		case isLeader := <-s.leaderCh:
+			if isLeader && stopCh == nil {
+				stopCh, done = make(chan struct{}), make(chan struct{})
+				go func(stopCh, done chan struct{}) {
+					defer close(done)
+					s.leaderLoop(stopCh)
+				}(stopCh, done)
+				s.logger.Info("cluster leadership acquired")
+			} else if !isLeader {
+				stop()
+				s.logger.Info("cluster leadership lost")
+			}
+		}
+	}
+}
+
+// leaderLoop establishes leadership (a barrier, so the FSM has applied
+// every entry of earlier terms) and then reconciles peers whenever
+// membership changes, until stopCh closes.
+func (s *Server) leaderLoop(stopCh chan struct{}) {
+	for {
+		if err := s.raft.Barrier(raftApplyTimeout).Error(); err == nil {
+			break
+		} else {
+			s.logger.Warn("leader barrier failed", "error", err)
+		}
+		select {
+		case <-stopCh:
+			return
+		case <-time.After(time.Second):
+		}
+	}
+	ticker := time.NewTicker(reconcileInterval)
+	defer ticker.Stop()
+	for {
+		if err := s.reconcilePeers(); err != nil {
+			s.logger.Warn("reconcile raft peers", "error", err)
+		}
+		select {
+		case <-stopCh:
+			return
+		case <-s.shutdownCh:
+			return
+		case <-s.reconcileCh:
+		case <-ticker.C:
+		}
+	}
+}

@@ -1,0 +1,204 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/stratus-cloud/stratus/fsm"
+	"github.com/stratus-cloud/stratus/gossip"
+	"github.com/stratus-cloud/stratus/rpc"
+)
+
+// Server is one Stratus server.
+type Server struct {
+	config *Config
+	logger hclog.Logger
+
+	rpcServer *rpc.Server
+	// rpcAdvertise is host:port others dial for RPC and Raft.
+	rpcAdvertise string
+	connPool     *rpc.ConnPool
+
+	fsm           *fsm.FSM
+	raft          *raft.Raft
+	raftStore     raftStore
+	raftTransport *raft.NetworkTransport
+
+	gossip *gossip.Pool
+
+	// bootstrapped is set once Raft has a configuration, so the gossip
+	// loop stops trying to bootstrap.
+	bootstrapMu  sync.Mutex
+	bootstrapped bool
+
+	// leaderCh receives Raft's leadership transitions.
+	leaderCh chan bool
+
+	// reconcileCh nudges the leader loop when gossip membership changed.
+	reconcileCh chan struct{}
+
+	shutdownMu sync.Mutex
+	shutdown   bool
+	shutdownCh chan struct{}
+	wg         sync.WaitGroup
+}
+
+// NewServer starts a server: RPC listener, Raft, gossip and leadership
+// monitoring. Call Shutdown (or Leave then Shutdown) to stop it.
+func NewServer(cfg *Config) (s *Server, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s = &Server{
+		config:      cfg,
+		logger:      cfg.Logger.Named("server"),
+		reconcileCh: make(chan struct{}, 1),
+		leaderCh:    make(chan bool, 10),
+		shutdownCh:  make(chan struct{}),
+	}
+	// Undo whatever was started if a later step fails.
+	defer func() {
+		if err != nil {
+			_ = s.Shutdown()
+		}
+	}()
+
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.RPCPort)))
+	if err != nil {
+		return nil, fmt.Errorf("listen for rpc: %w", err)
+	}
+	s.rpcAdvertise = net.JoinHostPort(cfg.AdvertiseAddr, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	advertise := &net.TCPAddr{IP: net.ParseIP(cfg.AdvertiseAddr), Port: ln.Addr().(*net.TCPAddr).Port}
+	s.rpcServer = rpc.NewServer(rpc.ServerConfig{
+		Listener:      ln,
+		RaftAdvertise: advertise,
+		TLS:           cfg.TLSServer,
+		RequireTLS:    cfg.RequireTLS,
+		Logger:        s.logger,
+	})
+	if cfg.TLSClient != nil {
+		s.rpcServer.SetRaftClientTLS(cfg.TLSClient)
+	}
+	s.connPool = rpc.NewConnPool(rpc.PoolConfig{TLS: cfg.TLSClient, Logger: s.logger})
+	if err := s.registerEndpoints(); err != nil {
+		return nil, err
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.rpcServer.Serve()
+	}()
+
+	if s.fsm, err = fsm.New(s.logger); err != nil {
+		return nil, err
+	}
+	if err := s.setupRaft(); err != nil {
+		return nil, err
+	}
+	if err := s.setupGossip(); err != nil {
+		return nil, err
+	}
+	s.wg.Add(2)
+	go s.monitorLeadership()
+	go s.gossipEventLoop()
+
+	s.logger.Info("server started", "node", cfg.NodeName, "id", cfg.NodeID,
+		"rpc", s.RPCAddr(), "gossip", s.gossip.Addr(), "bootstrap_expect", cfg.BootstrapExpect)
+	if len(cfg.Join) > 0 {
+		if _, err := s.gossip.Join(cfg.Join); err != nil {
+			return nil, fmt.Errorf("join %v: %w", cfg.Join, err)
+		}
+	}
+	s.maybeBootstrap()
+	return s, nil
+}
+
+// RPCAddr is the advertised host:port of the RPC (and Raft) listener.
+func (s *Server) RPCAddr() string { return s.rpcAdvertise }
+
+// Gossip returns the server's gossip pool.
+func (s *Server) Gossip() *gossip.Pool { return s.gossip }
+
+// FSM returns the state machine, for local reads and tests.
+func (s *Server) FSM() *fsm.FSM { return s.fsm }
+
+// Raft exposes the Raft instance for stats and tests.
+func (s *Server) Raft() *raft.Raft { return s.raft }
+
+// IsLeader reports whether this server is the Raft leader.
+func (s *Server) IsLeader() bool { return s.raft != nil && s.raft.State() == raft.Leader }
+
+// Config returns the server's configuration.
+func (s *Server) Config() *Config { return s.config }
+
+// RPC calls one of this server's endpoints in process; forwarding to the
+// leader happens inside the endpoint as for any caller.
+func (s *Server) RPC(method string, args, reply any) error {
+	return s.rpcServer.Call(method, args, reply)
+}
+
+// Leave leaves gossip gracefully (so peers remove this server from Raft)
+// and, if leader, hands leadership to another server first.
+func (s *Server) Leave(timeout time.Duration) error {
+	if s.IsLeader() {
+		if cfg := s.raft.GetConfiguration(); cfg.Error() == nil && len(cfg.Configuration().Servers) > 1 {
+			if err := s.raft.LeadershipTransfer().Error(); err != nil {
+				s.logger.Warn("leadership transfer before leave failed", "error", err)
+			}
+		}
+	}
+	if s.gossip != nil {
+		return s.gossip.Leave(timeout)
+	}
+	return nil
+}
+
+// Shutdown stops everything the server started. It is idempotent.
+func (s *Server) Shutdown() error {
+	s.shutdownMu.Lock()
+	if s.shutdown {
+		s.shutdownMu.Unlock()
+		return nil
+	}
+	s.shutdown = true
+	close(s.shutdownCh)
+	s.shutdownMu.Unlock()
+
+	if s.gossip != nil {
+		_ = s.gossip.Shutdown()
+	}
+	if s.raft != nil {
+		if err := s.raft.Shutdown().Error(); err != nil {
+			s.logger.Warn("raft shutdown", "error", err)
+		}
+	}
+	if s.raftTransport != nil {
+		_ = s.raftTransport.Close()
+	}
+	if s.rpcServer != nil {
+		_ = s.rpcServer.Shutdown()
+	}
+	if s.connPool != nil {
+		_ = s.connPool.Shutdown()
+	}
+	s.wg.Wait()
+	if s.raftStore != nil {
+		_ = s.raftStore.Close()
+	}
+	return nil
+}
+
+func (s *Server) isShutdown() bool {
+	select {
+	case <-s.shutdownCh:
+		return true
+	default:
+		return false
+	}
+}
