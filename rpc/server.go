@@ -1,0 +1,376 @@
+package rpc
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/rpc"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/yamux"
+)
+
+// The first byte of every TCP connection to a server says what follows.
+const (
+	// TypeRaft is followed by the raw Raft transport stream.
+	TypeRaft byte = 0x01
+	// TypeMultiplex is followed by a yamux session whose streams each
+	// carry msgpack-RPC.
+	TypeMultiplex byte = 0x02
+	// TypeTLS is followed by a TLS handshake; inside TLS the client sends
+	// another type byte.
+	TypeTLS byte = 0x03
+)
+
+const (
+	// defaultHandshakeTimeout bounds how long a new connection may take to
+	// send its type byte (and TLS handshake), so a silent client cannot pin
+	// a goroutine and a file descriptor forever.
+	defaultHandshakeTimeout = 10 * time.Second
+
+	// maxAcceptBackoff caps the pause after a failed Accept (such as
+	// EMFILE), which otherwise would spin.
+	maxAcceptBackoff = time.Second
+)
+
+// ServerConfig configures a Server.
+type ServerConfig struct {
+	// Listener is the TCP listener shared by RPC and Raft. The server owns
+	// it from now on and closes it on Shutdown.
+	Listener net.Listener
+	// TLS is the server-side TLS configuration; nil serves plaintext only.
+	TLS *tls.Config
+	// RequireTLS rejects connections that do not start with TypeTLS.
+	RequireTLS bool
+	// Logger receives debug logs about connections; nil discards them.
+	Logger hclog.Logger
+	// RaftAdvertise is the address the RaftLayer reports to Raft. It
+	// defaults to the listener's address, which is not advertisable when
+	// bound to a wildcard address such as 0.0.0.0.
+	RaftAdvertise net.Addr
+}
+
+// Server accepts connections on one listener and routes each by its first
+// byte: yamux sessions are served with the registered net/rpc endpoints,
+// Raft connections go to the RaftLayer.
+type Server struct {
+	listener         net.Listener
+	tlsConfig        *tls.Config
+	requireTLS       bool
+	logger           hclog.Logger
+	rpcServer        *rpc.Server
+	raftLayer        *RaftLayer
+	yamuxConfig      *yamux.Config
+	handshakeTimeout time.Duration
+
+	mu         sync.Mutex
+	shutdown   bool
+	shutdownCh chan struct{}
+	// active maps each accepted connection that still belongs to the
+	// server to what Shutdown must close for it: the connection itself,
+	// or the yamux session running over it (closing the session first
+	// ends its streams cleanly).
+	active map[net.Conn]io.Closer
+	// wg counts the accept loop and connection handlers (not the
+	// per-stream goroutines, which may sit in a long-running endpoint).
+	wg sync.WaitGroup
+}
+
+// NewServer returns a server ready for Register and Serve.
+func NewServer(cfg ServerConfig) *Server {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	raftAddr := cfg.RaftAdvertise
+	if raftAddr == nil && cfg.Listener != nil {
+		raftAddr = cfg.Listener.Addr()
+	}
+	if cfg.RequireTLS && cfg.TLS == nil {
+		logger.Warn("RequireTLS is set without a TLS config: every connection will be rejected")
+	}
+	return &Server{
+		listener:         cfg.Listener,
+		tlsConfig:        cfg.TLS,
+		requireTLS:       cfg.RequireTLS,
+		logger:           logger,
+		rpcServer:        rpc.NewServer(),
+		raftLayer:        newRaftLayer(raftAddr),
+		yamuxConfig:      newYamuxConfig(logger),
+		handshakeTimeout: defaultHandshakeTimeout,
+		shutdownCh:       make(chan struct{}),
+		active:           make(map[net.Conn]io.Closer),
+	}
+}
+
+// newYamuxConfig routes yamux's own log lines into logger at debug level.
+// yamux tags them "[ERR]", but they fire on every peer that goes away; the
+// failures that matter reach callers as errors (ConnError) anyway.
+func newYamuxConfig(logger hclog.Logger) *yamux.Config {
+	cfg := yamux.DefaultConfig()
+	cfg.LogOutput = nil
+	cfg.Logger = logger.Named("yamux").StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug})
+	return cfg
+}
+
+// Register publishes rcvr's suitable methods as "name.Method", net/rpc
+// style: func (e *Endpoint) Method(args *Req, reply *Resp) error.
+func (s *Server) Register(name string, rcvr any) error {
+	return s.rpcServer.RegisterName(name, rcvr)
+}
+
+// Call invokes a registered endpoint in-process, without encoding: the
+// endpoint receives a shallow copy of *args and its reply is copied into
+// *reply. Errors are rpc.ServerError values, as over the wire. Call keeps
+// working after Shutdown, which only stops network traffic.
+func (s *Server) Call(method string, args, reply any) error {
+	c := &inmemCodec{method: method, args: args, reply: reply}
+	err := s.rpcServer.ServeRequest(c)
+	if c.err != nil {
+		return c.err
+	}
+	return err
+}
+
+// Addr is the listener's address.
+func (s *Server) Addr() net.Addr {
+	if s.listener == nil {
+		return nil
+	}
+	return s.listener.Addr()
+}
+
+// RaftLayer returns the server's Raft stream layer.
+func (s *Server) RaftLayer() *RaftLayer { return s.raftLayer }
+
+// SetRaftClientTLS sets the TLS configuration RaftLayer.Dial uses; nil
+// dials plaintext.
+func (s *Server) SetRaftClientTLS(cfg *tls.Config) { s.raftLayer.setClientTLS(cfg) }
+
+// Serve accepts connections until Shutdown (or until the listener is closed
+// by someone else). Each connection is handled on its own goroutine.
+func (s *Server) Serve() {
+	if s.listener == nil || !s.addWorker() {
+		return
+	}
+	defer s.wg.Done()
+
+	var backoff time.Duration
+	for {
+		conn, err := s.listener.Accept()
+		if err != nil {
+			if s.isShutdown() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			backoff = min(max(2*backoff, 5*time.Millisecond), maxAcceptBackoff)
+			s.logger.Debug("accept failed", "error", err, "retry_in", backoff)
+			timer := time.NewTimer(backoff)
+			select {
+			case <-timer.C:
+			case <-s.shutdownCh:
+				timer.Stop()
+				return
+			}
+			continue
+		}
+		backoff = 0
+		if !s.track(conn) {
+			conn.Close()
+			return
+		}
+		go s.handleConn(conn)
+	}
+}
+
+// Shutdown closes the listener, every yamux session, every connection still
+// being classified, and the Raft layer, then waits for the accept loop and
+// connection handlers to return. Endpoint calls already running are not
+// waited for; their replies are dropped. Shutdown is idempotent.
+func (s *Server) Shutdown() error {
+	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		return nil
+	}
+	s.shutdown = true
+	close(s.shutdownCh)
+	closers := make([]io.Closer, 0, len(s.active))
+	for _, c := range s.active {
+		closers = append(closers, c)
+	}
+	s.mu.Unlock()
+
+	var err error
+	if s.listener != nil {
+		if cerr := s.listener.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) {
+			err = fmt.Errorf("rpc: close listener: %w", cerr)
+		}
+	}
+	for _, c := range closers {
+		c.Close()
+	}
+	s.raftLayer.Close()
+	s.wg.Wait()
+	return err
+}
+
+func (s *Server) isShutdown() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shutdown
+}
+
+// addWorker counts a goroutine Shutdown must wait for, unless shutdown has
+// begun. Doing both under mu keeps wg.Add from racing wg.Wait.
+func (s *Server) addWorker() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutdown {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
+// track registers a new connection and its handler goroutine.
+func (s *Server) track(conn net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutdown {
+		return false
+	}
+	s.active[conn] = conn
+	s.wg.Add(1)
+	return true
+}
+
+// setCloser makes Shutdown close c instead of raw. It fails once shutdown
+// has begun, because Shutdown has then already taken its list of closers.
+func (s *Server) setCloser(raw net.Conn, c io.Closer) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutdown {
+		return false
+	}
+	s.active[raw] = c
+	return true
+}
+
+func (s *Server) untrack(raw net.Conn) {
+	s.mu.Lock()
+	delete(s.active, raw)
+	s.mu.Unlock()
+}
+
+// handleConn serves one accepted connection until it ends or is handed to
+// Raft.
+func (s *Server) handleConn(raw net.Conn) {
+	defer s.wg.Done()
+	handedOff := s.route(raw, raw, false)
+	s.untrack(raw)
+	if !handedOff {
+		raw.Close()
+	}
+}
+
+// route reads conn's type byte and serves it accordingly. conn is raw, or
+// the TLS connection over raw. It reports whether the connection was handed
+// to Raft, in which case it must stay open.
+func (s *Server) route(raw, conn net.Conn, overTLS bool) (handedOff bool) {
+	remote := raw.RemoteAddr()
+	typ, err := s.readType(conn)
+	if err != nil {
+		s.logger.Debug("failed to read connection type", "remote", remote, "error", err)
+		return false
+	}
+	if s.requireTLS && !overTLS && typ != TypeTLS {
+		s.logger.Debug("rejecting plaintext connection: TLS is required", "remote", remote, "type", typ)
+		return false
+	}
+
+	switch typ {
+	case TypeTLS:
+		if overTLS {
+			s.logger.Debug("rejecting TLS nested in TLS", "remote", remote)
+			return false
+		}
+		if s.tlsConfig == nil {
+			s.logger.Debug("rejecting TLS connection: TLS is not configured", "remote", remote)
+			return false
+		}
+		tlsConn := tls.Server(conn, s.tlsConfig)
+		if err := s.handshake(tlsConn); err != nil {
+			s.logger.Debug("TLS handshake failed", "remote", remote, "error", err)
+			return false
+		}
+		return s.route(raw, tlsConn, true)
+
+	case TypeRaft:
+		if err := s.raftLayer.handoff(conn); err != nil {
+			s.logger.Debug("dropping raft connection", "remote", remote, "error", err)
+			return false
+		}
+		return true
+
+	case TypeMultiplex:
+		s.serveSession(raw, conn)
+		return false
+
+	default:
+		s.logger.Debug("closing connection with unknown type byte", "remote", remote, "type", typ)
+		return false
+	}
+}
+
+// readType reads the one type byte, within the handshake timeout.
+func (s *Server) readType(conn net.Conn) (byte, error) {
+	if err := conn.SetReadDeadline(time.Now().Add(s.handshakeTimeout)); err != nil {
+		return 0, err
+	}
+	var buf [1]byte
+	if _, err := io.ReadFull(conn, buf[:]); err != nil {
+		return 0, err
+	}
+	// Clear the deadline: Raft and yamux manage their own timeouts.
+	if err := conn.SetReadDeadline(time.Time{}); err != nil {
+		return 0, err
+	}
+	return buf[0], nil
+}
+
+func (s *Server) handshake(conn *tls.Conn) error {
+	if err := conn.SetDeadline(time.Now().Add(s.handshakeTimeout)); err != nil {
+		return err
+	}
+	if err := conn.Handshake(); err != nil {
+		return err
+	}
+	return conn.SetDeadline(time.Time{})
+}
+
+// serveSession runs a yamux session over conn, serving each stream it
+// accepts with net/rpc on its own goroutine, until the session ends.
+func (s *Server) serveSession(raw, conn net.Conn) {
+	remote := raw.RemoteAddr()
+	session, err := yamux.Server(conn, s.yamuxConfig)
+	if err != nil {
+		s.logger.Debug("failed to start yamux session", "remote", remote, "error", err)
+		return
+	}
+	defer session.Close()
+	if !s.setCloser(raw, session) {
+		return
+	}
+	for {
+		stream, err := session.AcceptStream()
+		if err != nil {
+			s.logger.Debug("yamux session ended", "remote", remote, "error", err)
+			return
+		}
+		go s.rpcServer.ServeCodec(newCodec(stream))
+	}
+}
