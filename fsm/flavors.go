@@ -36,7 +36,7 @@ func applyFlavorUpsert(s *StateStore, index uint64, version uint8, body []byte) 
 	if err := decodeBody(structs.FlavorUpsertRequestType, body, &req); err != nil {
 		return err
 	}
-	return s.UpsertFlavors(index, req.Flavors)
+	return s.upsertFlavors(index, req.Flavors, req.CreateOnly)
 }
 
 func applyFlavorDelete(s *StateStore, index uint64, version uint8, body []byte) any {
@@ -50,6 +50,10 @@ func applyFlavorDelete(s *StateStore, index uint64, version uint8, body []byte) 
 // UpsertFlavors creates or replaces flavors at index. A name already used
 // by another flavor is a conflict, and nothing of the request is written.
 func (s *StateStore) UpsertFlavors(index uint64, flavors []*structs.Flavor) error {
+	return s.upsertFlavors(index, flavors, false)
+}
+
+func (s *StateStore) upsertFlavors(index uint64, flavors []*structs.Flavor, createOnly bool) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
 	for _, f := range flavors {
@@ -60,6 +64,13 @@ func (s *StateStore) UpsertFlavors(index uint64, flavors []*structs.Flavor) erro
 		if f.ExtraSpecs == nil {
 			// Entries from older servers may lack the map.
 			f.ExtraSpecs = map[string]string{}
+		}
+		if createOnly {
+			if existing, err := txn.First(TableFlavors, "id", f.ID); err != nil {
+				return fmt.Errorf("flavor lookup %s: %w", f.ID, err)
+			} else if existing != nil {
+				return structs.Errorf(structs.KindConflict, "flavor with id %q already exists", f.ID)
+			}
 		}
 		byName, err := txn.First(TableFlavors, "name", f.Name)
 		if err != nil {

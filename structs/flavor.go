@@ -106,6 +106,8 @@ func DevFlavors() []*Flavor {
 // FlavorUpsertRequest creates or replaces flavors.
 type FlavorUpsertRequest struct {
 	Flavors []*Flavor
+	// CreateOnly makes an existing id a conflict instead of a replace.
+	CreateOnly bool
 	WriteRequest
 }
 

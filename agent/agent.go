@@ -1,0 +1,247 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/stratus-cloud/stratus/gossip"
+	"github.com/stratus-cloud/stratus/rpc"
+	"github.com/stratus-cloud/stratus/server"
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// Agent is one running `cloudctl agent`.
+type Agent struct {
+	config *Config
+	logger hclog.Logger
+	nodeID string
+
+	// server is set when the agent runs the server role.
+	server *server.Server
+	// gossip is the agent's pool: the server's own, or a client's.
+	gossip *gossip.Pool
+	// rpc reaches a server: in process, or over the pool.
+	rpc rpcCaller
+	// connPool carries a client-only agent's RPCs.
+	connPool *rpc.ConnPool
+
+	httpServer *http.Server
+	httpAddr   string
+	metrics    *metrics
+
+	shutdownOnce sync.Once
+	shutdownCh   chan struct{}
+	bgWG         sync.WaitGroup
+}
+
+// rpcCaller is how the HTTP layer reaches the servers.
+type rpcCaller interface {
+	RPC(method string, args, reply any) error
+}
+
+// New starts an agent from a finalized config.
+func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	a = &Agent{config: cfg, logger: logger, shutdownCh: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			_ = a.Shutdown()
+		}
+	}()
+	if cfg.DataDir == "" {
+		return nil, fmt.Errorf("agent: a data dir is required")
+	}
+	if a.nodeID, err = nodeID(cfg.DataDir); err != nil {
+		return nil, err
+	}
+
+	// Bind HTTP first so its real address can be advertised in gossip.
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.HTTPPort())))
+	if err != nil {
+		return nil, fmt.Errorf("listen for http: %w", err)
+	}
+	a.httpAddr = net.JoinHostPort(cfg.Advertise, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+
+	if cfg.IsServer() {
+		if err := a.startServer(); err != nil {
+			_ = ln.Close()
+			return nil, err
+		}
+	} else if err := a.startClientGossip(); err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+
+	a.metrics = newMetrics(a)
+	a.httpServer = &http.Server{
+		Handler:           a.routes(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+	a.bgWG.Add(1)
+	go func() {
+		defer a.bgWG.Done()
+		if err := a.httpServer.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.logger.Error("http server stopped", "error", err)
+		}
+	}()
+	a.logger.Info("agent started", "node", cfg.NodeName, "id", a.nodeID, "region", cfg.Region,
+		"server", cfg.IsServer(), "client", cfg.IsClient(), "http", a.httpAddr,
+		"rpc", a.RPCAddr(), "gossip", a.gossip.Addr(), "data_dir", cfg.DataDir)
+	if cfg.DevMode {
+		a.bgWG.Add(1)
+		go a.seedDevState()
+	}
+	return a, nil
+}
+
+func (a *Agent) startServer() error {
+	cfg := a.config
+	srv, err := server.NewServer(&server.Config{
+		NodeName:        cfg.NodeName,
+		NodeID:          a.nodeID,
+		Region:          cfg.Region,
+		AZ:              cfg.AZ,
+		DataDir:         cfg.DataDir,
+		BindAddr:        cfg.BindAddr,
+		AdvertiseAddr:   cfg.Advertise,
+		RPCPort:         cfg.RPCPort(),
+		GossipPort:      cfg.GossipPort(),
+		HTTPAddr:        a.httpAddr,
+		BootstrapExpect: cfg.Server.BootstrapExpect,
+		Join:            cfg.Server.RetryJoin,
+		GossipFast:      cfg.DevMode || cfg.BindAddr == "127.0.0.1",
+		Version:         cfg.Version,
+		Logger:          a.logger,
+	})
+	if err != nil {
+		return err
+	}
+	a.server = srv
+	a.gossip = srv.Gossip()
+	a.rpc = srv
+	return nil
+}
+
+// startClientGossip joins the pool as a client-only agent, whose RPCs go
+// to servers it learns from gossip.
+func (a *Agent) startClientGossip() error {
+	cfg := a.config
+	pool, err := gossip.New(gossip.Config{
+		NodeName:      cfg.NodeName,
+		BindAddr:      cfg.BindAddr,
+		BindPort:      cfg.GossipPort(),
+		AdvertiseAddr: cfg.Advertise,
+		Fast:          cfg.BindAddr == "127.0.0.1",
+		Logger:        a.logger,
+		Meta: gossip.Meta{ID: a.nodeID, Role: gossip.RoleClient, Region: cfg.Region, AZ: cfg.AZ,
+			HTTPAddr: a.httpAddr, Version: cfg.Version},
+	})
+	if err != nil {
+		return fmt.Errorf("start gossip: %w", err)
+	}
+	a.gossip = pool
+	a.connPool = rpc.NewConnPool(rpc.PoolConfig{Logger: a.logger})
+	a.rpc = &serverRPC{pool: pool, conns: a.connPool, region: cfg.Region}
+	if len(cfg.Client.Servers) > 0 {
+		if _, err := pool.Join(cfg.Client.Servers); err != nil {
+			return fmt.Errorf("join %v: %w", cfg.Client.Servers, err)
+		}
+	}
+	if len(cfg.Client.RetryJoin) > 0 {
+		if _, err := pool.Join(cfg.Client.RetryJoin); err != nil {
+			return fmt.Errorf("join %v: %w", cfg.Client.RetryJoin, err)
+		}
+	}
+	return nil
+}
+
+// HTTPAddr is the advertised host:port of the HTTP API.
+func (a *Agent) HTTPAddr() string { return a.httpAddr }
+
+// RPCAddr is the server's RPC address, or "" for a client-only agent.
+func (a *Agent) RPCAddr() string {
+	if a.server == nil {
+		return ""
+	}
+	return a.server.RPCAddr()
+}
+
+// Server returns the embedded server, or nil.
+func (a *Agent) Server() *server.Server { return a.server }
+
+// seedDevState loads devstack's flavors once a dev cluster has a leader
+// and no flavors yet. It goes through Raft like any other write.
+func (a *Agent) seedDevState() {
+	defer a.bgWG.Done()
+	for attempt := 0; ; attempt++ {
+		var list structs.FlavorListResponse
+		err := a.rpc.RPC("Flavor.List", &structs.FlavorListRequest{}, &list)
+		if err == nil && len(list.Flavors) > 0 {
+			return
+		}
+		if err == nil {
+			var resp structs.FlavorUpsertResponse
+			if err = a.rpc.RPC("Flavor.Upsert", &structs.FlavorUpsertRequest{Flavors: structs.DevFlavors()}, &resp); err == nil {
+				a.logger.Info("dev mode: seeded flavors m1.tiny … m1.xlarge")
+				return
+			}
+		}
+		a.logger.Debug("dev mode: waiting to seed flavors", "error", err)
+		select {
+		case <-a.shutdownCh:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Leave leaves the cluster gracefully: a leader steps down first.
+func (a *Agent) Leave() error {
+	if a.server != nil {
+		return a.server.Leave(5 * time.Second)
+	}
+	if a.gossip != nil {
+		return a.gossip.Leave(5 * time.Second)
+	}
+	return nil
+}
+
+// Shutdown stops the HTTP server, the server and gossip. Idempotent.
+func (a *Agent) Shutdown() error {
+	a.shutdownOnce.Do(func() {
+		close(a.shutdownCh)
+		if a.httpServer != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = a.httpServer.Shutdown(ctx)
+			cancel()
+		}
+		if a.server != nil {
+			_ = a.server.Shutdown()
+		} else if a.gossip != nil {
+			_ = a.gossip.Shutdown()
+		}
+		if a.connPool != nil {
+			_ = a.connPool.Shutdown()
+		}
+		a.bgWG.Wait()
+		if a.config.DevMode && a.config.devTempDir {
+			_ = os.RemoveAll(a.config.DataDir)
+		}
+	})
+	return nil
+}
+
+// GossipAddr is the ip:port others use to join this agent's pool.
+func (a *Agent) GossipAddr() string { return a.gossip.Addr() }

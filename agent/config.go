@@ -1,0 +1,233 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsimple"
+)
+
+// Default ports, as in DESIGN.md: the HTTP API on Nova's own port.
+const (
+	DefaultHTTPPort   = 8774
+	DefaultRPCPort    = 8776
+	DefaultGossipPort = 8777
+)
+
+// Config is the agent's configuration. Fields carry HCL tags so a config
+// file can set them; flags override the file.
+type Config struct {
+	NodeName  string `hcl:"name,optional"`
+	Region    string `hcl:"region,optional"`
+	AZ        string `hcl:"availability_zone,optional"`
+	DataDir   string `hcl:"data_dir,optional"`
+	BindAddr  string `hcl:"bind_addr,optional"`
+	Advertise string `hcl:"advertise_addr,optional"`
+	LogLevel  string `hcl:"log_level,optional"`
+	LogJSON   bool   `hcl:"log_json,optional"`
+
+	Ports *PortsConfig `hcl:"ports,block"`
+
+	Server *ServerConfig `hcl:"server,block"`
+	Client *ClientConfig `hcl:"client,block"`
+
+	// DevMode runs a single self-bootstrapping server with seeded
+	// flavors. It is set by --dev, never by a file.
+	DevMode bool
+	// Version is the build version, advertised in gossip.
+	Version string
+
+	// devTempDir is set when dev mode made DataDir itself and should
+	// remove it on shutdown.
+	devTempDir bool
+}
+
+// PortsConfig sets the listening ports; 0 picks a free one.
+type PortsConfig struct {
+	HTTP   *int `hcl:"http,optional"`
+	RPC    *int `hcl:"rpc,optional"`
+	Gossip *int `hcl:"gossip,optional"`
+}
+
+// ServerConfig enables and tunes the server role.
+type ServerConfig struct {
+	Enabled         bool     `hcl:"enabled,optional"`
+	BootstrapExpect int      `hcl:"bootstrap_expect,optional"`
+	RetryJoin       []string `hcl:"retry_join,optional"`
+}
+
+// ClientConfig enables the hypervisor-agent role.
+type ClientConfig struct {
+	Enabled   bool     `hcl:"enabled,optional"`
+	Servers   []string `hcl:"servers,optional"`
+	RetryJoin []string `hcl:"retry_join,optional"`
+}
+
+// LoadConfigFile parses an HCL config file. Unknown blocks and attributes
+// are errors that name the file, line and column.
+func LoadConfigFile(path string) (*Config, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	var c Config
+	if err := hclsimple.Decode(path+".hcl", src, nil, &c); err != nil {
+		var diags hcl.Diagnostics
+		if errors.As(err, &diags) {
+			return nil, fmt.Errorf("config %s: %s", path, strings.ReplaceAll(diags.Error(), path+".hcl", path))
+		}
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return &c, nil
+}
+
+// HTTPPort, RPCPort and GossipPort return the configured ports or defaults.
+func (c *Config) HTTPPort() int {
+	return portOr(c.Ports, func(p *PortsConfig) *int { return p.HTTP }, DefaultHTTPPort)
+}
+func (c *Config) RPCPort() int {
+	return portOr(c.Ports, func(p *PortsConfig) *int { return p.RPC }, DefaultRPCPort)
+}
+func (c *Config) GossipPort() int {
+	return portOr(c.Ports, func(p *PortsConfig) *int { return p.Gossip }, DefaultGossipPort)
+}
+
+func portOr(p *PortsConfig, get func(*PortsConfig) *int, def int) int {
+	if p == nil || get(p) == nil {
+		return def
+	}
+	return *get(p)
+}
+
+// IsServer and IsClient report the roles this agent runs.
+func (c *Config) IsServer() bool { return c.Server != nil && c.Server.Enabled }
+
+// IsClient reports whether this agent runs the hypervisor-agent role.
+func (c *Config) IsClient() bool { return c.Client != nil && c.Client.Enabled }
+
+// Finalize applies defaults and checks the result.
+func (c *Config) Finalize() error {
+	if c.Server == nil {
+		c.Server = &ServerConfig{}
+	}
+	if c.Client == nil {
+		c.Client = &ClientConfig{}
+	}
+	if c.DevMode {
+		if c.DataDir == "" {
+			dir, err := os.MkdirTemp("", "stratus-dev-")
+			if err != nil {
+				return fmt.Errorf("dev mode data dir: %w", err)
+			}
+			c.DataDir, c.devTempDir = dir, true
+		}
+		if c.NodeName == "" {
+			c.NodeName = "dev"
+		}
+		c.Server.Enabled = true
+		if c.Server.BootstrapExpect == 0 {
+			c.Server.BootstrapExpect = 1
+		}
+	}
+	if !c.IsServer() && !c.IsClient() {
+		return fmt.Errorf("agent must run as a server (--server), a client (--client), or both (--dev)")
+	}
+	if c.Region == "" {
+		c.Region = "global"
+	}
+	if c.AZ == "" {
+		c.AZ = "nova"
+	}
+	if c.BindAddr == "" {
+		c.BindAddr = "127.0.0.1"
+		if !c.DevMode {
+			c.BindAddr = "0.0.0.0"
+		}
+	}
+	if net.ParseIP(c.BindAddr) == nil {
+		return fmt.Errorf("bind address %q is not an IP address", c.BindAddr)
+	}
+	if c.Advertise == "" && (c.BindAddr == "0.0.0.0" || c.BindAddr == "::") {
+		ip, err := firstPrivateIP()
+		if err != nil {
+			return fmt.Errorf("bind address is %s and no advertise address was given: %w", c.BindAddr, err)
+		}
+		c.Advertise = ip
+	}
+	if c.Advertise == "" {
+		c.Advertise = c.BindAddr
+	}
+	for name, p := range map[string]int{"http": c.HTTPPort(), "rpc": c.RPCPort(), "gossip": c.GossipPort()} {
+		if p < 0 || p > 65535 {
+			return fmt.Errorf("%s port %d is out of range", name, p)
+		}
+	}
+	if c.Server.BootstrapExpect < 0 {
+		return fmt.Errorf("bootstrap_expect must not be negative")
+	}
+	if c.LogLevel == "" {
+		c.LogLevel = "info"
+	}
+	if c.NodeName == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("no node name given and hostname failed: %w", err)
+		}
+		c.NodeName = host
+	}
+	return nil
+}
+
+// firstPrivateIP finds an address to advertise when binding everywhere.
+func firstPrivateIP() (string, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return "", err
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && !ipn.IP.IsLoopback() {
+			return ipn.IP.String(), nil
+		}
+	}
+	return "", fmt.Errorf("no non-loopback IPv4 address found")
+}
+
+// nodeID returns the agent's persistent id, creating it in the data dir
+// on first start so a restart keeps its Raft identity.
+func nodeID(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, "node-id")
+	if b, err := os.ReadFile(path); err == nil {
+		id := strings.TrimSpace(string(b))
+		if len(id) == 36 {
+			return id, nil
+		}
+		return "", fmt.Errorf("node id file %s is corrupt", path)
+	} else if !os.IsNotExist(err) {
+		return "", fmt.Errorf("read node id: %w", err)
+	}
+	id, err := newUUID()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return "", fmt.Errorf("create data dir: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write node id: %w", err)
+	}
+	return id, nil
+}
+
+func newUUID() (string, error) {
+	id, err := uuid.NewRandom()
+	if err != nil {
+		return "", fmt.Errorf("generate node id: %w", err)
+	}
+	return id.String(), nil
+}

@@ -1,0 +1,223 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// maxJSONBody bounds every JSON request body; larger ones are refused
+// before they are read into memory.
+const maxJSONBody = 1 << 20
+
+// route is one entry of the declarative HTTP route table.
+type route struct {
+	// pattern is a net/http ServeMux pattern: "GET /v1/flavors/{id}".
+	pattern string
+	// handler returns a value to encode as JSON, or an error to map.
+	handler func(w http.ResponseWriter, r *http.Request) (any, error)
+}
+
+// routes builds the HTTP handler from the route table.
+func (a *Agent) routes() http.Handler {
+	table := []route{
+		{"GET /v1/status/leader", a.statusLeader},
+		{"GET /v1/status/peers", a.statusPeers},
+		{"GET /v1/agent/self", a.agentSelf},
+		{"GET /v1/agent/members", a.agentMembers},
+		{"GET /v1/flavors", a.flavorList},
+		{"POST /v1/flavors", a.flavorCreate},
+		{"GET /v1/flavors/{id}", a.flavorGet},
+		{"DELETE /v1/flavors/{id}", a.flavorDelete},
+		{"GET /v1/operator/raft/configuration", a.raftConfiguration},
+		{"DELETE /v1/operator/raft/peer", a.raftRemovePeer},
+		{"GET /v1/operator/snapshot", a.snapshotSave},
+		{"PUT /v1/operator/snapshot", a.snapshotRestore},
+	}
+	mux := http.NewServeMux()
+	for _, rt := range table {
+		mux.Handle(rt.pattern, a.wrap(rt.pattern, rt.handler))
+	}
+	mux.Handle("GET /v1/metrics", a.metrics.handler())
+	mux.Handle("/v1/", a.wrap("unmatched", func(w http.ResponseWriter, r *http.Request) (any, error) {
+		return nil, unmatched(mux, w, r)
+	}))
+	return mux
+}
+
+// unmatched explains a request no route took: a known path with another
+// method is 405 with an Allow header, anything else 404, both as JSON.
+func unmatched(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) error {
+	var allow []string
+	for _, m := range []string{"GET", "POST", "PUT", "DELETE"} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "/v1/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		return structs.Errorf(kindMethodNotAllowed, "%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", "))
+	}
+	return structs.Errorf(structs.KindNotFound, "no route for %s %s", r.Method, r.URL.Path)
+}
+
+// wrap turns a handler into an http.Handler: JSON encoding, error
+// mapping, panic containment and metrics, the same for every route.
+func (a *Agent) wrap(name string, h func(http.ResponseWriter, *http.Request) (any, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			if p := recover(); p != nil {
+				a.logger.Error("http handler panic", "route", name, "panic", p)
+				writeError(rec, structs.Errorf(structs.KindInternal, "internal error"))
+			}
+			a.metrics.observeHTTP(name, rec.status, time.Since(start))
+		}()
+		obj, err := h(rec, r)
+		if err != nil {
+			writeError(rec, err)
+			return
+		}
+		if rec.wrote || obj == nil {
+			if !rec.wrote {
+				rec.WriteHeader(http.StatusOK)
+			}
+			return
+		}
+		rec.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(rec)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(obj); err != nil {
+			a.logger.Warn("encode http response", "route", name, "error", err)
+		}
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status, s.wrote = code, true
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	s.wrote = true
+	return s.ResponseWriter.Write(b)
+}
+
+// httpError is the body of every error answer of the native API.
+type httpError struct {
+	Error string `json:"error"`
+	Kind  string `json:"kind"`
+}
+
+// statusFor maps an error kind to an HTTP status.
+func statusFor(kind structs.ErrorKind) int {
+	switch kind {
+	case structs.KindInvalid:
+		return http.StatusBadRequest
+	case structs.KindNotFound:
+		return http.StatusNotFound
+	case structs.KindConflict:
+		return http.StatusConflict
+	case structs.KindPermission, structs.KindQuotaReached:
+		return http.StatusForbidden
+	case structs.KindNoLeader, structs.KindUnavailable:
+		return http.StatusServiceUnavailable
+	case kindTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case kindMethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// HTTP-only error kinds.
+const (
+	kindTooLarge         structs.ErrorKind = "request too large"
+	kindMethodNotAllowed structs.ErrorKind = "method not allowed"
+)
+
+func writeError(w http.ResponseWriter, err error) {
+	kind := structs.KindOf(err)
+	msg := structs.Message(err)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		kind, msg = kindTooLarge, fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(statusFor(kind))
+	_ = json.NewEncoder(w).Encode(httpError{Error: msg, Kind: string(kind)})
+}
+
+// decodeJSON reads exactly one JSON value into out, refusing unknown
+// fields, trailing data and bodies over maxJSONBody.
+func decodeJSON(w http.ResponseWriter, r *http.Request, out any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return err
+		}
+		if errors.Is(err, io.EOF) {
+			return structs.Errorf(structs.KindInvalid, "request body is empty")
+		}
+		return structs.Errorf(structs.KindInvalid, "request body is not valid: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return structs.Errorf(structs.KindInvalid, "request body has data after the JSON value")
+	}
+	return nil
+}
+
+// parseQuery fills blocking-query options from ?index=, ?wait=, ?stale.
+func parseQuery(r *http.Request, q *structs.QueryOptions) error {
+	v := r.URL.Query()
+	if s := v.Get("index"); s != "" {
+		idx, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return structs.Errorf(structs.KindInvalid, "index %q is not a non-negative integer", s)
+		}
+		q.MinQueryIndex = idx
+	}
+	if s := v.Get("wait"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return structs.Errorf(structs.KindInvalid, "wait %q is not a duration such as 30s", s)
+		}
+		q.MaxQueryTime = d
+	}
+	if v.Has("stale") {
+		q.AllowStale = v.Get("stale") != "false"
+	}
+	q.AuthToken = r.Header.Get("X-Stratus-Token")
+	return nil
+}
+
+// setMeta writes a read's index and leader headers.
+func setMeta(w http.ResponseWriter, m *structs.QueryMeta) {
+	w.Header().Set("X-Stratus-Index", strconv.FormatUint(m.Index, 10))
+	w.Header().Set("X-Stratus-KnownLeader", strconv.FormatBool(m.KnownLeader))
+	w.Header().Set("X-Stratus-LastContact", strconv.FormatInt(m.LastContact.Milliseconds(), 10))
+}
+
+// setIndex writes a write's index header.
+func setIndex(w http.ResponseWriter, index uint64) {
+	w.Header().Set("X-Stratus-Index", strconv.FormatUint(index, 10))
+}

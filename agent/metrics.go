@@ -1,0 +1,92 @@
+package agent
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics is the agent's Prometheus registry. It is per agent, not
+// global, so several agents in one test process do not collide.
+type metrics struct {
+	registry     *prometheus.Registry
+	httpRequests *prometheus.CounterVec
+	httpDuration *prometheus.HistogramVec
+}
+
+func newMetrics(a *Agent) *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stratus_http_requests_total", Help: "HTTP requests by route and status code.",
+		}, []string{"route", "code"}),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "stratus_http_request_duration_seconds", Help: "HTTP request latency by route.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"route"}),
+	}
+	m.registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.httpRequests, m.httpDuration,
+		&clusterCollector{a: a},
+	)
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+func (m *metrics) observeHTTP(route string, code int, d time.Duration) {
+	m.httpRequests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+	m.httpDuration.WithLabelValues(route).Observe(d.Seconds())
+}
+
+// clusterCollector reads Raft and gossip figures at scrape time, so
+// there is nothing to keep up to date between scrapes.
+type clusterCollector struct{ a *Agent }
+
+var (
+	descRaftLeader  = prometheus.NewDesc("stratus_raft_leader", "1 if this server is the Raft leader.", nil, nil)
+	descRaftIndex   = prometheus.NewDesc("stratus_raft_index", "Raft indexes of this server.", []string{"kind"}, nil)
+	descRaftPeers   = prometheus.NewDesc("stratus_raft_peers", "Servers in the Raft configuration.", nil, nil)
+	descGossipCount = prometheus.NewDesc("stratus_gossip_members", "Gossip members by status.", []string{"status"}, nil)
+)
+
+func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descRaftLeader
+	ch <- descRaftIndex
+	ch <- descRaftPeers
+	ch <- descGossipCount
+}
+
+func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
+	if srv := c.a.server; srv != nil {
+		leader := 0.0
+		if srv.IsLeader() {
+			leader = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descRaftLeader, prometheus.GaugeValue, leader)
+		stats := srv.Raft().Stats()
+		for _, kind := range []string{"last_log_index", "commit_index", "applied_index", "last_snapshot_index"} {
+			if v, err := strconv.ParseFloat(stats[kind], 64); err == nil {
+				ch <- prometheus.MustNewConstMetric(descRaftIndex, prometheus.GaugeValue, v, kind)
+			}
+		}
+		if v, err := strconv.ParseFloat(stats["num_peers"], 64); err == nil {
+			ch <- prometheus.MustNewConstMetric(descRaftPeers, prometheus.GaugeValue, v+1)
+		}
+	}
+	counts := map[string]float64{}
+	for _, m := range c.a.gossip.Members() {
+		counts[string(m.Status)]++
+	}
+	for status, n := range counts {
+		ch <- prometheus.MustNewConstMetric(descGossipCount, prometheus.GaugeValue, n, status)
+	}
+}
