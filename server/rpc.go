@@ -2,11 +2,8 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/hashicorp/raft"
 
 	"github.com/stratus-cloud/stratus/fsm"
 	"github.com/stratus-cloud/stratus/rpc"
@@ -116,9 +113,4 @@ func (s *Server) setQueryMeta(meta *structs.QueryMeta) {
 	}
 	addr, _ := s.raft.LeaderWithID()
 	meta.KnownLeader = addr != ""
-}
-
-// isNotLeader reports whether err says this server lost leadership.
-func isNotLeader(err error) bool {
-	return errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost)
 }

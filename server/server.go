@@ -193,12 +193,3 @@ func (s *Server) Shutdown() error {
 	}
 	return nil
 }
-
-func (s *Server) isShutdown() bool {
-	select {
-	case <-s.shutdownCh:
-		return true
-	default:
-		return false
-	}
-}

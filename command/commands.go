@@ -1,0 +1,71 @@
+package command
+
+import (
+	"fmt"
+	"io"
+)
+
+// Command is one cloudctl subcommand.
+type Command interface {
+	// Synopsis is the one-line description shown in command lists.
+	Synopsis() string
+	// Help is the full help text, shown for -h and "cloudctl help NAME".
+	Help() string
+	// Run runs the command with the arguments that follow its name and
+	// returns the process exit code: 0 ok, 1 error, 2 usage error.
+	Run(args []string) int
+}
+
+// UI is what the dispatcher hands a command.
+type UI struct {
+	// Stdout receives results; Stderr receives errors and diagnostics.
+	Stdout, Stderr io.Writer
+	// Name is the name the command was invoked as, such as "flavor create".
+	Name string
+}
+
+// CommandFactory builds the command registered under ui.Name, writing to
+// ui. It is called for each invocation, including to show help.
+type CommandFactory func(ui *UI) Command
+
+// commands maps a command's name (its words joined by single spaces, such
+// as "operator raft list-peers") to its factory. Other files add to it with
+// register.
+var commands = map[string]CommandFactory{
+	"version": versionCommand,
+
+	"server members": serverMembersCommand,
+
+	"operator raft list-peers":  raftListPeersCommand,
+	"operator raft remove-peer": raftRemovePeerCommand,
+	"operator snapshot save":    snapshotSaveCommand,
+	"operator snapshot restore": snapshotRestoreCommand,
+
+	"flavor create": flavorCreateCommand,
+	"flavor list":   flavorListCommand,
+	"flavor show":   flavorShowCommand,
+	"flavor delete": flavorDeleteCommand,
+}
+
+// groups are the synopses of command groups, the proper prefixes of
+// command names, shown in help listings.
+var groups = map[string]string{
+	"flavor":            "Manage flavors, the hardware templates of instances",
+	"operator":          "Cluster maintenance: Raft membership and snapshots",
+	"operator raft":     "Inspect and change the Raft peer set",
+	"operator snapshot": "Save and restore snapshots of the cluster state",
+	"server":            "Inspect the servers of the cluster",
+}
+
+// register adds a command to the table, for files that define commands
+// outside it (agent.go calls it from init). It panics on an empty or
+// duplicate name, which is a programming error.
+func register(name string, f CommandFactory) {
+	if name == "" || f == nil {
+		panic("command: register needs a name and a factory")
+	}
+	if _, dup := commands[name]; dup {
+		panic(fmt.Sprintf("command: %q registered twice", name))
+	}
+	commands[name] = f
+}

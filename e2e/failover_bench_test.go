@@ -1,0 +1,143 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkFailover SIGKILLs the leader of a 3-server cluster of real
+// agent processes and measures the time until a survivor accepts a write
+// again, over STRATUS_FAILOVER_RUNS runs (default 10). After each run the
+// killed server restarts from its data dir and rejoins. Every write
+// acknowledged before a kill is checked to survive it.
+func BenchmarkFailover(b *testing.B) {
+	runs := 10
+	if v, err := strconv.Atoi(os.Getenv("STRATUS_FAILOVER_RUNS")); err == nil && v > 0 {
+		runs = v
+	}
+	s1 := startAgent(b, "s1", "--server", "--bootstrap-expect", "3", "--log-level", "warn")
+	s2 := startAgent(b, "s2", "--server", "--bootstrap-expect", "3", "--log-level", "warn", "--join", s1.gossip)
+	s3 := startAgent(b, "s3", "--server", "--bootstrap-expect", "3", "--log-level", "warn", "--join", s1.gossip)
+	procs := []*agentProc{s1, s2, s3}
+	client := &http.Client{Timeout: 2 * time.Second}
+
+	var samples []time.Duration
+	written := 0
+	for i := 0; i < b.N; i++ {
+		for run := 0; run < runs; run++ {
+			leader := waitForStableLeader(b, procs)
+			// An acknowledged write just before the kill.
+			written++
+			if err := createFlavor(client, leader.http, written); err != nil {
+				b.Fatalf("write before kill: %v", err)
+			}
+			var survivor *agentProc
+			for _, p := range procs {
+				if p != leader {
+					survivor = p
+					break
+				}
+			}
+			leader.kill()
+			start := time.Now()
+			written++
+			for {
+				if err := createFlavor(client, survivor.http, written); err == nil {
+					break
+				}
+				if time.Since(start) > 30*time.Second {
+					b.Fatalf("no write accepted 30 s after the leader was killed")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			samples = append(samples, time.Since(start))
+			checkFlavors(b, client, survivor.http, written)
+
+			// Restart the killed server from its data dir.
+			restarted := startAgentIn(b, leader.name, leader.dataDir, "--server", "--bootstrap-expect", "3",
+				"--log-level", "warn", "--join", survivor.gossip)
+			for k, p := range procs {
+				if p == leader {
+					procs[k] = restarted
+				}
+			}
+		}
+	}
+	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
+	pct := func(p float64) time.Duration { return samples[int(p*float64(len(samples)-1)+0.5)] }
+	b.ReportMetric(pct(0.5).Seconds(), "p50-s")
+	b.ReportMetric(pct(0.99).Seconds(), "p99-s")
+	b.ReportMetric(samples[len(samples)-1].Seconds(), "max-s")
+	b.Logf("failover over %d runs: p50 %v, p99 %v, min %v, max %v", len(samples), pct(0.5), pct(0.99), samples[0], samples[len(samples)-1])
+}
+
+func createFlavor(c *http.Client, addr string, n int) error {
+	body := fmt.Sprintf(`{"ID":"fo-%d","Name":"fo-%d","VCPUs":1,"MemoryMB":64}`, n, n)
+	resp, err := c.Post(addr+"/v1/flavors", "application/json", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusConflict {
+		return nil // an earlier attempt committed but its answer was lost
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+func checkFlavors(b *testing.B, c *http.Client, addr string, upTo int) {
+	for n := 1; n <= upTo; n++ {
+		resp, err := c.Get(fmt.Sprintf("%s/v1/flavors/fo-%d", addr, n))
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("acknowledged flavor fo-%d lost (status %d)", n, resp.StatusCode)
+		}
+	}
+}
+
+// waitForStableLeader waits until all three servers are voters and agree
+// on a leader, and returns the leader's process.
+func waitForStableLeader(b *testing.B, procs []*agentProc) *agentProc {
+	var leader *agentProc
+	eventually(b, "three voters and a leader", 60*time.Second, func() error {
+		leader = nil
+		var first string
+		for _, p := range procs {
+			out, errOut, code := cli(b, p.http, "operator", "raft", "list-peers", "-stale")
+			if code != 0 {
+				return fmt.Errorf("%s: %s", p.name, errOut)
+			}
+			if strings.Count(out, "true") < 3 {
+				return fmt.Errorf("%s sees fewer than 3 voters:\n%s", p.name, out)
+			}
+			if first == "" {
+				first = out
+			} else if out != first {
+				return fmt.Errorf("servers disagree")
+			}
+		}
+		for _, p := range procs {
+			for _, line := range strings.Split(first, "\n") {
+				if strings.Contains(line, p.rpc) && strings.Contains(line, "leader") {
+					leader = p
+				}
+			}
+		}
+		if leader == nil {
+			return fmt.Errorf("no leader")
+		}
+		return nil
+	})
+	return leader
+}

@@ -1,0 +1,92 @@
+package archtest
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/stratus-cloud/stratus"
+
+type pkg struct {
+	ImportPath string
+	Doc        string
+	Imports    []string
+	Name       string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", module+"/...")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(out)
+	var pkgs []pkg
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	return pkgs
+}
+
+func TestEveryPackageHasADocComment(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if strings.TrimSpace(p.Doc) == "" {
+			t.Errorf("package %s has no doc comment saying what it owns and must not do", p.ImportPath)
+		}
+	}
+}
+
+// forbidden maps a package (and its subpackages) to the packages of
+// ours it must not import, from DESIGN.md's package table.
+var forbidden = map[string][]string{
+	"structs": {""}, // the leaf: nothing of ours at all
+	"api":     {""}, // the public client: its own types only
+	"fsm":     {"server", "agent", "rpc", "gossip", "command", "virt"},
+	"rpc":     {"server", "agent", "fsm", "command", "virt"},
+	"gossip":  {"server", "agent", "fsm", "rpc", "command", "virt"},
+	"server":  {"agent", "command", "virt", "api"},
+	"virt":    {"server", "fsm", "rpc", "agent", "command"},
+	"command": {"fsm", "server"},
+}
+
+func TestForbiddenImports(t *testing.T) {
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		for owner, banned := range forbidden {
+			if rel != owner && !strings.HasPrefix(rel, owner+"/") {
+				continue
+			}
+			for _, imp := range p.Imports {
+				if !strings.HasPrefix(imp, module+"/") {
+					continue
+				}
+				target := strings.TrimPrefix(imp, module+"/")
+				for _, b := range banned {
+					if b == "" || target == b || strings.HasPrefix(target, b+"/") {
+						// A package tree may import itself.
+						if target == owner || strings.HasPrefix(target, owner+"/") {
+							continue
+						}
+						t.Errorf("%s imports %s, which DESIGN.md forbids", p.ImportPath, imp)
+					}
+				}
+			}
+		}
+	}
+}
