@@ -108,7 +108,14 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 
 func (a *Agent) startServer() error {
 	cfg := a.config
+	tlsServer, tlsClient, err := cfg.tlsConfigs()
+	if err != nil {
+		return err
+	}
 	srv, err := server.NewServer(&server.Config{
+		TLSServer:       tlsServer,
+		TLSClient:       tlsClient,
+		RequireTLS:      tlsServer != nil,
 		NodeName:        cfg.NodeName,
 		NodeID:          a.nodeID,
 		Region:          cfg.Region,
@@ -152,7 +159,11 @@ func (a *Agent) startClientGossip() error {
 		return fmt.Errorf("start gossip: %w", err)
 	}
 	a.gossip = pool
-	a.connPool = rpc.NewConnPool(rpc.PoolConfig{Logger: a.logger})
+	_, tlsClient, err := cfg.tlsConfigs()
+	if err != nil {
+		return err
+	}
+	a.connPool = rpc.NewConnPool(rpc.PoolConfig{TLS: tlsClient, Logger: a.logger})
 	a.rpc = &serverRPC{pool: pool, conns: a.connPool, region: cfg.Region}
 	if len(cfg.Client.Servers) > 0 {
 		if _, err := pool.Join(cfg.Client.Servers); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/stratus-cloud/stratus/rpc/rpctest"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -224,5 +225,64 @@ server {
 	}
 	if err := (&Config{NodeName: "x"}).Finalize(); err == nil {
 		t.Fatal("agent with no role accepted")
+	}
+}
+
+func TestClientAgentReachesServersOverMutualTLS(t *testing.T) {
+	t.Parallel()
+	pki := rpctest.NewPKI(t)
+	tlsFor := func(name string) *TLSConfig {
+		cert, key := pki.Issue(t, name)
+		return &TLSConfig{RPC: true, CAFile: pki.CAFile, CertFile: cert, KeyFile: key, VerifyIncoming: true}
+	}
+	srv := testAgent(t, func(c *Config) { c.TLS = tlsFor("server.global.stratus") })
+	zero := 0
+	ccfg := &Config{
+		NodeName: "client1", DataDir: t.TempDir(), BindAddr: "127.0.0.1",
+		Ports:  &PortsConfig{HTTP: &zero, RPC: &zero, Gossip: &zero},
+		Client: &ClientConfig{Enabled: true, RetryJoin: []string{srv.GossipAddr()}},
+		TLS:    tlsFor("client.global.stratus"),
+	}
+	if err := ccfg.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	client, err := New(ccfg, hclog.New(&hclog.LoggerOptions{Level: hclog.Warn}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Shutdown() })
+	// The client agent serves the API by forwarding to the server over TLS.
+	waitFor(t, "client agent to reach the server", func() error {
+		code, _, body := do(t, "GET", client.url("/v1/flavors/m1.large"), nil)
+		if code != 200 {
+			return fmt.Errorf("%d %s", code, body)
+		}
+		return nil
+	})
+	code, _, body := do(t, "POST", client.url("/v1/flavors"), strings.NewReader(`{"ID":"tls","Name":"tls","VCPUs":1,"MemoryMB":64}`))
+	if code != 200 {
+		t.Fatalf("write through client agent: %d %s", code, body)
+	}
+	code, _, body = do(t, "GET", client.url("/v1/agent/members"), nil)
+	if code != 200 || !strings.Contains(string(body), `"client1"`) {
+		t.Fatalf("members: %s", body)
+	}
+
+	// A client without the cluster's certificates gets nowhere.
+	plain := *ccfg
+	plain.NodeName, plain.DataDir, plain.TLS = "intruder", t.TempDir(), nil
+	intruder, err := New(&plain, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = intruder.Shutdown() })
+	waitFor(t, "intruder to see the server in gossip", func() error {
+		if len(intruder.gossip.Servers("")) == 0 {
+			return fmt.Errorf("no servers")
+		}
+		return nil
+	})
+	if code, _, _ := do(t, "GET", intruder.url("/v1/flavors"), nil); code != http.StatusServiceUnavailable {
+		t.Fatalf("plaintext client got %d", code)
 	}
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsimple"
+
+	"github.com/stratus-cloud/stratus/rpc"
 )
 
 // Default ports, as in DESIGN.md: the HTTP API on Nova's own port.
@@ -34,6 +37,8 @@ type Config struct {
 
 	Ports *PortsConfig `hcl:"ports,block"`
 
+	TLS *TLSConfig `hcl:"tls,block"`
+
 	Server *ServerConfig `hcl:"server,block"`
 	Client *ClientConfig `hcl:"client,block"`
 
@@ -53,6 +58,44 @@ type PortsConfig struct {
 	HTTP   *int `hcl:"http,optional"`
 	RPC    *int `hcl:"rpc,optional"`
 	Gossip *int `hcl:"gossip,optional"`
+}
+
+// TLSConfig secures RPC and Raft between agents with mutual TLS.
+type TLSConfig struct {
+	// RPC turns TLS on for RPC and Raft; every agent then needs the CA.
+	RPC                  bool   `hcl:"rpc,optional"`
+	CAFile               string `hcl:"ca_file,optional"`
+	CertFile             string `hcl:"cert_file,optional"`
+	KeyFile              string `hcl:"key_file,optional"`
+	VerifyIncoming       bool   `hcl:"verify_incoming,optional"`
+	VerifyServerHostname bool   `hcl:"verify_server_hostname,optional"`
+}
+
+// rpcTLS returns the rpc package's view of the TLS config, or nil.
+func (c *Config) rpcTLS() *rpc.TLSConfig {
+	if c.TLS == nil || !c.TLS.RPC {
+		return nil
+	}
+	return &rpc.TLSConfig{
+		CAFile: c.TLS.CAFile, CertFile: c.TLS.CertFile, KeyFile: c.TLS.KeyFile,
+		VerifyIncoming: c.TLS.VerifyIncoming, VerifyServerHostname: c.TLS.VerifyServerHostname,
+	}
+}
+
+// tlsConfigs builds the server- and client-side TLS configurations for
+// RPC, both nil when TLS is off.
+func (c *Config) tlsConfigs() (server, client *tls.Config, err error) {
+	t := c.rpcTLS()
+	if t == nil {
+		return nil, nil, nil
+	}
+	if server, err = t.ServerConfig(); err != nil {
+		return nil, nil, fmt.Errorf("tls: %w", err)
+	}
+	if client, err = t.ClientConfig(); err != nil {
+		return nil, nil, fmt.Errorf("tls: %w", err)
+	}
+	return server, client, nil
 }
 
 // ServerConfig enables and tunes the server role.

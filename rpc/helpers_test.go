@@ -1,19 +1,11 @@
 package rpc
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
-	"math/big"
 	"net"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -160,88 +152,6 @@ func (p *ConnPool) sessions() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.conns)
-}
-
-// testPKI is a CA plus certificates it signed, written as PEM files.
-type testPKI struct {
-	dir    string
-	caFile string
-	ca     *x509.Certificate
-	caKey  *ecdsa.PrivateKey
-	serial int64
-}
-
-func newTestPKI(t *testing.T) *testPKI {
-	t.Helper()
-	dir := t.TempDir()
-	key := newKey(t)
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "Stratus Test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatalf("create CA: %v", err)
-	}
-	ca, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatalf("parse CA: %v", err)
-	}
-	pki := &testPKI{dir: dir, ca: ca, caKey: key, serial: 1}
-	pki.caFile = writePEM(t, dir, "ca.pem", "CERTIFICATE", der)
-	return pki
-}
-
-// issue signs a certificate for the given DNS name and 127.0.0.1, usable by
-// both servers and clients, and returns its cert and key file paths.
-func (p *testPKI) issue(t *testing.T, name string) (certFile, keyFile string) {
-	t.Helper()
-	p.serial++
-	key := newKey(t)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(p.serial),
-		Subject:      pkix.Name{CommonName: name},
-		DNSNames:     []string{name},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
-	if err != nil {
-		t.Fatalf("create cert: %v", err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatalf("marshal key: %v", err)
-	}
-	certFile = writePEM(t, p.dir, name+".pem", "CERTIFICATE", der)
-	keyFile = writePEM(t, p.dir, name+"-key.pem", "EC PRIVATE KEY", keyDER)
-	return certFile, keyFile
-}
-
-func newKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatalf("generate key: %v", err)
-	}
-	return key
-}
-
-func writePEM(t *testing.T, dir, name, typ string, der []byte) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatalf("write %s: %v", path, err)
-	}
-	return path
 }
 
 func mustServerTLS(t *testing.T, c *TLSConfig) *tls.Config {

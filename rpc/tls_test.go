@@ -6,28 +6,29 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/stratus-cloud/stratus/rpc/rpctest"
 )
 
 // tlsFixture is a TLS-only server that verifies client certificates, plus
 // the material clients need.
 type tlsFixture struct {
-	pki    *testPKI
+	pki    *rpctest.PKI
 	srv    *testServer
 	client *TLSConfig // a properly configured client
 }
 
 func newTLSFixture(t *testing.T, tweaks ...func(*Server)) *tlsFixture {
 	t.Helper()
-	pki := newTestPKI(t)
-	certFile, keyFile := pki.issue(t, "server.stratus")
-	serverTLS := &TLSConfig{CAFile: pki.caFile, CertFile: certFile, KeyFile: keyFile, VerifyIncoming: true}
+	pki := rpctest.NewPKI(t)
+	certFile, keyFile := pki.Issue(t, "server.stratus")
+	serverTLS := &TLSConfig{CAFile: pki.CAFile, CertFile: certFile, KeyFile: keyFile, VerifyIncoming: true}
 	srv := startServer(t, "", ServerConfig{TLS: mustServerTLS(t, serverTLS), RequireTLS: true}, tweaks...)
 
-	clientCert, clientKey := pki.issue(t, "client.stratus")
+	clientCert, clientKey := pki.Issue(t, "client.stratus")
 	return &tlsFixture{
 		pki:    pki,
 		srv:    srv,
-		client: &TLSConfig{CAFile: pki.caFile, CertFile: clientCert, KeyFile: clientKey},
+		client: &TLSConfig{CAFile: pki.CAFile, CertFile: clientCert, KeyFile: clientKey},
 	}
 }
 
@@ -77,9 +78,9 @@ func TestTLSVerifyServerHostname(t *testing.T) {
 
 func TestTLSRejectsUntrustedServer(t *testing.T) {
 	f := newTLSFixture(t)
-	other := newTestPKI(t) // a CA the server's cert does not chain to
+	other := rpctest.NewPKI(t) // a CA the server's cert does not chain to
 	cfg := *f.client
-	cfg.CAFile = other.caFile
+	cfg.CAFile = other.CAFile
 	if err := f.call(t, &cfg); err == nil || !IsConnError(err) {
 		t.Fatalf("untrusted server: err = %v, want a connection error", err)
 	}
@@ -87,7 +88,7 @@ func TestTLSRejectsUntrustedServer(t *testing.T) {
 
 func TestTLSVerifyIncomingRejectsClientWithoutCert(t *testing.T) {
 	f := newTLSFixture(t)
-	noCert := &TLSConfig{CAFile: f.pki.caFile}
+	noCert := &TLSConfig{CAFile: f.pki.CAFile}
 	if err := f.call(t, noCert); err == nil || !IsConnError(err) {
 		t.Fatalf("client without cert: err = %v, want a connection error", err)
 	}
@@ -112,9 +113,9 @@ func TestRequireTLSRejectsPlaintext(t *testing.T) {
 }
 
 func TestTLSOptionalAcceptsBoth(t *testing.T) {
-	pki := newTestPKI(t)
-	certFile, keyFile := pki.issue(t, "server.stratus")
-	serverTLS := &TLSConfig{CAFile: pki.caFile, CertFile: certFile, KeyFile: keyFile}
+	pki := rpctest.NewPKI(t)
+	certFile, keyFile := pki.Issue(t, "server.stratus")
+	serverTLS := &TLSConfig{CAFile: pki.CAFile, CertFile: certFile, KeyFile: keyFile}
 	srv := startServer(t, "", ServerConfig{TLS: mustServerTLS(t, serverTLS)})
 
 	var reply EchoReply
@@ -123,7 +124,7 @@ func TestTLSOptionalAcceptsBoth(t *testing.T) {
 		t.Fatalf("plaintext: %v", err)
 	}
 	// VerifyIncoming is off, so a client without a cert is fine.
-	secure := newPool(t, PoolConfig{TLS: mustClientTLS(t, &TLSConfig{CAFile: pki.caFile})})
+	secure := newPool(t, PoolConfig{TLS: mustClientTLS(t, &TLSConfig{CAFile: pki.CAFile})})
 	if err := secure.RPC(srv.Addr().String(), "Test.Echo", &EchoArgs{Msg: "s"}, &reply); err != nil {
 		t.Fatalf("TLS: %v", err)
 	}
@@ -155,9 +156,9 @@ func TestTLSConfigs(t *testing.T) {
 		t.Errorf("disabled ClientConfig = %v, %v", cfg, err)
 	}
 
-	pki := newTestPKI(t)
-	certFile, keyFile := pki.issue(t, "server.stratus")
-	if _, err := (&TLSConfig{CAFile: pki.caFile}).ServerConfig(); err == nil {
+	pki := rpctest.NewPKI(t)
+	certFile, keyFile := pki.Issue(t, "server.stratus")
+	if _, err := (&TLSConfig{CAFile: pki.CAFile}).ServerConfig(); err == nil {
 		t.Error("ServerConfig without cert: no error")
 	}
 	if _, err := (&TLSConfig{CertFile: certFile, KeyFile: keyFile, VerifyIncoming: true}).ServerConfig(); err == nil {
