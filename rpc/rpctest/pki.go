@@ -101,4 +101,3 @@ func writePEM(t testing.TB, dir, name, typ string, der []byte) string {
 	}
 	return path
 }
-
