@@ -3,6 +3,8 @@ package structs
 import (
 	"fmt"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -144,4 +146,67 @@ type FlavorListResponse struct {
 type FlavorUpsertResponse struct {
 	Flavors []*Flavor
 	WriteMeta
+}
+
+var resourceClassPattern = regexp.MustCompile(`^[A-Z0-9_]{1,255}$`)
+
+// FlavorResources is what an instance of the flavor asks of a host, as
+// Nova's request spec computes it: VCPU, MEMORY_MB and DISK_GB (root +
+// ephemeral + swap rounded up to GB) from the flavor, overridden or
+// extended by resources:CLASS=N extra specs (N=0 drops the class).
+func FlavorResources(f *Flavor) (map[string]int64, error) {
+	if f == nil {
+		return nil, Errorf(KindInvalid, "no flavor")
+	}
+	res := map[string]int64{
+		ResourceVCPU:     int64(f.VCPUs),
+		ResourceMemoryMB: int64(f.MemoryMB),
+		ResourceDiskGB:   int64(f.RootGB) + int64(f.EphemeralGB) + (int64(f.SwapMB)+1023)/1024,
+	}
+	for k, v := range f.ExtraSpecs {
+		class, ok := strings.CutPrefix(k, "resources:")
+		if !ok {
+			continue
+		}
+		if !resourceClassPattern.MatchString(class) {
+			return nil, Errorf(KindInvalid, "flavor %s: extra spec %q names an invalid resource class", f.ID, k)
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return nil, Errorf(KindInvalid, "flavor %s: extra spec %q=%q is not a non-negative integer", f.ID, k, v)
+		}
+		if n == 0 {
+			delete(res, class)
+		} else {
+			res[class] = n
+		}
+	}
+	for class, n := range res {
+		if n == 0 {
+			delete(res, class)
+		}
+	}
+	return res, nil
+}
+
+// FlavorTraits returns the traits a flavor requires and forbids, from
+// trait:NAME=required|forbidden extra specs.
+func FlavorTraits(f *Flavor) (required, forbidden []string, err error) {
+	for k, v := range f.ExtraSpecs {
+		name, ok := strings.CutPrefix(k, "trait:")
+		if !ok {
+			continue
+		}
+		switch v {
+		case "required":
+			required = append(required, name)
+		case "forbidden":
+			forbidden = append(forbidden, name)
+		default:
+			return nil, nil, Errorf(KindInvalid, "flavor %s: extra spec %q must be required or forbidden, not %q", f.ID, k, v)
+		}
+	}
+	sort.Strings(required)
+	sort.Strings(forbidden)
+	return required, forbidden, nil
 }

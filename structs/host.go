@@ -58,6 +58,19 @@ type Host struct {
 	Traits      []string
 	Attributes  map[string]string
 
+	// GossipMember is the name of the gossip member (the agent process)
+	// that runs this host. Its failure marks the host down; several
+	// simulated hosts may share one agent.
+	GossipMember string
+
+	// Usage is how much of each resource class the host's allocations
+	// consume. The FSM keeps it in step with the allocations table so
+	// the scheduler reads it without summing allocations.
+	Usage map[string]int64
+	// BuildFailures counts recent failed spawns (BuildFailureWeigher); a
+	// successful spawn resets it.
+	BuildFailures int
+
 	// StatusUpdatedAt is unix nanoseconds, chosen before proposal.
 	StatusUpdatedAt int64
 
@@ -79,6 +92,7 @@ func (h *Host) Copy() *Host {
 		}
 	}
 	c.Traits = append([]string(nil), h.Traits...)
+	c.Usage = copyInt64Map(h.Usage)
 	c.Attributes = copyStringMap(h.Attributes)
 	return &c
 }
@@ -93,3 +107,65 @@ func copyStringMap(m map[string]string) map[string]string {
 	}
 	return c
 }
+
+func copyInt64Map(m map[string]int64) map[string]int64 {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]int64, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// Nova's default allocation ratios and reservations
+// (initial_*_allocation_ratio, reserved_host_memory_mb).
+const (
+	DefaultCPUAllocationRatio  = 4.0
+	DefaultRAMAllocationRatio  = 1.0
+	DefaultDiskAllocationRatio = 1.0
+	DefaultReservedMemoryMB    = 512
+)
+
+// Free returns how much of class can still be allocated, or -1 when the
+// host has no inventory of it.
+func (h *Host) Free(class string) int64 {
+	inv, ok := h.Inventories[class]
+	if !ok {
+		return -1
+	}
+	return inv.Capacity() - h.Usage[class]
+}
+
+// Fits reports whether amount of class can be allocated: within min/max
+// unit, a multiple of the step size, and within the free capacity.
+func (h *Host) Fits(class string, amount int64) bool {
+	inv, ok := h.Inventories[class]
+	if !ok {
+		return false
+	}
+	if amount < inv.MinUnit || (inv.MaxUnit > 0 && amount > inv.MaxUnit) {
+		return false
+	}
+	if inv.StepSize > 1 && amount%inv.StepSize != 0 {
+		return false
+	}
+	return amount <= inv.Capacity()-h.Usage[class]
+}
+
+// Validate checks a host record an agent registers.
+func (h *Host) Validate() error {
+	if h.ID == "" || h.Name == "" {
+		return Errorf(KindInvalid, "host needs an id and a name")
+	}
+	for class, inv := range h.Inventories {
+		if inv == nil || inv.Total < 0 || inv.Reserved < 0 || inv.MinUnit < 0 || inv.MaxUnit < 0 || inv.StepSize < 0 || inv.AllocationRatio <= 0 {
+			return Errorf(KindInvalid, "host %s: inventory %s has a negative amount or a non-positive allocation ratio", h.Name, class)
+		}
+	}
+	return nil
+}
+
+// Up reports whether the scheduler may place work on the host.
+func (h *Host) Up() bool { return h.Status == HostStatusUp }

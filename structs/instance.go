@@ -23,6 +23,23 @@ const (
 	PowerSuspend  = 7
 )
 
+// Nova's task_state values used so far.
+const (
+	TaskScheduling  = "scheduling"
+	TaskSpawning    = "spawning"
+	TaskDeleting    = "deleting"
+	TaskPoweringOn  = "powering-on"
+	TaskPoweringOff = "powering-off"
+	TaskRebooting   = "rebooting"
+	TaskRebootHard  = "rebooting_hard"
+)
+
+// BuildAttempt is one try at building an instance on a host.
+type BuildAttempt struct {
+	HostID string
+	Error  string
+}
+
 // Fault records why an instance went to error.
 type Fault struct {
 	Code    int
@@ -39,11 +56,18 @@ type Instance struct {
 	ProjectID string
 	UserID    string
 
+	// ReservationID groups the instances of one create request, as
+	// Nova's multi-create does.
+	ReservationID string
+
 	FlavorID string
 	// Flavor is the flavor as it was when the instance was created, so a
 	// later flavor change or delete does not change the instance.
 	Flavor  *Flavor
 	ImageID string
+	// ImageProperties are the image's properties at create time
+	// (architecture, hypervisor_type, …), read by ImagePropertiesFilter.
+	ImageProperties map[string]string
 	KeyName string
 	AZ      string
 	HostID  string
@@ -52,6 +76,10 @@ type Instance struct {
 	TaskState  string
 	PowerState int
 	Fault      *Fault
+
+	// Attempts lists the hosts a build was tried on and why each failed;
+	// the scheduler excludes them when rescheduling.
+	Attempts []*BuildAttempt
 
 	Metadata map[string]string
 
@@ -74,69 +102,57 @@ func (i *Instance) Copy() *Instance {
 		c.Fault = &f
 	}
 	c.Metadata = copyStringMap(i.Metadata)
+	c.ImageProperties = copyStringMap(i.ImageProperties)
+	c.Attempts = make([]*BuildAttempt, len(i.Attempts))
+	for k, a := range i.Attempts {
+		ac := *a
+		c.Attempts[k] = &ac
+	}
+	if len(c.Attempts) == 0 {
+		c.Attempts = nil
+	}
 	return &c
 }
 
-// Allocation is what one instance consumes on one host.
-type Allocation struct {
-	ID         string
-	InstanceID string
-	HostID     string
-	// Resources is the amount of each resource class consumed.
-	Resources map[string]int64
-	// DesiredStatus is what the servers want (run, stop, delete);
-	// ClientStatus is what the agent last reported.
-	DesiredStatus string
-	ClientStatus  string
 
-	CreateIndex uint64
-	ModifyIndex uint64
-}
-
-// Copy returns a deep copy.
-func (a *Allocation) Copy() *Allocation {
-	if a == nil {
-		return nil
-	}
-	c := *a
-	if a.Resources != nil {
-		c.Resources = make(map[string]int64, len(a.Resources))
-		for k, v := range a.Resources {
-			c.Resources[k] = v
+// Status is the API status Nova derives from vm_state and task_state.
+func (i *Instance) Status() string {
+	switch i.TaskState {
+	case TaskRebooting:
+		return "REBOOT"
+	case TaskRebootHard:
+		return "HARD_REBOOT"
+	case TaskDeleting:
+		if i.VMState != VMStateError {
+			return "ACTIVE"
 		}
 	}
-	return &c
-}
-
-// Evaluation statuses.
-const (
-	EvalStatusPending  = "pending"
-	EvalStatusComplete = "complete"
-	EvalStatusFailed   = "failed"
-	EvalStatusBlocked  = "blocked"
-)
-
-// Evaluation is a unit of scheduling work: decide where (or whether) an
-// instance runs.
-type Evaluation struct {
-	ID                string
-	InstanceID        string
-	TriggeredBy       string
-	Status            string
-	StatusDescription string
-	Attempt           int
-
-	CreatedAt int64
-
-	CreateIndex uint64
-	ModifyIndex uint64
-}
-
-// Copy returns a copy.
-func (e *Evaluation) Copy() *Evaluation {
-	if e == nil {
-		return nil
+	switch i.VMState {
+	case VMStateBuilding:
+		return "BUILD"
+	case VMStateActive:
+		return "ACTIVE"
+	case VMStateStopped:
+		return "SHUTOFF"
+	case VMStatePaused:
+		return "PAUSED"
+	case VMStateSuspended:
+		return "SUSPENDED"
+	case VMStateResized:
+		return "VERIFY_RESIZE"
+	case VMStateShelvedOffloaded:
+		return "SHELVED_OFFLOADED"
+	case VMStateDeleted:
+		return "DELETED"
+	case VMStateError:
+		return "ERROR"
 	}
-	c := *e
-	return &c
+	return "UNKNOWN"
+}
+
+// Resources is what the instance's flavor asks of a host: the standard
+// classes plus resources:CUSTOM_X=N extra specs (resources:VCPU=N etc.
+// override the standard amounts, as in Nova).
+func (i *Instance) Resources() (map[string]int64, error) {
+	return FlavorResources(i.Flavor)
 }

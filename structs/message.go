@@ -19,6 +19,15 @@ const (
 	FlavorDeleteRequestType  MessageType = 1
 	KeyPairUpsertRequestType MessageType = 2
 	KeyPairDeleteRequestType MessageType = 3
+	HostRegisterType         MessageType = 4
+	HostStatusUpdateType     MessageType = 5
+	HostEnabledUpdateType    MessageType = 6
+	InstanceCreateType       MessageType = 7
+	InstanceDeleteType       MessageType = 8
+	InstanceActionType       MessageType = 9
+	AllocClientUpdateType    MessageType = 10
+	EvalUpdateType           MessageType = 11
+	PlanApplyType            MessageType = 12
 )
 
 // String names a message type for logs and errors.
@@ -34,6 +43,15 @@ var messageTypeNames = map[MessageType]string{
 	FlavorDeleteRequestType:  "FlavorDelete",
 	KeyPairUpsertRequestType: "KeyPairUpsert",
 	KeyPairDeleteRequestType: "KeyPairDelete",
+	HostRegisterType:         "HostRegister",
+	HostStatusUpdateType:     "HostStatusUpdate",
+	HostEnabledUpdateType:    "HostEnabledUpdate",
+	InstanceCreateType:       "InstanceCreate",
+	InstanceDeleteType:       "InstanceDelete",
+	InstanceActionType:       "InstanceAction",
+	AllocClientUpdateType:    "AllocClientUpdate",
+	EvalUpdateType:           "EvalUpdate",
+	PlanApplyType:            "PlanApply",
 }
 
 // EntryVersion is the format version this build writes into every Raft

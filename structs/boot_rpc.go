@@ -1,0 +1,179 @@
+package structs
+
+import "time"
+
+// RPC requests and responses of the boot path.
+
+// HostRegisterRequest registers a host (an agent calls it at start and
+// whenever its fingerprint changes).
+type HostRegisterRequest struct {
+	Host *Host
+	WriteRequest
+}
+
+// HostRegisterResponse tells the agent how often to heartbeat.
+type HostRegisterResponse struct {
+	HeartbeatTTL time.Duration
+	WriteMeta
+}
+
+// HostHeartbeatRequest keeps hosts alive when gossip cannot (the TTL is
+// the fallback liveness signal).
+type HostHeartbeatRequest struct {
+	HostIDs []string
+	WriteRequest
+}
+
+// HostListRequest lists hosts.
+type HostListRequest struct {
+	QueryOptions
+}
+
+// HostListResponse answers HostListRequest.
+type HostListResponse struct {
+	Hosts []*Host
+	QueryMeta
+}
+
+// HostSpecificRequest reads one host by id or name.
+type HostSpecificRequest struct {
+	HostID string
+	QueryOptions
+}
+
+// SingleHostResponse answers HostSpecificRequest.
+type SingleHostResponse struct {
+	Host *Host
+	QueryMeta
+}
+
+// HostUpdateEnabledRequest enables or disables scheduling onto a host.
+type HostUpdateEnabledRequest struct {
+	HostID  string
+	Enabled bool
+	Reason  string
+	WriteRequest
+}
+
+// InstanceCreateRequest is a user's request to boot Count instances.
+type InstanceCreateRequest struct {
+	Name            string
+	FlavorID        string // id or name
+	ImageID         string
+	ImageProperties map[string]string
+	AZ              string
+	KeyName         string
+	Metadata        map[string]string
+	Count           int
+	ProjectID       string
+	UserID          string
+	WriteRequest
+}
+
+// InstanceCreateResponse returns the new instances and their evaluation.
+type InstanceCreateResponse struct {
+	Instances []*Instance
+	EvalID    string
+	WriteMeta
+}
+
+// InstanceListRequest lists instances, optionally of one host.
+type InstanceListRequest struct {
+	HostID string
+	QueryOptions
+}
+
+// InstanceListResponse answers InstanceListRequest.
+type InstanceListResponse struct {
+	Instances []*Instance
+	QueryMeta
+}
+
+// InstanceSpecificRequest reads one instance.
+type InstanceSpecificRequest struct {
+	InstanceID string
+	QueryOptions
+}
+
+// SingleInstanceResponse answers InstanceSpecificRequest.
+type SingleInstanceResponse struct {
+	Instance   *Instance
+	Allocation *Allocation
+	QueryMeta
+}
+
+// InstanceDeleteRequest deletes instances.
+type InstanceDeleteRequest struct {
+	InstanceIDs []string
+	WriteRequest
+}
+
+// InstanceActionRequest asks for a power action: start, stop,
+// reboot_soft or reboot_hard.
+type InstanceActionRequest struct {
+	InstanceID string
+	Action     string
+	WriteRequest
+}
+
+// AllocHostRequest asks for the allocations of one host.
+type AllocHostRequest struct {
+	HostID string
+	QueryOptions
+}
+
+// AllocIndexResponse maps each of a host's allocations to its
+// AllocModifyIndex: a light answer an agent diffs before fetching.
+type AllocIndexResponse struct {
+	Allocs map[string]uint64
+	QueryMeta
+}
+
+// AllocsGetRequest fetches allocations by id.
+type AllocsGetRequest struct {
+	AllocIDs []string
+	QueryOptions
+}
+
+// AllocListResponse carries allocations. For Alloc.GetAllocs it also
+// carries the allocations' instances, which an agent needs to build them.
+type AllocListResponse struct {
+	Allocs    []*Allocation
+	Instances []*Instance
+	QueryMeta
+}
+
+// AllocListRequest lists every allocation.
+type AllocListRequest struct {
+	QueryOptions
+}
+
+// AllocUpdateRequest carries a batch of an agent's reports.
+type AllocUpdateRequest struct {
+	HostID  string
+	Updates []*AllocClientUpdate
+	WriteRequest
+}
+
+// EvalListRequest lists evaluations.
+type EvalListRequest struct {
+	QueryOptions
+}
+
+// EvalListResponse answers EvalListRequest.
+type EvalListResponse struct {
+	Evals []*Evaluation
+	QueryMeta
+}
+
+// EvalSpecificRequest reads one evaluation.
+type EvalSpecificRequest struct {
+	EvalID string
+	QueryOptions
+}
+
+// SingleEvalResponse answers EvalSpecificRequest.
+type SingleEvalResponse struct {
+	Eval *Evaluation
+	QueryMeta
+}

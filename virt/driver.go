@@ -1,0 +1,177 @@
+package virt
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors drivers return; callers test them with errors.Is.
+var (
+	// ErrNotFound means the driver has no such instance.
+	ErrNotFound = errors.New("instance not found on this host")
+	// ErrNotSupported means the backend cannot do the operation.
+	ErrNotSupported = errors.New("operation not supported by this driver")
+)
+
+// Power states, with Nova's numbering so they pass through unchanged.
+const (
+	PowerNoState  = 0
+	PowerRunning  = 1
+	PowerPaused   = 3
+	PowerShutdown = 4
+	PowerCrashed  = 6
+	PowerSuspend  = 7
+)
+
+// Driver is the core every backend implements. Every method is
+// idempotent where that makes sense: Spawn of an instance that already
+// exists returns its info, Destroy of a missing instance succeeds.
+type Driver interface {
+	// Name is the driver's name ("fake", "libvirt", …).
+	Name() string
+	// Capabilities says which optional operations work.
+	Capabilities() Capabilities
+	// HostInfo fingerprints the host for registration.
+	HostInfo(ctx context.Context) (*HostInfo, error)
+	// Spawn creates and starts an instance. On failure everything it
+	// created is removed again.
+	Spawn(ctx context.Context, spec *InstanceSpec) (*InstanceInfo, error)
+	// Destroy stops and removes an instance and its local resources.
+	Destroy(ctx context.Context, id string) error
+	// PowerOn starts a stopped instance.
+	PowerOn(ctx context.Context, id string) error
+	// PowerOff stops an instance, gracefully within timeout, then hard.
+	PowerOff(ctx context.Context, id string, timeout time.Duration) error
+	// Reboot restarts an instance: soft asks the guest, hard resets.
+	Reboot(ctx context.Context, id string, hard bool) error
+	// GetInfo reads an instance's state; ErrNotFound if it is unknown.
+	GetInfo(ctx context.Context, id string) (*InstanceInfo, error)
+	// ListInstances returns the ids of every instance the driver manages
+	// on this host, running or not.
+	ListInstances(ctx context.Context) ([]string, error)
+}
+
+// Pauser can freeze an instance in memory.
+type Pauser interface {
+	Pause(ctx context.Context, id string) error
+	Unpause(ctx context.Context, id string) error
+}
+
+// Suspender can save an instance's memory to disk and restore it.
+type Suspender interface {
+	Suspend(ctx context.Context, id string) error
+	Resume(ctx context.Context, id string) error
+}
+
+// Resizer can change an instance's flavor on the same host.
+type Resizer interface {
+	Resize(ctx context.Context, id string, spec *InstanceSpec) error
+}
+
+// Migrator can move a stopped instance's disks to another host.
+type Migrator interface {
+	MigrateDisks(ctx context.Context, id string, destination string) error
+}
+
+// LiveMigrator can move a running instance to another host.
+type LiveMigrator interface {
+	LiveMigrate(ctx context.Context, id string, destination string) error
+}
+
+// Snapshotter can capture an instance's root disk as an image.
+type Snapshotter interface {
+	Snapshot(ctx context.Context, id string, imageName string) (imagePath string, err error)
+}
+
+// ConsoleOutputer returns the instance's serial console log.
+type ConsoleOutputer interface {
+	ConsoleOutput(ctx context.Context, id string, tailLines int) (string, error)
+}
+
+// RemoteConsoler returns where a graphical or serial console listens.
+type RemoteConsoler interface {
+	RemoteConsole(ctx context.Context, id string, kind string) (*Console, error)
+}
+
+// VolumeAttacher can hot-plug block devices.
+type VolumeAttacher interface {
+	AttachVolume(ctx context.Context, id string, vol *Volume) error
+	DetachVolume(ctx context.Context, id string, volumeID string) error
+}
+
+// InterfaceAttacher can hot-plug network interfaces.
+type InterfaceAttacher interface {
+	AttachInterface(ctx context.Context, id string, nic *NIC) error
+	DetachInterface(ctx context.Context, id string, portID string) error
+}
+
+// Capabilities lists what a driver can do beyond the core.
+type Capabilities struct {
+	Pause, Suspend, Resize, Migrate, LiveMigrate bool
+	Snapshot, ConsoleOutput, RemoteConsole       bool
+	AttachVolume, AttachInterface                bool
+}
+
+// InstanceSpec is everything a driver needs to build an instance.
+type InstanceSpec struct {
+	ID          string
+	Name        string
+	VCPUs       int
+	MemoryMB    int
+	RootGB      int
+	EphemeralGB int
+	SwapMB      int
+	ImageID     string
+	// ImageProperties and ExtraSpecs carry hw:… hints for the backend.
+	ImageProperties map[string]string
+	ExtraSpecs      map[string]string
+	Metadata        map[string]string
+	UserData        []byte
+}
+
+// InstanceInfo is a driver's view of one instance.
+type InstanceInfo struct {
+	ID         string
+	PowerState int
+	// DriverRef is the backend's own name for it (domain name, VM moref).
+	DriverRef string
+}
+
+// HostInfo is a host's fingerprint.
+type HostInfo struct {
+	Hostname          string
+	Arch              string
+	CPUModel          string
+	VCPUs             int64
+	MemoryMB          int64
+	DiskGB            int64
+	HypervisorType    string
+	HypervisorVersion string
+	// CustomResources are devices as CUSTOM_* resource classes
+	// (accelerators, GPUs, FPGAs) with their counts.
+	CustomResources map[string]int64
+	Traits          []string
+	Attributes      map[string]string
+}
+
+// Console is where a remote console listens.
+type Console struct {
+	Kind string // "vnc", "spice", "serial", "mks"
+	Host string
+	Port int
+}
+
+// Volume is a block device to attach.
+type Volume struct {
+	ID     string
+	Path   string
+	Device string
+}
+
+// NIC is a network interface to attach.
+type NIC struct {
+	PortID string
+	MAC    string
+	Bridge string
+}
