@@ -1,6 +1,8 @@
 package fsm
 
 import (
+	"fmt"
+
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -27,12 +29,15 @@ func init() {
 	})
 }
 
-// UpsertAllocation creates or replaces an allocation at index.
+// UpsertAllocation creates or replaces an allocation at index, keeping
+// its host's usage in step.
 func (s *StateStore) UpsertAllocation(index uint64, a *structs.Allocation) error {
-	c := a.Copy()
-	return s.upsertOne(index, TableAllocations, c,
-		func(create, modify uint64) { c.CreateIndex, c.ModifyIndex = create, modify },
-		func(o any) uint64 { return o.(*structs.Allocation).CreateIndex }, c.ID)
+	txn := s.writeTxn()
+	defer txn.Abort()
+	if err := insertAlloc(txn, index, a.Copy()); err != nil {
+		return err
+	}
+	return commitAt(txn, index, TableAllocations, TableHosts)
 }
 
 // AllocationByID returns an allocation or nil.
@@ -48,4 +53,143 @@ func (s *StateStore) AllocationsByHost(ws memdb.WatchSet, hostID string) ([]*str
 // Allocations lists every allocation by id.
 func (s *StateStore) Allocations(ws memdb.WatchSet) ([]*structs.Allocation, error) {
 	return list[*structs.Allocation](s.ReadTxn(), ws, TableAllocations)
+}
+
+func init() {
+	registerApply(structs.AllocClientUpdateType, func(s *StateStore, index uint64, _ uint8, body []byte) any {
+		var e structs.AllocClientUpdateEntry
+		if err := decodeBody(structs.AllocClientUpdateType, body, &e); err != nil {
+			return err
+		}
+		return s.UpdateAllocsFromClient(index, &e)
+	})
+}
+
+// UpdateAllocsFromClient records an agent's reports and what follows
+// from them for each instance, the way Nova's compute manager updates
+// vm_state, task_state and power_state as it works.
+func (s *StateStore) UpdateAllocsFromClient(index uint64, e *structs.AllocClientUpdateEntry) error {
+	txn := s.writeTxn()
+	defer txn.Abort()
+	rescheduled := make(map[string]bool)
+	for _, ev := range e.Reschedules {
+		c := ev.Copy()
+		c.CreateIndex, c.ModifyIndex = index, index
+		if err := txn.Insert(TableEvals, c); err != nil {
+			return fmt.Errorf("insert eval %s: %w", c.ID, err)
+		}
+		for _, id := range c.InstanceIDs {
+			rescheduled[id] = true
+		}
+	}
+	for _, u := range e.Updates {
+		raw, err := txn.First(TableAllocations, "id", u.AllocID)
+		if err != nil {
+			return fmt.Errorf("allocation lookup %s: %w", u.AllocID, err)
+		}
+		if raw == nil {
+			continue // deleted meanwhile; the report is moot
+		}
+		old := raw.(*structs.Allocation)
+		if old.HostID != e.HostID {
+			return structs.Errorf(structs.KindPermission, "host %s reported on allocation %s of host %s", e.HostID, old.ID, old.HostID)
+		}
+		if err := applyClientUpdate(txn, index, e, old, u, rescheduled); err != nil {
+			return err
+		}
+	}
+	return commitAt(txn, index, TableAllocations, TableInstances, TableHosts, TableEvals)
+}
+
+func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry, old *structs.Allocation, u *structs.AllocClientUpdate, rescheduled map[string]bool) error {
+	a := old.Copy()
+	a.ClientState, a.ClientDescription, a.PowerState = u.ClientState, u.ClientDescription, u.PowerState
+	if u.ActionDoneSeq > a.ActionDoneSeq {
+		a.ActionDoneSeq = u.ActionDoneSeq
+	}
+	actionDone := a.PendingAction != "" && a.ActionDoneSeq >= a.ActionSeq
+	if actionDone {
+		a.PendingAction = ""
+	}
+	at := e.UpdatedAt
+	switch u.ClientState {
+	case structs.AllocClientDeleted:
+		if err := deleteAlloc(txn, index, old); err != nil {
+			return err
+		}
+		if old.DesiredState == structs.AllocDesiredDeleted {
+			return purgeInstance(txn, index, old.InstanceID)
+		}
+		return nil
+	case structs.AllocClientFailed:
+		return allocFailed(txn, index, e, old, a, rescheduled[a.InstanceID])
+	}
+	if err := insertAlloc(txn, index, a); err != nil {
+		return err
+	}
+	wasSpawning := old.ClientState == structs.AllocClientSpawning || old.ClientState == structs.AllocClientPending
+	if u.ClientState == structs.AllocClientRunning && wasSpawning {
+		if err := updateHost(txn, index, a.HostID, func(h *structs.Host) { h.BuildFailures = 0 }); err != nil {
+			return err
+		}
+	}
+	return updateInstance(txn, index, a.InstanceID, func(i *structs.Instance) {
+		i.PowerState, i.UpdatedAt = u.PowerState, at
+		switch u.ClientState {
+		case structs.AllocClientSpawning:
+			i.VMState, i.TaskState = structs.VMStateBuilding, structs.TaskSpawning
+		case structs.AllocClientRunning:
+			i.VMState = structs.VMStateActive
+			if u.PowerState == structs.PowerPaused {
+				i.VMState = structs.VMStatePaused
+			}
+			i.Fault = nil
+			if i.TaskState != structs.TaskDeleting && (a.PendingAction == "" || actionDone) && a.DesiredState == structs.AllocDesiredRunning {
+				i.TaskState = ""
+			}
+		case structs.AllocClientStopped:
+			i.VMState = structs.VMStateStopped
+			if i.TaskState != structs.TaskDeleting && a.DesiredState == structs.AllocDesiredStopped {
+				i.TaskState = ""
+			}
+		}
+	})
+}
+
+// allocFailed handles a failed allocation: a failed build is recorded as
+// an attempt and either rescheduled (the leader put the evaluation in the
+// same entry) or ends in ERROR with the fault the leader computed; a
+// failure of a running instance puts it in ERROR.
+func allocFailed(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry, old, a *structs.Allocation, reschedule bool) error {
+	building := old.ClientState == structs.AllocClientPending || old.ClientState == structs.AllocClientSpawning
+	if building {
+		if err := deleteAlloc(txn, index, old); err != nil {
+			return err
+		}
+		if err := updateHost(txn, index, a.HostID, func(h *structs.Host) { h.BuildFailures++ }); err != nil {
+			return err
+		}
+		return updateInstance(txn, index, a.InstanceID, func(i *structs.Instance) {
+			i.Attempts = append(i.Attempts, &structs.BuildAttempt{HostID: a.HostID, Error: a.ClientDescription})
+			i.HostID, i.PowerState, i.UpdatedAt = "", structs.PowerNoState, e.UpdatedAt
+			if reschedule {
+				i.VMState, i.TaskState = structs.VMStateBuilding, structs.TaskScheduling
+				return
+			}
+			i.VMState, i.TaskState = structs.VMStateError, ""
+			if f := e.Faults[a.InstanceID]; f != nil {
+				fc := *f
+				i.Fault = &fc
+			} else {
+				i.Fault = &structs.Fault{Code: 500, Message: "Build of instance failed: " + a.ClientDescription, CreatedAt: e.UpdatedAt}
+			}
+		})
+	}
+	if err := insertAlloc(txn, index, a); err != nil {
+		return err
+	}
+	return updateInstance(txn, index, a.InstanceID, func(i *structs.Instance) {
+		i.VMState, i.TaskState, i.PowerState, i.UpdatedAt = structs.VMStateError, "", structs.PowerNoState, e.UpdatedAt
+		i.Fault = &structs.Fault{Code: 500, Message: a.ClientDescription, CreatedAt: e.UpdatedAt}
+	})
 }

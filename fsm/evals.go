@@ -15,7 +15,7 @@ func init() {
 			Name: TableEvals,
 			Indexes: map[string]*memdb.IndexSchema{
 				"id":       idIndex("ID"),
-				"instance": {Name: "instance", Indexer: &memdb.StringFieldIndex{Field: "InstanceID"}},
+				"instance": {Name: "instance", AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "InstanceIDs"}},
 				"status":   {Name: "status", Indexer: &memdb.StringFieldIndex{Field: "Status"}},
 			},
 		}
@@ -44,4 +44,36 @@ func (s *StateStore) EvalByID(ws memdb.WatchSet, id string) (*structs.Evaluation
 // broker on a leadership change).
 func (s *StateStore) EvalsByStatus(ws memdb.WatchSet, status string) ([]*structs.Evaluation, error) {
 	return list[*structs.Evaluation](s.ReadTxn(), ws, TableEvals, "status", status)
+}
+
+func init() {
+	registerApply(structs.EvalUpdateType, func(s *StateStore, index uint64, _ uint8, body []byte) any {
+		var e structs.EvalUpdateEntry
+		if err := decodeBody(structs.EvalUpdateType, body, &e); err != nil {
+			return err
+		}
+		txn := s.writeTxn()
+		defer txn.Abort()
+		if err := upsertEvals(txn, index, e.Evals); err != nil {
+			return err
+		}
+		return commitAt(txn, index, TableEvals)
+	})
+}
+
+func upsertEvals(txn *memdb.Txn, index uint64, evals []*structs.Evaluation) error {
+	for _, ev := range evals {
+		c := ev.Copy()
+		if err := upsert(txn, TableEvals, index, c,
+			func(create, modify uint64) { c.CreateIndex, c.ModifyIndex = create, modify },
+			func(o any) uint64 { return o.(*structs.Evaluation).CreateIndex }, c.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Evals lists every evaluation by id.
+func (s *StateStore) Evals(ws memdb.WatchSet) ([]*structs.Evaluation, error) {
+	return list[*structs.Evaluation](s.ReadTxn(), ws, TableEvals)
 }

@@ -175,7 +175,7 @@ func populate(t *testing.T, s *StateStore) {
 	must(s.UpsertInstance(4, &structs.Instance{ID: "i1", Name: "web", Flavor: structs.DevFlavors()[0], HostID: "h1",
 		VMState: structs.VMStateActive, PowerState: structs.PowerRunning, Metadata: map[string]string{"a": "b"}}))
 	must(s.UpsertAllocation(5, &structs.Allocation{ID: "a1", InstanceID: "i1", HostID: "h1", Resources: map[string]int64{"VCPU": 1}}))
-	must(s.UpsertEval(6, &structs.Evaluation{ID: "e1", InstanceID: "i1", Status: structs.EvalStatusComplete}))
+	must(s.UpsertEval(6, &structs.Evaluation{ID: "e1", InstanceIDs: []string{"i1"}, Status: structs.EvalStatusComplete}))
 }
 
 func dump(t *testing.T, s *StateStore) map[string][]any {

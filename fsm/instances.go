@@ -1,6 +1,8 @@
 package fsm
 
 import (
+	"fmt"
+
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -59,4 +61,153 @@ func (s *StateStore) Instances(ws memdb.WatchSet) ([]*structs.Instance, error) {
 // InstancesByHost lists the instances placed on a host.
 func (s *StateStore) InstancesByHost(ws memdb.WatchSet, hostID string) ([]*structs.Instance, error) {
 	return list[*structs.Instance](s.ReadTxn(), ws, TableInstances, "host", hostID)
+}
+
+func init() {
+	registerApply(structs.InstanceCreateType, func(s *StateStore, index uint64, _ uint8, body []byte) any {
+		var e structs.InstanceCreateEntry
+		if err := decodeBody(structs.InstanceCreateType, body, &e); err != nil {
+			return err
+		}
+		return s.CreateInstances(index, &e)
+	})
+	registerApply(structs.InstanceDeleteType, func(s *StateStore, index uint64, _ uint8, body []byte) any {
+		var e structs.InstanceDeleteEntry
+		if err := decodeBody(structs.InstanceDeleteType, body, &e); err != nil {
+			return err
+		}
+		return s.DeleteInstances(index, &e)
+	})
+	registerApply(structs.InstanceActionType, func(s *StateStore, index uint64, _ uint8, body []byte) any {
+		var e structs.InstanceActionEntry
+		if err := decodeBody(structs.InstanceActionType, body, &e); err != nil {
+			return err
+		}
+		return s.InstanceAction(index, &e)
+	})
+}
+
+// CreateInstances commits new instances with their evaluation.
+func (s *StateStore) CreateInstances(index uint64, e *structs.InstanceCreateEntry) error {
+	txn := s.writeTxn()
+	defer txn.Abort()
+	for _, inst := range e.Instances {
+		c := inst.Copy()
+		c.CreateIndex, c.ModifyIndex = index, index
+		if err := txn.Insert(TableInstances, c); err != nil {
+			return fmt.Errorf("insert instance %s: %w", c.ID, err)
+		}
+	}
+	tables := []string{TableInstances}
+	if e.Eval != nil {
+		ev := e.Eval.Copy()
+		ev.CreateIndex, ev.ModifyIndex = index, index
+		if err := txn.Insert(TableEvals, ev); err != nil {
+			return fmt.Errorf("insert eval %s: %w", ev.ID, err)
+		}
+		tables = append(tables, TableEvals)
+	}
+	return commitAt(txn, index, tables...)
+}
+
+// DeleteInstances marks instances with a live allocation as deleting
+// (their agent destroys them) and purges the others at once.
+func (s *StateStore) DeleteInstances(index uint64, e *structs.InstanceDeleteEntry) error {
+	txn := s.writeTxn()
+	defer txn.Abort()
+	for _, id := range e.Deleting {
+		allocs, err := allocsOfInstance(txn, id)
+		if err != nil {
+			return err
+		}
+		for _, a := range allocs {
+			c := a.Copy()
+			c.DesiredState = structs.AllocDesiredDeleted
+			c.AllocModifyIndex = index
+			if err := insertAlloc(txn, index, c); err != nil {
+				return err
+			}
+		}
+		if err := updateInstance(txn, index, id, func(i *structs.Instance) {
+			i.TaskState, i.UpdatedAt = structs.TaskDeleting, e.UpdatedAt
+		}); err != nil {
+			return err
+		}
+	}
+	for _, id := range e.Purge {
+		if err := purgeInstance(txn, index, id); err != nil {
+			return err
+		}
+	}
+	return commitAt(txn, index, TableInstances, TableAllocations, TableHosts)
+}
+
+// purgeInstance removes an instance and its allocations, freeing usage.
+func purgeInstance(txn *memdb.Txn, index uint64, id string) error {
+	allocs, err := allocsOfInstance(txn, id)
+	if err != nil {
+		return err
+	}
+	for _, a := range allocs {
+		if err := deleteAlloc(txn, index, a); err != nil {
+			return err
+		}
+	}
+	raw, err := txn.First(TableInstances, "id", id)
+	if err != nil {
+		return fmt.Errorf("instance lookup %s: %w", id, err)
+	}
+	if raw != nil {
+		if err := txn.Delete(TableInstances, raw); err != nil {
+			return fmt.Errorf("delete instance %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// InstanceAction records a power action for the instance's agent: the
+// allocation's desired state or pending action, and the task state Nova
+// shows while it runs.
+func (s *StateStore) InstanceAction(index uint64, e *structs.InstanceActionEntry) error {
+	txn := s.writeTxn()
+	defer txn.Abort()
+	allocs, err := allocsOfInstance(txn, e.InstanceID)
+	if err != nil {
+		return err
+	}
+	var task string
+	for _, a := range allocs {
+		if a.Terminal() || a.DesiredState == structs.AllocDesiredDeleted {
+			continue
+		}
+		c := a.Copy()
+		switch e.Action {
+		case "start":
+			c.DesiredState, task = structs.AllocDesiredRunning, structs.TaskPoweringOn
+		case "stop":
+			c.DesiredState, task = structs.AllocDesiredStopped, structs.TaskPoweringOff
+		case structs.ActionRebootSoft, structs.ActionRebootHard:
+			c.DesiredState = structs.AllocDesiredRunning
+			c.PendingAction, c.ActionSeq = e.Action, index
+			task = structs.TaskRebooting
+			if e.Action == structs.ActionRebootHard {
+				task = structs.TaskRebootHard
+			}
+		default:
+			return structs.Errorf(structs.KindInvalid, "unknown instance action %q", e.Action)
+		}
+		c.AllocModifyIndex = index
+		if err := insertAlloc(txn, index, c); err != nil {
+			return err
+		}
+	}
+	if task == "" {
+		return structs.Errorf(structs.KindConflict, "instance %s has no running allocation to act on", e.InstanceID)
+	}
+	if err := updateInstance(txn, index, e.InstanceID, func(i *structs.Instance) {
+		i.TaskState, i.UpdatedAt = task, e.UpdatedAt
+	}); err != nil {
+		return err
+	}
+	return commitAt(txn, index, TableInstances, TableAllocations)
 }
