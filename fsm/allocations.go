@@ -193,3 +193,8 @@ func allocFailed(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry
 		i.Fault = &structs.Fault{Code: 500, Message: a.ClientDescription, CreatedAt: e.UpdatedAt}
 	})
 }
+
+// AllocationsByInstance lists an instance's allocations.
+func (s *StateStore) AllocationsByInstance(ws memdb.WatchSet, instanceID string) ([]*structs.Allocation, error) {
+	return list[*structs.Allocation](s.ReadTxn(), ws, TableAllocations, "instance", instanceID)
+}

@@ -131,3 +131,15 @@ func BlockingQuery(ctx context.Context, getState func() *StateStore, minIndex ui
 		}
 	}
 }
+
+// IndexWatch returns a channel closed on the next change of any table's
+// index, for waiting until the state reaches an index.
+func (s *StateStore) IndexWatch() <-chan struct{} {
+	it, err := s.ReadTxn().Get(tableIndex, "id")
+	if err != nil {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	return it.WatchCh()
+}

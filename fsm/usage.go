@@ -82,13 +82,22 @@ func insertAlloc(txn *memdb.Txn, index uint64, a *structs.Allocation) error {
 	if err != nil {
 		return fmt.Errorf("allocation lookup %s: %w", a.ID, err)
 	}
-	wasLive := false
+	wasLive, desiredChanged := false, true
 	if raw != nil {
 		old := raw.(*structs.Allocation)
 		wasLive = !old.Terminal()
 		a.CreateIndex = old.CreateIndex
+		desiredChanged = a.AllocModifyIndex != old.AllocModifyIndex
 	} else {
 		a.CreateIndex = index
+		if a.AllocModifyIndex == 0 {
+			a.AllocModifyIndex = index
+		}
+	}
+	if desiredChanged {
+		if err := bumpAllocsIndex(txn, index, a.HostID); err != nil {
+			return err
+		}
 	}
 	a.ModifyIndex = index
 	isLive := !a.Terminal()
@@ -117,7 +126,12 @@ func deleteAlloc(txn *memdb.Txn, index uint64, a *structs.Allocation) error {
 	if err := txn.Delete(TableAllocations, a); err != nil {
 		return fmt.Errorf("delete allocation %s: %w", a.ID, err)
 	}
-	return nil
+	return bumpAllocsIndex(txn, index, a.HostID)
+}
+
+// bumpAllocsIndex records that the host's agent has new work.
+func bumpAllocsIndex(txn *memdb.Txn, index uint64, hostID string) error {
+	return updateHost(txn, index, hostID, func(h *structs.Host) { h.AllocsIndex = index })
 }
 
 // allocsOfInstance lists an instance's allocations inside a transaction.

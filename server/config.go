@@ -1,11 +1,14 @@
 package server
 
 import (
+	"runtime"
 	"crypto/tls"
 	"fmt"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/stratus-cloud/stratus/server/scheduler"
 )
 
 // Config configures a Server.
@@ -43,6 +46,20 @@ type Config struct {
 	// Raft's defaults. Tests lower them to exercise snapshot installs.
 	SnapshotThreshold uint64
 	TrailingLogs      uint64
+
+	// NumSchedulers is how many scheduler workers run on this server
+	// (0: the number of CPUs; negative: none, for tests).
+	NumSchedulers int
+	// Scheduler tunes filters and weighers.
+	Scheduler scheduler.Config
+	// HeartbeatTTL is how long a host may go without a heartbeat before
+	// the leader marks it down, when gossip has not already (default 10s).
+	HeartbeatTTL time.Duration
+	// MaxBuildAttempts is how many hosts a build is tried on before the
+	// instance goes to ERROR (Nova's max_attempts, default 3).
+	MaxBuildAttempts int
+	// EvalNackTimeout is how long a worker may hold an evaluation.
+	EvalNackTimeout time.Duration
 
 	// TLS for RPC: server side and client side, nil for plaintext.
 	TLSServer  *tls.Config
@@ -84,6 +101,21 @@ func (c *Config) Validate() error {
 	}
 	if c.RaftTimeScale <= 0 {
 		c.RaftTimeScale = 1
+	}
+	if c.NumSchedulers == 0 {
+		c.NumSchedulers = runtime.NumCPU()
+	}
+	if c.Scheduler == (scheduler.Config{}) {
+		c.Scheduler = scheduler.DefaultConfig()
+	}
+	if c.HeartbeatTTL <= 0 {
+		c.HeartbeatTTL = 10 * time.Second
+	}
+	if c.MaxBuildAttempts <= 0 {
+		c.MaxBuildAttempts = 3
+	}
+	if c.EvalNackTimeout <= 0 {
+		c.EvalNackTimeout = time.Minute
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()

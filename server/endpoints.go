@@ -9,6 +9,11 @@ func (s *Server) registerEndpoints() error {
 		"Status":   &Status{srv: s},
 		"Flavor":   &Flavor{srv: s},
 		"Operator": &Operator{srv: s},
+		"Host":     &Host{srv: s},
+		"Instance": &Instance{srv: s},
+		"Alloc":    &Alloc{srv: s},
+		"Eval":     &Eval{srv: s},
+		"Plan":     &Plan{srv: s},
 	}
 	for name, e := range endpoints {
 		if err := s.rpcServer.Register(name, e); err != nil {

@@ -1,7 +1,10 @@
 package server
 
 import (
+	"sort"
 	"time"
+
+	"github.com/stratus-cloud/stratus/structs"
 )
 
 // reconcileInterval bounds how long a missed gossip event can leave Raft's
@@ -57,6 +60,10 @@ func (s *Server) leaderLoop(stopCh chan struct{}) {
 		case <-time.After(time.Second):
 		}
 	}
+	if err := s.establishLeadership(stopCh); err != nil {
+		s.logger.Error("establish leadership", "error", err)
+	}
+	defer s.revokeLeadership()
 	ticker := time.NewTicker(reconcileInterval)
 	defer ticker.Stop()
 	for {
@@ -72,4 +79,38 @@ func (s *Server) leaderLoop(stopCh chan struct{}) {
 		case <-ticker.C:
 		}
 	}
+}
+
+// establishLeadership starts the leader-only duties: the eval broker
+// (rebuilt from state), the plan applier and host liveness.
+func (s *Server) establishLeadership(stopCh chan struct{}) error {
+	s.evalBroker.SetEnabled(true)
+	s.leaderWG.Add(2)
+	go func() {
+		defer s.leaderWG.Done()
+		s.planApplier(stopCh)
+	}()
+	go func() {
+		defer s.leaderWG.Done()
+		s.hostLiveness(stopCh)
+	}()
+	pending, err := s.fsm.State().EvalsByStatus(nil, structs.EvalStatusPending)
+	if err != nil {
+		return err
+	}
+	sort.Slice(pending, func(i, j int) bool { return pending[i].CreateIndex < pending[j].CreateIndex })
+	for _, ev := range pending {
+		s.evalBroker.Enqueue(ev)
+	}
+	if len(pending) > 0 {
+		s.logger.Info("restored pending evaluations into the broker", "count", len(pending))
+	}
+	return nil
+}
+
+// revokeLeadership stops the leader-only duties; the caller has closed
+// stopCh.
+func (s *Server) revokeLeadership() {
+	s.evalBroker.SetEnabled(false)
+	s.leaderWG.Wait()
 }

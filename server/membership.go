@@ -48,6 +48,10 @@ func (s *Server) gossipEventLoop() {
 			if !ok {
 				return
 			}
+			if ev.Type == gossip.EventFailed || ev.Type == gossip.EventLeave {
+				// Any agent may run hosts, servers in dev mode too.
+				s.onMemberDown(ev.Member.Name)
+			}
 			if ev.Member.Meta.Role != gossip.RoleServer || ev.Member.Meta.Region != s.config.Region {
 				continue
 			}

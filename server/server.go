@@ -40,6 +40,12 @@ type Server struct {
 	// leaderCh receives Raft's leadership transitions.
 	leaderCh chan bool
 
+	// evalBroker, planQueue and heartbeats serve leader duties; they are
+	// idle on followers.
+	evalBroker *evalBroker
+	planQueue  chan *pendingPlan
+	heartbeats *heartbeats
+
 	// reconcileCh nudges the leader loop when gossip membership changed.
 	reconcileCh chan struct{}
 
@@ -47,6 +53,8 @@ type Server struct {
 	shutdown   bool
 	shutdownCh chan struct{}
 	wg         sync.WaitGroup
+	// leaderWG tracks the leader-only goroutines.
+	leaderWG sync.WaitGroup
 }
 
 // NewServer starts a server: RPC listener, Raft, gossip and leadership
@@ -61,7 +69,10 @@ func NewServer(cfg *Config) (s *Server, err error) {
 		reconcileCh: make(chan struct{}, 1),
 		leaderCh:    make(chan bool, 10),
 		shutdownCh:  make(chan struct{}),
+		planQueue:   make(chan *pendingPlan, maxPlanBatch*4),
+		heartbeats:  newHeartbeats(cfg.HeartbeatTTL),
 	}
+	s.evalBroker = newEvalBroker(cfg.EvalNackTimeout, 3, s.failEval)
 	// Undo whatever was started if a later step fails.
 	defer func() {
 		if err != nil {
@@ -107,6 +118,7 @@ func NewServer(cfg *Config) (s *Server, err error) {
 	s.wg.Add(2)
 	go s.monitorLeadership()
 	go s.gossipEventLoop()
+	s.startWorkers(cfg.NumSchedulers)
 
 	s.logger.Info("server started", "node", cfg.NodeName, "id", cfg.NodeID,
 		"rpc", s.RPCAddr(), "gossip", s.gossip.Addr(), "bootstrap_expect", cfg.BootstrapExpect)
@@ -192,4 +204,21 @@ func (s *Server) Shutdown() error {
 		_ = s.raftStore.Close()
 	}
 	return nil
+}
+
+func (s *Server) isShuttingDown() bool {
+	select {
+	case <-s.shutdownCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// startWorkers starts n scheduler workers.
+func (s *Server) startWorkers(n int) {
+	for i := 0; i < n; i++ {
+		s.wg.Add(1)
+		go (&worker{srv: s, id: i}).run()
+	}
 }

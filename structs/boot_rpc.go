@@ -177,3 +177,31 @@ type SingleEvalResponse struct {
 	Eval *Evaluation
 	QueryMeta
 }
+
+// EvalDequeueRequest asks the leader's broker for an evaluation.
+type EvalDequeueRequest struct {
+	Timeout time.Duration
+	WriteRequest
+}
+
+// EvalDequeueResponse carries a delivered evaluation (nil when none was
+// ready in time), the token that holds it, and the state index the
+// worker must reach before scheduling it.
+type EvalDequeueResponse struct {
+	Eval      *Evaluation
+	Token     string
+	WaitIndex uint64
+}
+
+// EvalAckRequest acks or nacks a delivered evaluation.
+type EvalAckRequest struct {
+	EvalID string
+	Token  string
+	WriteRequest
+}
+
+// PlanSubmitRequest carries a worker's plan to the leader's applier.
+type PlanSubmitRequest struct {
+	Plan *Plan
+	WriteRequest
+}

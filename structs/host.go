@@ -71,6 +71,11 @@ type Host struct {
 	// successful spawn resets it.
 	BuildFailures int
 
+	// AllocsIndex is the Raft index at which the servers last changed
+	// what this host's agent must do (an allocation added, removed, or
+	// its desired state changed). Agents block on it.
+	AllocsIndex uint64
+
 	// StatusUpdatedAt is unix nanoseconds, chosen before proposal.
 	StatusUpdatedAt int64
 

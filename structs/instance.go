@@ -68,9 +68,9 @@ type Instance struct {
 	// ImageProperties are the image's properties at create time
 	// (architecture, hypervisor_type, …), read by ImagePropertiesFilter.
 	ImageProperties map[string]string
-	KeyName string
-	AZ      string
-	HostID  string
+	KeyName         string
+	AZ              string
+	HostID          string
 
 	VMState    string
 	TaskState  string
@@ -113,7 +113,6 @@ func (i *Instance) Copy() *Instance {
 	}
 	return &c
 }
-
 
 // Status is the API status Nova derives from vm_state and task_state.
 func (i *Instance) Status() string {

@@ -1,0 +1,122 @@
+package server
+
+import (
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/stratus-cloud/stratus/fsm"
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// Host is the endpoint for hosts: registration and heartbeats from
+// agents, reads and enable/disable for operators.
+type Host struct{ srv *Server }
+
+// Register stores an agent's fingerprint and marks the host up.
+func (e *Host) Register(args *structs.HostRegisterRequest, reply *structs.HostRegisterResponse) error {
+	if done, err := e.srv.forward("Host.Register", args, args, reply); done {
+		return err
+	}
+	if args.Host == nil {
+		return structs.Errorf(structs.KindInvalid, "no host to register")
+	}
+	if err := args.Host.Validate(); err != nil {
+		return err
+	}
+	h := args.Host.Copy()
+	h.StatusUpdatedAt = time.Now().UnixNano()
+	index, err := e.srv.apply(structs.HostRegisterType, &structs.HostRegisterEntry{Host: h})
+	if err != nil {
+		return err
+	}
+	e.srv.heartbeats.reset(h.ID)
+	reply.Index, reply.HeartbeatTTL = index, e.srv.config.HeartbeatTTL
+	return nil
+}
+
+// Heartbeat keeps hosts alive; a host that was down comes back up.
+func (e *Host) Heartbeat(args *structs.HostHeartbeatRequest, reply *structs.HostRegisterResponse) error {
+	if done, err := e.srv.forward("Host.Heartbeat", args, args, reply); done {
+		return err
+	}
+	state := e.srv.fsm.State()
+	var revived []string
+	for _, id := range args.HostIDs {
+		h, err := state.HostByID(nil, id)
+		if err != nil {
+			return err
+		}
+		if h == nil {
+			return structs.Errorf(structs.KindNotFound, "host %q is not registered", id)
+		}
+		e.srv.heartbeats.reset(id)
+		if h.Status != structs.HostStatusUp {
+			revived = append(revived, id)
+		}
+	}
+	if len(revived) > 0 {
+		index, err := e.srv.setHostStatus(revived, structs.HostStatusUp)
+		if err != nil {
+			return err
+		}
+		reply.Index = index
+	}
+	reply.HeartbeatTTL = e.srv.config.HeartbeatTTL
+	return nil
+}
+
+// List reads every host.
+func (e *Host) List(args *structs.HostListRequest, reply *structs.HostListResponse) error {
+	if done, err := e.srv.forward("Host.List", args, args, reply); done {
+		return err
+	}
+	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, state *fsm.StateStore) (any, uint64, error) {
+		hosts, err := state.Hosts(ws)
+		reply.Hosts = hosts
+		return hosts, state.Index(fsm.TableHosts), err
+	})
+}
+
+// Get reads one host by id or name.
+func (e *Host) Get(args *structs.HostSpecificRequest, reply *structs.SingleHostResponse) error {
+	if done, err := e.srv.forward("Host.Get", args, args, reply); done {
+		return err
+	}
+	err := e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, state *fsm.StateStore) (any, uint64, error) {
+		h, err := state.HostByID(ws, args.HostID)
+		if err == nil && h == nil {
+			h, err = state.HostByName(ws, args.HostID)
+		}
+		reply.Host = h
+		return h, state.Index(fsm.TableHosts), err
+	})
+	if err == nil && reply.Host == nil {
+		return structs.Errorf(structs.KindNotFound, "host %q not found", args.HostID)
+	}
+	return err
+}
+
+// UpdateEnabled enables or disables scheduling onto a host.
+func (e *Host) UpdateEnabled(args *structs.HostUpdateEnabledRequest, reply *structs.GenericResponse) error {
+	if done, err := e.srv.forward("Host.UpdateEnabled", args, args, reply); done {
+		return err
+	}
+	state := e.srv.fsm.State()
+	h, err := state.HostByID(nil, args.HostID)
+	if err == nil && h == nil {
+		h, err = state.HostByName(nil, args.HostID)
+	}
+	if err != nil {
+		return err
+	}
+	if h == nil {
+		return structs.Errorf(structs.KindNotFound, "host %q not found", args.HostID)
+	}
+	if len(args.Reason) > 255 {
+		return structs.Errorf(structs.KindInvalid, "disabled reason is longer than 255 characters")
+	}
+	index, err := e.srv.apply(structs.HostEnabledUpdateType, &structs.HostEnabledUpdateEntry{HostID: h.ID, Enabled: args.Enabled, Reason: args.Reason})
+	reply.Index = index
+	return err
+}

@@ -1,0 +1,281 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/stratus-cloud/stratus/fsm"
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// maxInstancesPerRequest bounds multi-create, as Nova's quota does by
+// default.
+const maxInstancesPerRequest = 1000
+
+// Instance is the endpoint for instances.
+type Instance struct{ srv *Server }
+
+// Create validates a boot request and commits its instances and their
+// evaluation in one Raft entry; the leader's broker then schedules them.
+func (e *Instance) Create(args *structs.InstanceCreateRequest, reply *structs.InstanceCreateResponse) error {
+	if done, err := e.srv.forward("Instance.Create", args, args, reply); done {
+		return err
+	}
+	entry, err := e.srv.buildCreate(args)
+	if err != nil {
+		return err
+	}
+	index, err := e.srv.apply(structs.InstanceCreateType, entry)
+	if err != nil {
+		return err
+	}
+	entry.Eval.CreateIndex, entry.Eval.ModifyIndex = index, index
+	e.srv.evalBroker.Enqueue(entry.Eval)
+	reply.Index, reply.EvalID = index, entry.Eval.ID
+	for _, inst := range entry.Instances {
+		inst.CreateIndex, inst.ModifyIndex = index, index
+	}
+	reply.Instances = entry.Instances
+	return nil
+}
+
+// buildCreate checks a create request against the state and builds its
+// entry, choosing ids and timestamps before proposal.
+func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.InstanceCreateEntry, error) {
+	var errs []string
+	if name := strings.TrimSpace(args.Name); name == "" || len(args.Name) > 255 {
+		errs = append(errs, "name must be 1-255 characters")
+	}
+	count := args.Count
+	if count == 0 {
+		count = 1
+	}
+	if count < 1 || count > maxInstancesPerRequest {
+		errs = append(errs, fmt.Sprintf("count must be between 1 and %d", maxInstancesPerRequest))
+	}
+	if args.ImageID == "" {
+		errs = append(errs, "an image is required")
+	}
+	if args.FlavorID == "" {
+		errs = append(errs, "a flavor is required")
+	}
+	if len(errs) > 0 {
+		return nil, structs.Errorf(structs.KindInvalid, "instance: %s", strings.Join(errs, "; "))
+	}
+	state := s.fsm.State()
+	flavor, err := state.FlavorByIDOrName(nil, args.FlavorID)
+	if err != nil {
+		return nil, err
+	}
+	if flavor == nil {
+		return nil, structs.Errorf(structs.KindInvalid, "flavor %q not found", args.FlavorID)
+	}
+	if flavor.Disabled {
+		return nil, structs.Errorf(structs.KindInvalid, "flavor %q is disabled", flavor.Name)
+	}
+	if _, err := structs.FlavorResources(flavor); err != nil {
+		return nil, err
+	}
+	if _, _, err := structs.FlavorTraits(flavor); err != nil {
+		return nil, err
+	}
+	if args.AZ != "" {
+		if ok, err := azExists(state, args.AZ); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, structs.Errorf(structs.KindInvalid, "availability zone %q does not exist", args.AZ)
+		}
+	}
+	now := time.Now().UnixNano()
+	reservation := "r-" + uuid.NewString()[:8]
+	ev := &structs.Evaluation{ID: uuid.NewString(), TriggeredBy: structs.EvalTriggerCreate, Status: structs.EvalStatusPending, CreatedAt: now}
+	entry := &structs.InstanceCreateEntry{Eval: ev}
+	for n := 1; n <= count; n++ {
+		name := args.Name
+		if count > 1 {
+			// Nova's multi_instance_display_name_template.
+			name = fmt.Sprintf("%s-%d", args.Name, n)
+		}
+		inst := &structs.Instance{
+			ID: uuid.NewString(), Name: name, ProjectID: args.ProjectID, UserID: args.UserID,
+			ReservationID: reservation, FlavorID: flavor.ID, Flavor: flavor.Copy(),
+			ImageID: args.ImageID, ImageProperties: args.ImageProperties, KeyName: args.KeyName, AZ: args.AZ,
+			VMState: structs.VMStateBuilding, TaskState: structs.TaskScheduling, PowerState: structs.PowerNoState,
+			Metadata: args.Metadata, CreatedAt: now, UpdatedAt: now,
+		}
+		entry.Instances = append(entry.Instances, inst)
+		ev.InstanceIDs = append(ev.InstanceIDs, inst.ID)
+	}
+	return entry, nil
+}
+
+func azExists(state *fsm.StateStore, az string) (bool, error) {
+	hosts, err := state.Hosts(nil)
+	if err != nil {
+		return false, err
+	}
+	for _, h := range hosts {
+		if h.AZ == az {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// List reads instances, all or one host's.
+func (e *Instance) List(args *structs.InstanceListRequest, reply *structs.InstanceListResponse) error {
+	if done, err := e.srv.forward("Instance.List", args, args, reply); done {
+		return err
+	}
+	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, state *fsm.StateStore) (any, uint64, error) {
+		var insts []*structs.Instance
+		var err error
+		if args.HostID != "" {
+			insts, err = state.InstancesByHost(ws, args.HostID)
+		} else {
+			insts, err = state.Instances(ws)
+		}
+		reply.Instances = insts
+		return insts, state.Index(fsm.TableInstances), err
+	})
+}
+
+// Get reads one instance with its live allocation.
+func (e *Instance) Get(args *structs.InstanceSpecificRequest, reply *structs.SingleInstanceResponse) error {
+	if done, err := e.srv.forward("Instance.Get", args, args, reply); done {
+		return err
+	}
+	err := e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, state *fsm.StateStore) (any, uint64, error) {
+		inst, err := state.InstanceByID(ws, args.InstanceID)
+		if err != nil {
+			return nil, 0, err
+		}
+		reply.Instance, reply.Allocation = inst, nil
+		if inst != nil {
+			allocs, err := state.AllocationsByInstance(ws, inst.ID)
+			if err != nil {
+				return nil, 0, err
+			}
+			for _, a := range allocs {
+				reply.Allocation = a
+			}
+		}
+		return inst, max(state.Index(fsm.TableInstances), state.Index(fsm.TableAllocations)), nil
+	})
+	if err == nil && reply.Instance == nil {
+		return structs.Errorf(structs.KindNotFound, "instance %q not found", args.InstanceID)
+	}
+	return err
+}
+
+// Delete deletes instances: one running on an up host is destroyed by its
+// agent first; one never placed, failed, or on a down host is removed at
+// once (its agent destroys the leftover when it returns).
+func (e *Instance) Delete(args *structs.InstanceDeleteRequest, reply *structs.GenericResponse) error {
+	if done, err := e.srv.forward("Instance.Delete", args, args, reply); done {
+		return err
+	}
+	if len(args.InstanceIDs) == 0 {
+		return structs.Errorf(structs.KindInvalid, "no instances to delete")
+	}
+	state := e.srv.fsm.State()
+	entry := &structs.InstanceDeleteEntry{UpdatedAt: time.Now().UnixNano()}
+	for _, id := range args.InstanceIDs {
+		inst, err := state.InstanceByID(nil, id)
+		if err != nil {
+			return err
+		}
+		if inst == nil {
+			return structs.Errorf(structs.KindNotFound, "instance %q not found", id)
+		}
+		live, err := liveAllocOnUpHost(state, inst)
+		if err != nil {
+			return err
+		}
+		if live {
+			entry.Deleting = append(entry.Deleting, id)
+		} else {
+			entry.Purge = append(entry.Purge, id)
+		}
+	}
+	index, err := e.srv.apply(structs.InstanceDeleteType, entry)
+	reply.Index = index
+	return err
+}
+
+func liveAllocOnUpHost(state *fsm.StateStore, inst *structs.Instance) (bool, error) {
+	if inst.HostID == "" {
+		return false, nil
+	}
+	host, err := state.HostByID(nil, inst.HostID)
+	if err != nil || host == nil || !host.Up() {
+		return false, err
+	}
+	allocs, err := state.AllocationsByInstance(nil, inst.ID)
+	if err != nil {
+		return false, err
+	}
+	for _, a := range allocs {
+		if !a.Terminal() {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// actionAllowed lists the vm_states each action may start from, as
+// Nova's API checks them (409 otherwise).
+var actionAllowed = map[string][]string{
+	"start":                  {structs.VMStateStopped},
+	"stop":                   {structs.VMStateActive, structs.VMStateError},
+	structs.ActionRebootSoft: {structs.VMStateActive},
+	structs.ActionRebootHard: {structs.VMStateActive, structs.VMStateStopped, structs.VMStatePaused, structs.VMStateSuspended, structs.VMStateError},
+}
+
+// Action asks an instance's agent for start, stop or reboot.
+func (e *Instance) Action(args *structs.InstanceActionRequest, reply *structs.GenericResponse) error {
+	if done, err := e.srv.forward("Instance.Action", args, args, reply); done {
+		return err
+	}
+	allowed, ok := actionAllowed[args.Action]
+	if !ok {
+		return structs.Errorf(structs.KindInvalid, "unknown action %q (start, stop, reboot_soft, reboot_hard)", args.Action)
+	}
+	state := e.srv.fsm.State()
+	inst, err := state.InstanceByID(nil, args.InstanceID)
+	if err != nil {
+		return err
+	}
+	if inst == nil {
+		return structs.Errorf(structs.KindNotFound, "instance %q not found", args.InstanceID)
+	}
+	if inst.TaskState != "" {
+		return structs.Errorf(structs.KindConflict, "cannot %s instance %s while it is in task_state %s", args.Action, inst.ID, inst.TaskState)
+	}
+	if !contains(allowed, inst.VMState) {
+		return structs.Errorf(structs.KindConflict, "cannot %s instance %s while it is in vm_state %s", args.Action, inst.ID, inst.VMState)
+	}
+	if live, err := liveAllocOnUpHost(state, inst); err != nil {
+		return err
+	} else if !live {
+		return structs.Errorf(structs.KindConflict, "instance %s has no running allocation on an up host", inst.ID)
+	}
+	index, err := e.srv.apply(structs.InstanceActionType, &structs.InstanceActionEntry{
+		InstanceID: inst.ID, Action: args.Action, UpdatedAt: time.Now().UnixNano(),
+	})
+	reply.Index = index
+	return err
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
