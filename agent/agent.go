@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/stratus-cloud/stratus/agent/client"
 	"github.com/stratus-cloud/stratus/gossip"
 	"github.com/stratus-cloud/stratus/rpc"
 	"github.com/stratus-cloud/stratus/server"
@@ -33,6 +34,10 @@ type Agent struct {
 	rpc rpcCaller
 	// connPool carries a client-only agent's RPCs.
 	connPool *rpc.ConnPool
+
+	// clients are the hypervisor agents this process runs: its own
+	// host, plus simulated ones.
+	clients []*client.Client
 
 	httpServer *http.Server
 	httpAddr   string
@@ -81,6 +86,13 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 	} else if err := a.startClientGossip(); err != nil {
 		_ = ln.Close()
 		return nil, err
+	}
+
+	if cfg.IsClient() {
+		if err := a.startHosts(); err != nil {
+			_ = ln.Close()
+			return nil, err
+		}
 	}
 
 	a.metrics = newMetrics(a)
@@ -237,6 +249,9 @@ func (a *Agent) Shutdown() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			_ = a.httpServer.Shutdown(ctx)
 			cancel()
+		}
+		for _, c := range a.clients {
+			_ = c.Shutdown()
 		}
 		if a.server != nil {
 			_ = a.server.Shutdown()

@@ -107,9 +107,15 @@ type ServerConfig struct {
 
 // ClientConfig enables the hypervisor-agent role.
 type ClientConfig struct {
-	Enabled   bool     `hcl:"enabled,optional"`
-	Servers   []string `hcl:"servers,optional"`
-	RetryJoin []string `hcl:"retry_join,optional"`
+	Enabled bool `hcl:"enabled,optional"`
+	// Driver is the virt driver: fake (default), later libvirt, vmware,
+	// ironic.
+	Driver string `hcl:"driver,optional"`
+	// SimulatedHosts adds that many fake hosts behind this agent, for
+	// watching scheduling across many hosts (--dev-hosts).
+	SimulatedHosts int      `hcl:"simulated_hosts,optional"`
+	Servers        []string `hcl:"servers,optional"`
+	RetryJoin      []string `hcl:"retry_join,optional"`
 }
 
 // LoadConfigFile parses an HCL config file. Unknown blocks and attributes
@@ -163,6 +169,7 @@ func (c *Config) Finalize() error {
 		c.Client = &ClientConfig{}
 	}
 	if c.DevMode {
+		c.Client.Enabled = true
 		if c.DataDir == "" {
 			dir, err := os.MkdirTemp("", "stratus-dev-")
 			if err != nil {
@@ -210,6 +217,12 @@ func (c *Config) Finalize() error {
 		if p < 0 || p > 65535 {
 			return fmt.Errorf("%s port %d is out of range", name, p)
 		}
+	}
+	if c.Client.Driver == "" {
+		c.Client.Driver = "fake"
+	}
+	if c.Client.SimulatedHosts < 0 || c.Client.SimulatedHosts > 10000 {
+		return fmt.Errorf("simulated hosts must be between 0 and 10000")
 	}
 	if c.Server.BootstrapExpect < 0 {
 		return fmt.Errorf("bootstrap_expect must not be negative")

@@ -29,8 +29,9 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 type agentFlags struct {
 	dev, server, client, logJSON                   bool
 	configFile, dataDir, bind, advertise           string
-	nodeName, region, az, logLevel                 string
+	nodeName, region, az, logLevel, driver         string
 	bootstrapExpect, httpPort, rpcPort, gossipPort int
+	devHosts                                       int
 	join                                           stringList
 }
 
@@ -50,6 +51,8 @@ func (f *agentFlags) define(fs *flag.FlagSet) {
 	fs.IntVar(&f.rpcPort, "rpc-port", -1, "RPC and Raft port (default 8776; 0 picks a free port).")
 	fs.IntVar(&f.gossipPort, "gossip-port", -1, "Gossip port, TCP and UDP (default 8777; 0 picks a free port).")
 	fs.Var(&f.join, "join", "Gossip address ip:port of any member to join (repeatable).")
+	fs.StringVar(&f.driver, "driver", "", "Virt driver of the client role: fake (default).")
+	fs.IntVar(&f.devHosts, "dev-hosts", 0, "Add this many simulated fake hosts behind this agent.")
 	fs.StringVar(&f.logLevel, "log-level", "", "Log level: trace, debug, info, warn or error.")
 	fs.BoolVar(&f.logJSON, "log-json", false, "Write logs as JSON.")
 }
@@ -84,6 +87,10 @@ func (f *agentFlags) config() (*agent.Config, error) {
 	setStr(&cfg.Region, f.region)
 	setStr(&cfg.AZ, f.az)
 	setStr(&cfg.LogLevel, f.logLevel)
+	setStr(&cfg.Client.Driver, f.driver)
+	if f.devHosts > 0 {
+		cfg.Client.SimulatedHosts = f.devHosts
+	}
 	cfg.LogJSON = cfg.LogJSON || f.logJSON
 	cfg.DevMode = f.dev
 	cfg.Server.Enabled = cfg.Server.Enabled || f.server

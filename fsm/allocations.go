@@ -34,7 +34,11 @@ func init() {
 func (s *StateStore) UpsertAllocation(index uint64, a *structs.Allocation) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
-	if err := insertAlloc(txn, index, a.Copy()); err != nil {
+	hb := newHostBatch()
+	if err := insertAlloc(txn, index, a.Copy(), hb); err != nil {
+		return err
+	}
+	if err := hb.flush(txn, index); err != nil {
 		return err
 	}
 	return commitAt(txn, index, TableAllocations, TableHosts)
@@ -71,6 +75,7 @@ func init() {
 func (s *StateStore) UpdateAllocsFromClient(index uint64, e *structs.AllocClientUpdateEntry) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
+	hb := newHostBatch()
 	rescheduled := make(map[string]bool)
 	for _, ev := range e.Reschedules {
 		c := ev.Copy()
@@ -94,14 +99,17 @@ func (s *StateStore) UpdateAllocsFromClient(index uint64, e *structs.AllocClient
 		if old.HostID != e.HostID {
 			return structs.Errorf(structs.KindPermission, "host %s reported on allocation %s of host %s", e.HostID, old.ID, old.HostID)
 		}
-		if err := applyClientUpdate(txn, index, e, old, u, rescheduled); err != nil {
+		if err := applyClientUpdate(txn, index, e, old, u, rescheduled, hb); err != nil {
 			return err
 		}
+	}
+	if err := hb.flush(txn, index); err != nil {
+		return err
 	}
 	return commitAt(txn, index, TableAllocations, TableInstances, TableHosts, TableEvals)
 }
 
-func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry, old *structs.Allocation, u *structs.AllocClientUpdate, rescheduled map[string]bool) error {
+func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry, old *structs.Allocation, u *structs.AllocClientUpdate, rescheduled map[string]bool, hb *hostBatch) error {
 	a := old.Copy()
 	a.ClientState, a.ClientDescription, a.PowerState = u.ClientState, u.ClientDescription, u.PowerState
 	if u.ActionDoneSeq > a.ActionDoneSeq {
@@ -114,17 +122,17 @@ func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdat
 	at := e.UpdatedAt
 	switch u.ClientState {
 	case structs.AllocClientDeleted:
-		if err := deleteAlloc(txn, index, old); err != nil {
+		if err := deleteAlloc(txn, old, hb); err != nil {
 			return err
 		}
 		if old.DesiredState == structs.AllocDesiredDeleted {
-			return purgeInstance(txn, index, old.InstanceID)
+			return purgeInstance(txn, index, old.InstanceID, hb)
 		}
 		return nil
 	case structs.AllocClientFailed:
-		return allocFailed(txn, index, e, old, a, rescheduled[a.InstanceID])
+		return allocFailed(txn, index, e, old, a, rescheduled[a.InstanceID], hb)
 	}
-	if err := insertAlloc(txn, index, a); err != nil {
+	if err := insertAlloc(txn, index, a, hb); err != nil {
 		return err
 	}
 	wasSpawning := old.ClientState == structs.AllocClientSpawning || old.ClientState == structs.AllocClientPending
@@ -160,10 +168,10 @@ func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdat
 // an attempt and either rescheduled (the leader put the evaluation in the
 // same entry) or ends in ERROR with the fault the leader computed; a
 // failure of a running instance puts it in ERROR.
-func allocFailed(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry, old, a *structs.Allocation, reschedule bool) error {
+func allocFailed(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry, old, a *structs.Allocation, reschedule bool, hb *hostBatch) error {
 	building := old.ClientState == structs.AllocClientPending || old.ClientState == structs.AllocClientSpawning
 	if building {
-		if err := deleteAlloc(txn, index, old); err != nil {
+		if err := deleteAlloc(txn, old, hb); err != nil {
 			return err
 		}
 		if err := updateHost(txn, index, a.HostID, func(h *structs.Host) { h.BuildFailures++ }); err != nil {
@@ -185,7 +193,7 @@ func allocFailed(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry
 			}
 		})
 	}
-	if err := insertAlloc(txn, index, a); err != nil {
+	if err := insertAlloc(txn, index, a, hb); err != nil {
 		return err
 	}
 	return updateInstance(txn, index, a.InstanceID, func(i *structs.Instance) {

@@ -115,6 +115,7 @@ func (s *StateStore) CreateInstances(index uint64, e *structs.InstanceCreateEntr
 func (s *StateStore) DeleteInstances(index uint64, e *structs.InstanceDeleteEntry) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
+	hb := newHostBatch()
 	for _, id := range e.Deleting {
 		allocs, err := allocsOfInstance(txn, id)
 		if err != nil {
@@ -124,7 +125,7 @@ func (s *StateStore) DeleteInstances(index uint64, e *structs.InstanceDeleteEntr
 			c := a.Copy()
 			c.DesiredState = structs.AllocDesiredDeleted
 			c.AllocModifyIndex = index
-			if err := insertAlloc(txn, index, c); err != nil {
+			if err := insertAlloc(txn, index, c, hb); err != nil {
 				return err
 			}
 		}
@@ -135,21 +136,24 @@ func (s *StateStore) DeleteInstances(index uint64, e *structs.InstanceDeleteEntr
 		}
 	}
 	for _, id := range e.Purge {
-		if err := purgeInstance(txn, index, id); err != nil {
+		if err := purgeInstance(txn, index, id, hb); err != nil {
 			return err
 		}
+	}
+	if err := hb.flush(txn, index); err != nil {
+		return err
 	}
 	return commitAt(txn, index, TableInstances, TableAllocations, TableHosts)
 }
 
 // purgeInstance removes an instance and its allocations, freeing usage.
-func purgeInstance(txn *memdb.Txn, index uint64, id string) error {
+func purgeInstance(txn *memdb.Txn, index uint64, id string, hb *hostBatch) error {
 	allocs, err := allocsOfInstance(txn, id)
 	if err != nil {
 		return err
 	}
 	for _, a := range allocs {
-		if err := deleteAlloc(txn, index, a); err != nil {
+		if err := deleteAlloc(txn, a, hb); err != nil {
 			return err
 		}
 	}
@@ -171,6 +175,7 @@ func purgeInstance(txn *memdb.Txn, index uint64, id string) error {
 func (s *StateStore) InstanceAction(index uint64, e *structs.InstanceActionEntry) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
+	hb := newHostBatch()
 	allocs, err := allocsOfInstance(txn, e.InstanceID)
 	if err != nil {
 		return err
@@ -197,7 +202,7 @@ func (s *StateStore) InstanceAction(index uint64, e *structs.InstanceActionEntry
 			return structs.Errorf(structs.KindInvalid, "unknown instance action %q", e.Action)
 		}
 		c.AllocModifyIndex = index
-		if err := insertAlloc(txn, index, c); err != nil {
+		if err := insertAlloc(txn, index, c, hb); err != nil {
 			return err
 		}
 	}
@@ -207,6 +212,9 @@ func (s *StateStore) InstanceAction(index uint64, e *structs.InstanceActionEntry
 	if err := updateInstance(txn, index, e.InstanceID, func(i *structs.Instance) {
 		i.TaskState, i.UpdatedAt = task, e.UpdatedAt
 	}); err != nil {
+		return err
+	}
+	if err := hb.flush(txn, index); err != nil {
 		return err
 	}
 	return commitAt(txn, index, TableInstances, TableAllocations)

@@ -23,10 +23,11 @@ func init() {
 func (s *StateStore) ApplyPlan(index uint64, e *structs.PlanApplyEntry) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
+	hb := newHostBatch()
 	for _, p := range e.Placements {
 		a := p.Copy()
 		a.AllocModifyIndex = index
-		if err := insertAlloc(txn, index, a); err != nil {
+		if err := insertAlloc(txn, index, a, hb); err != nil {
 			return err
 		}
 		hostAZ := ""
@@ -55,6 +56,9 @@ func (s *StateStore) ApplyPlan(index uint64, e *structs.PlanApplyEntry) error {
 		}
 	}
 	if err := upsertEvals(txn, index, e.Evals); err != nil {
+		return err
+	}
+	if err := hb.flush(txn, index); err != nil {
 		return err
 	}
 	return commitAt(txn, index, TableAllocations, TableInstances, TableHosts, TableEvals)

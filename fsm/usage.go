@@ -2,38 +2,72 @@ package fsm
 
 import (
 	"fmt"
+	"sort"
 
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-// adjustHostUsage adds (sign +1) or removes (sign -1) an allocation's
-// resources from its host's Usage, so the scheduler and plan applier
-// read free capacity from the host alone. The host is copied, never
-// changed in place: readers may hold the old object.
-func adjustHostUsage(txn *memdb.Txn, index uint64, hostID string, res map[string]int64, sign int64) error {
-	raw, err := txn.First(TableHosts, "id", hostID)
-	if err != nil {
-		return fmt.Errorf("host lookup %s: %w", hostID, err)
-	}
-	if raw == nil {
-		// The host was deleted; its usage went with it.
-		return nil
-	}
-	h := raw.(*structs.Host).Copy()
-	if h.Usage == nil {
-		h.Usage = make(map[string]int64, len(res))
+// hostBatch gathers what one entry changes on hosts through their
+// allocations — usage and the agent's wake-up index — so each host is
+// copied and written once per entry rather than once per allocation.
+type hostBatch struct {
+	usage map[string]map[string]int64
+	bump  map[string]bool
+}
+
+func newHostBatch() *hostBatch {
+	return &hostBatch{usage: map[string]map[string]int64{}, bump: map[string]bool{}}
+}
+
+// add records sign × res of usage on a host.
+func (b *hostBatch) add(hostID string, res map[string]int64, sign int64) {
+	u := b.usage[hostID]
+	if u == nil {
+		u = map[string]int64{}
+		b.usage[hostID] = u
 	}
 	for class, n := range res {
-		h.Usage[class] += sign * n
-		if h.Usage[class] <= 0 {
-			delete(h.Usage, class)
+		u[class] += sign * n
+	}
+}
+
+// touch records that a host's agent has new work.
+func (b *hostBatch) touch(hostID string) { b.bump[hostID] = true }
+
+// flush writes the gathered changes, one host at a time in id order. A
+// host deleted meanwhile is skipped: its usage went with it.
+func (b *hostBatch) flush(txn *memdb.Txn, index uint64) error {
+	ids := make([]string, 0, len(b.usage)+len(b.bump))
+	for id := range b.usage {
+		ids = append(ids, id)
+	}
+	for id := range b.bump {
+		if _, ok := b.usage[id]; !ok {
+			ids = append(ids, id)
 		}
 	}
-	h.ModifyIndex = index
-	if err := txn.Insert(TableHosts, h); err != nil {
-		return fmt.Errorf("update usage of host %s: %w", hostID, err)
+	sort.Strings(ids)
+	for _, id := range ids {
+		delta, bump := b.usage[id], b.bump[id]
+		err := updateHost(txn, index, id, func(h *structs.Host) {
+			if len(delta) > 0 && h.Usage == nil {
+				h.Usage = make(map[string]int64, len(delta))
+			}
+			for class, n := range delta {
+				h.Usage[class] += n
+				if h.Usage[class] <= 0 {
+					delete(h.Usage, class)
+				}
+			}
+			if bump {
+				h.AllocsIndex = index
+			}
+		})
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -77,7 +111,7 @@ func updateInstance(txn *memdb.Txn, index uint64, id string, fn func(i *structs.
 
 // insertAlloc stores an allocation, keeping host usage in step with
 // whether it was and is live.
-func insertAlloc(txn *memdb.Txn, index uint64, a *structs.Allocation) error {
+func insertAlloc(txn *memdb.Txn, index uint64, a *structs.Allocation, hb *hostBatch) error {
 	raw, err := txn.First(TableAllocations, "id", a.ID)
 	if err != nil {
 		return fmt.Errorf("allocation lookup %s: %w", a.ID, err)
@@ -95,20 +129,15 @@ func insertAlloc(txn *memdb.Txn, index uint64, a *structs.Allocation) error {
 		}
 	}
 	if desiredChanged {
-		if err := bumpAllocsIndex(txn, index, a.HostID); err != nil {
-			return err
-		}
+		hb.touch(a.HostID)
 	}
 	a.ModifyIndex = index
 	isLive := !a.Terminal()
 	switch {
 	case isLive && !wasLive:
-		err = adjustHostUsage(txn, index, a.HostID, a.Resources, +1)
+		hb.add(a.HostID, a.Resources, +1)
 	case wasLive && !isLive:
-		err = adjustHostUsage(txn, index, a.HostID, a.Resources, -1)
-	}
-	if err != nil {
-		return err
+		hb.add(a.HostID, a.Resources, -1)
 	}
 	if err := txn.Insert(TableAllocations, a); err != nil {
 		return fmt.Errorf("insert allocation %s: %w", a.ID, err)
@@ -117,21 +146,15 @@ func insertAlloc(txn *memdb.Txn, index uint64, a *structs.Allocation) error {
 }
 
 // deleteAlloc removes an allocation and frees its usage if it was live.
-func deleteAlloc(txn *memdb.Txn, index uint64, a *structs.Allocation) error {
+func deleteAlloc(txn *memdb.Txn, a *structs.Allocation, hb *hostBatch) error {
 	if !a.Terminal() {
-		if err := adjustHostUsage(txn, index, a.HostID, a.Resources, -1); err != nil {
-			return err
-		}
+		hb.add(a.HostID, a.Resources, -1)
 	}
 	if err := txn.Delete(TableAllocations, a); err != nil {
 		return fmt.Errorf("delete allocation %s: %w", a.ID, err)
 	}
-	return bumpAllocsIndex(txn, index, a.HostID)
-}
-
-// bumpAllocsIndex records that the host's agent has new work.
-func bumpAllocsIndex(txn *memdb.Txn, index uint64, hostID string) error {
-	return updateHost(txn, index, hostID, func(h *structs.Host) { h.AllocsIndex = index })
+	hb.touch(a.HostID)
+	return nil
 }
 
 // allocsOfInstance lists an instance's allocations inside a transaction.

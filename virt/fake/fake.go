@@ -1,0 +1,360 @@
+package fake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/stratus-cloud/stratus/virt"
+)
+
+// Errors the fake returns besides virt.ErrNotFound and virt.ErrNotSupported.
+var (
+	// ErrInvalidState means the instance's power state does not allow the
+	// operation (pausing a stopped instance, soft-rebooting it, …).
+	ErrInvalidState = errors.New("fake: instance is in the wrong power state for this operation")
+	// ErrInjected is what an injected failure returns when FailNext or
+	// FailAlways was given a nil error.
+	ErrInjected = errors.New("fake: injected failure")
+)
+
+// Config describes the simulated host. Zero fields take the defaults
+// noted beside them.
+type Config struct {
+	HostName string // default "fake-host"
+	VCPUs    int64  // default 16
+	MemoryMB int64  // default 32768
+	DiskGB   int64  // default 500
+	Arch     string // default "x86_64"
+	CPUModel string // default "fake-cpu"
+
+	HypervisorType    string // default "fake"
+	HypervisorVersion string // default "1.0"
+
+	// CustomResources are devices as CUSTOM_* resource classes with their
+	// counts, e.g. {"CUSTOM_FPGA": 2}.
+	CustomResources map[string]int64
+	Traits          []string
+	Attributes      map[string]string
+
+	// Latencies, zero by default: an operation sleeps this long before it
+	// takes effect, and returns the context's error if ctx ends first
+	// (leaving the instance as it was). PowerLatency covers every power
+	// transition: PowerOn, PowerOff, Reboot, Pause, Unpause, Suspend and
+	// Resume.
+	SpawnLatency, DestroyLatency, PowerLatency time.Duration
+}
+
+// Driver is the fake driver. It implements virt.Driver, virt.Pauser,
+// virt.Suspender, virt.Resizer, virt.Snapshotter, virt.ConsoleOutputer
+// and virt.RemoteConsoler. All methods are safe for concurrent use.
+type Driver struct {
+	cfg Config
+
+	mu         sync.Mutex
+	instances  map[string]*instance
+	serial     int // next instance's number: DriverRef and console port
+	calls      map[string]int
+	failNext   map[string][]error
+	failAlways map[string]error
+}
+
+// instance is the fake's whole record of one instance.
+type instance struct {
+	spec  virt.InstanceSpec // deep copy of what Spawn or Resize got
+	power int
+	n     int // serial number within this driver
+	boots int // how many times the guest booted, for the console log
+}
+
+var (
+	_ virt.Driver          = (*Driver)(nil)
+	_ virt.Pauser          = (*Driver)(nil)
+	_ virt.Suspender       = (*Driver)(nil)
+	_ virt.Resizer         = (*Driver)(nil)
+	_ virt.Snapshotter     = (*Driver)(nil)
+	_ virt.ConsoleOutputer = (*Driver)(nil)
+	_ virt.RemoteConsoler  = (*Driver)(nil)
+)
+
+// New returns a fake driver for a clean host described by cfg.
+func New(cfg Config) *Driver {
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	defN := func(n *int64, v int64) {
+		if *n <= 0 {
+			*n = v
+		}
+	}
+	def(&cfg.HostName, "fake-host")
+	def(&cfg.Arch, "x86_64")
+	def(&cfg.CPUModel, "fake-cpu")
+	def(&cfg.HypervisorType, "fake")
+	def(&cfg.HypervisorVersion, "1.0")
+	defN(&cfg.VCPUs, 16)
+	defN(&cfg.MemoryMB, 32768)
+	defN(&cfg.DiskGB, 500)
+	cfg.CustomResources = maps.Clone(cfg.CustomResources)
+	cfg.Traits = slices.Clone(cfg.Traits)
+	cfg.Attributes = maps.Clone(cfg.Attributes)
+	return &Driver{
+		cfg:       cfg,
+		instances: make(map[string]*instance),
+		calls:     make(map[string]int),
+	}
+}
+
+// Name returns "fake".
+func (d *Driver) Name() string { return "fake" }
+
+// Capabilities reports Pause, Suspend, Resize, Snapshot, ConsoleOutput
+// and RemoteConsole; the fake cannot migrate or hot-plug.
+func (d *Driver) Capabilities() virt.Capabilities {
+	return virt.Capabilities{
+		Pause:         true,
+		Suspend:       true,
+		Resize:        true,
+		Snapshot:      true,
+		ConsoleOutput: true,
+		RemoteConsole: true,
+	}
+}
+
+// HostInfo returns the host described by Config; maps and slices are
+// copies the caller may keep.
+func (d *Driver) HostInfo(ctx context.Context) (*virt.HostInfo, error) {
+	if err := d.begin(ctx, "HostInfo", 0); err != nil {
+		return nil, fmt.Errorf("fake HostInfo: %w", err)
+	}
+	c := &d.cfg
+	return &virt.HostInfo{
+		Hostname:          c.HostName,
+		Arch:              c.Arch,
+		CPUModel:          c.CPUModel,
+		VCPUs:             c.VCPUs,
+		MemoryMB:          c.MemoryMB,
+		DiskGB:            c.DiskGB,
+		HypervisorType:    c.HypervisorType,
+		HypervisorVersion: c.HypervisorVersion,
+		CustomResources:   maps.Clone(c.CustomResources),
+		Traits:            slices.Clone(c.Traits),
+		Attributes:        maps.Clone(c.Attributes),
+	}, nil
+}
+
+// Spawn creates a RUNNING instance. Spawn of an id that exists returns
+// its current info and creates nothing. An invalid spec (nil, empty ID,
+// VCPUs or MemoryMB below 1), an injected failure or the end of ctx
+// during SpawnLatency leave nothing behind.
+func (d *Driver) Spawn(ctx context.Context, spec *virt.InstanceSpec) (*virt.InstanceInfo, error) {
+	id := ""
+	if spec != nil {
+		id = spec.ID
+	}
+	if err := d.begin(ctx, "Spawn", d.cfg.SpawnLatency); err != nil {
+		return nil, wrap("Spawn", id, err)
+	}
+	if err := validate(spec); err != nil {
+		return nil, wrap("Spawn", id, err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if in, ok := d.instances[id]; ok {
+		return in.info(), nil
+	}
+	in := &instance{spec: cloneSpec(spec), power: virt.PowerRunning, n: d.serial, boots: 1}
+	d.serial++
+	d.instances[id] = in
+	return in.info(), nil
+}
+
+// Destroy removes an instance; a missing id is not an error.
+func (d *Driver) Destroy(ctx context.Context, id string) error {
+	if err := d.begin(ctx, "Destroy", d.cfg.DestroyLatency); err != nil {
+		return wrap("Destroy", id, err)
+	}
+	d.mu.Lock()
+	delete(d.instances, id)
+	d.mu.Unlock()
+	return nil
+}
+
+// PowerOn starts an instance from any state; it is a no-op on a RUNNING one.
+func (d *Driver) PowerOn(ctx context.Context, id string) error {
+	return d.transition(ctx, "PowerOn", id, func(in *instance) error {
+		in.setPower(virt.PowerRunning)
+		return nil
+	})
+}
+
+// PowerOff stops an instance from any state; it is a no-op on a stopped
+// one. The fake's guests always shut down at once, so timeout is unused.
+func (d *Driver) PowerOff(ctx context.Context, id string, timeout time.Duration) error {
+	return d.transition(ctx, "PowerOff", id, func(in *instance) error {
+		in.setPower(virt.PowerShutdown)
+		return nil
+	})
+}
+
+// Reboot restarts an instance. A soft reboot asks the guest, so, as in
+// Nova, it needs a RUNNING instance and fails with ErrInvalidState
+// otherwise; a hard reboot resets from any state and ends RUNNING.
+func (d *Driver) Reboot(ctx context.Context, id string, hard bool) error {
+	return d.transition(ctx, "Reboot", id, func(in *instance) error {
+		if !hard && in.power != virt.PowerRunning {
+			return invalid(in, "soft reboot")
+		}
+		in.power = virt.PowerRunning
+		in.boots++
+		return nil
+	})
+}
+
+// GetInfo returns an instance's state, or an error wrapping
+// virt.ErrNotFound.
+func (d *Driver) GetInfo(ctx context.Context, id string) (*virt.InstanceInfo, error) {
+	if err := d.begin(ctx, "GetInfo", 0); err != nil {
+		return nil, wrap("GetInfo", id, err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	in, ok := d.instances[id]
+	if !ok {
+		return nil, wrap("GetInfo", id, virt.ErrNotFound)
+	}
+	return in.info(), nil
+}
+
+// ListInstances returns the ids of all instances, sorted.
+func (d *Driver) ListInstances(ctx context.Context) ([]string, error) {
+	if err := d.begin(ctx, "ListInstances", 0); err != nil {
+		return nil, fmt.Errorf("fake ListInstances: %w", err)
+	}
+	d.mu.Lock()
+	ids := slices.Collect(maps.Keys(d.instances))
+	d.mu.Unlock()
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// Spec returns a copy of the spec an instance was last spawned or
+// resized with, or an error wrapping virt.ErrNotFound. It is a test hook,
+// not part of virt.Driver, and neither counts as a call nor fails by
+// injection.
+func (d *Driver) Spec(id string) (*virt.InstanceSpec, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	in, ok := d.instances[id]
+	if !ok {
+		return nil, wrap("Spec", id, virt.ErrNotFound)
+	}
+	s := cloneSpec(&in.spec)
+	return &s, nil
+}
+
+// transition runs fn on instance id under the lock, after counting the
+// call, applying injected failures and waiting PowerLatency.
+func (d *Driver) transition(ctx context.Context, op, id string, fn func(*instance) error) error {
+	return d.withInstance(ctx, op, id, d.cfg.PowerLatency, fn)
+}
+
+// withInstance is transition with an explicit latency.
+func (d *Driver) withInstance(ctx context.Context, op, id string, latency time.Duration, fn func(*instance) error) error {
+	if err := d.begin(ctx, op, latency); err != nil {
+		return wrap(op, id, err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	in, ok := d.instances[id]
+	if !ok {
+		return wrap(op, id, virt.ErrNotFound)
+	}
+	if err := fn(in); err != nil {
+		return wrap(op, id, err)
+	}
+	return nil
+}
+
+// info is the instance's virt view; callers hold d.mu.
+func (in *instance) info() *virt.InstanceInfo {
+	return &virt.InstanceInfo{
+		ID:         in.spec.ID,
+		PowerState: in.power,
+		DriverRef:  fmt.Sprintf("instance-%08x", in.n),
+	}
+}
+
+// setPower moves the instance to state, counting a boot when a stopped
+// guest starts.
+func (in *instance) setPower(state int) {
+	if state == virt.PowerRunning && stopped(in.power) {
+		in.boots++
+	}
+	in.power = state
+}
+
+// stopped reports whether a guest in this state is not running at all.
+func stopped(state int) bool {
+	return state == virt.PowerShutdown || state == virt.PowerCrashed || state == virt.PowerNoState
+}
+
+// invalid is ErrInvalidState with the operation and current state.
+func invalid(in *instance, what string) error {
+	return fmt.Errorf("%w: cannot %s an instance in state %s", ErrInvalidState, what, stateName(in.power))
+}
+
+// stateName names a power state the way Nova's API does.
+func stateName(state int) string {
+	switch state {
+	case virt.PowerNoState:
+		return "NOSTATE"
+	case virt.PowerRunning:
+		return "RUNNING"
+	case virt.PowerPaused:
+		return "PAUSED"
+	case virt.PowerShutdown:
+		return "SHUTDOWN"
+	case virt.PowerCrashed:
+		return "CRASHED"
+	case virt.PowerSuspend:
+		return "SUSPENDED"
+	}
+	return fmt.Sprintf("state(%d)", state)
+}
+
+// validate rejects specs the fake cannot build.
+func validate(spec *virt.InstanceSpec) error {
+	switch {
+	case spec == nil:
+		return errors.New("invalid spec: nil")
+	case spec.ID == "":
+		return errors.New("invalid spec: empty ID")
+	case spec.VCPUs < 1:
+		return fmt.Errorf("invalid spec: VCPUs %d, want at least 1", spec.VCPUs)
+	case spec.MemoryMB < 1:
+		return fmt.Errorf("invalid spec: MemoryMB %d, want at least 1", spec.MemoryMB)
+	}
+	return nil
+}
+
+// cloneSpec deep-copies a spec so callers cannot change it under us.
+func cloneSpec(s *virt.InstanceSpec) virt.InstanceSpec {
+	c := *s
+	c.ImageProperties = maps.Clone(s.ImageProperties)
+	c.ExtraSpecs = maps.Clone(s.ExtraSpecs)
+	c.Metadata = maps.Clone(s.Metadata)
+	c.UserData = slices.Clone(s.UserData)
+	return c
+}
+
+// wrap prefixes an error with the operation and instance id.
+func wrap(op, id string, err error) error {
+	return fmt.Errorf("fake %s %q: %w", op, id, err)
+}

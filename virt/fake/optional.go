@@ -1,0 +1,165 @@
+package fake
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/stratus-cloud/stratus/virt"
+)
+
+// Pause freezes a RUNNING instance (→ PAUSED). Pausing a PAUSED instance
+// is a no-op; any other state fails with ErrInvalidState.
+func (d *Driver) Pause(ctx context.Context, id string) error {
+	return d.transition(ctx, "Pause", id, move(virt.PowerRunning, virt.PowerPaused, "pause"))
+}
+
+// Unpause thaws a PAUSED instance (→ RUNNING). Unpausing a RUNNING
+// instance is a no-op; any other state fails with ErrInvalidState.
+func (d *Driver) Unpause(ctx context.Context, id string) error {
+	return d.transition(ctx, "Unpause", id, move(virt.PowerPaused, virt.PowerRunning, "unpause"))
+}
+
+// Suspend saves a RUNNING instance to disk (→ SUSPEND). Suspending a
+// suspended instance is a no-op; any other state fails with
+// ErrInvalidState.
+func (d *Driver) Suspend(ctx context.Context, id string) error {
+	return d.transition(ctx, "Suspend", id, move(virt.PowerRunning, virt.PowerSuspend, "suspend"))
+}
+
+// Resume restores a suspended instance (→ RUNNING). Resuming a RUNNING
+// instance is a no-op; any other state fails with ErrInvalidState.
+func (d *Driver) Resume(ctx context.Context, id string) error {
+	return d.transition(ctx, "Resume", id, move(virt.PowerSuspend, virt.PowerRunning, "resume"))
+}
+
+// move is a transition allowed only from one state to another; being in
+// the target state already is success, so retries are harmless.
+func move(from, to int, what string) func(*instance) error {
+	return func(in *instance) error {
+		switch in.power {
+		case to:
+			return nil
+		case from:
+			in.power = to
+			return nil
+		}
+		return invalid(in, what)
+	}
+}
+
+// Resize gives an instance spec's flavor (VCPUs, MemoryMB, RootGB,
+// EphemeralGB, SwapMB and ExtraSpecs), keeping its power state. spec
+// must be valid and its ID empty or id.
+func (d *Driver) Resize(ctx context.Context, id string, spec *virt.InstanceSpec) error {
+	return d.withInstance(ctx, "Resize", id, 0, func(in *instance) error {
+		if spec != nil && spec.ID == "" {
+			s := *spec
+			s.ID = id
+			spec = &s
+		}
+		if err := validate(spec); err != nil {
+			return err
+		}
+		if spec.ID != id {
+			return fmt.Errorf("invalid spec: ID %q for instance %q", spec.ID, id)
+		}
+		c := cloneSpec(spec)
+		in.spec.VCPUs, in.spec.MemoryMB = c.VCPUs, c.MemoryMB
+		in.spec.RootGB, in.spec.EphemeralGB, in.spec.SwapMB = c.RootGB, c.EphemeralGB, c.SwapMB
+		in.spec.ExtraSpecs = c.ExtraSpecs
+		return nil
+	})
+}
+
+// Snapshot returns a made-up image path,
+// /var/lib/stratus/fake/<host>/snapshots/<id>/<imageName>.qcow2; nothing
+// is written. imageName must be non-empty and contain no slash.
+func (d *Driver) Snapshot(ctx context.Context, id string, imageName string) (string, error) {
+	var path string
+	err := d.withInstance(ctx, "Snapshot", id, 0, func(in *instance) error {
+		if imageName == "" || strings.ContainsAny(imageName, `/\`) {
+			return fmt.Errorf("invalid image name %q", imageName)
+		}
+		path = fmt.Sprintf("/var/lib/stratus/fake/%s/snapshots/%s/%s.qcow2", d.cfg.HostName, id, imageName)
+		return nil
+	})
+	return path, err
+}
+
+// maxLoggedBoots bounds the console log to the last few boots, so an
+// instance rebooted a million times costs no more than one rebooted ten.
+const maxLoggedBoots = 10
+
+// ConsoleOutput returns a deterministic serial log: a Linux-like boot
+// sequence naming the instance for each boot (the last ten at most), and
+// a power-down line if it is stopped. tailLines > 0 keeps only the last
+// tailLines lines.
+func (d *Driver) ConsoleOutput(ctx context.Context, id string, tailLines int) (string, error) {
+	var out string
+	err := d.withInstance(ctx, "ConsoleOutput", id, 0, func(in *instance) error {
+		out = consoleLog(in, d.cfg.HostName)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if tailLines > 0 {
+		lines := strings.SplitAfter(strings.TrimSuffix(out, "\n"), "\n")
+		if len(lines) > tailLines {
+			out = strings.Join(lines[len(lines)-tailLines:], "") + "\n"
+		}
+	}
+	return out, nil
+}
+
+// consoleLog renders an instance's log; callers hold d.mu.
+func consoleLog(in *instance, host string) string {
+	name := in.spec.Name
+	if name == "" {
+		name = in.spec.ID
+	}
+	var b strings.Builder
+	for boot := max(1, in.boots-maxLoggedBoots+1); boot <= in.boots; boot++ {
+		fmt.Fprintf(&b, "[    0.000000] Linux version 6.1.0-fake (fake@%s) #%d SMP\n", host, boot)
+		fmt.Fprintf(&b, "[    0.000000] Command line: root=/dev/vda1 console=ttyS0\n")
+		fmt.Fprintf(&b, "[    0.000000] DMI: Stratus fake, BIOS 1.0, instance %s\n", in.spec.ID)
+		fmt.Fprintf(&b, "[    0.000000] smpboot: Allowing %d CPUs\n", in.spec.VCPUs)
+		fmt.Fprintf(&b, "[    0.000000] Memory: %dK available\n", in.spec.MemoryMB*1024)
+		fmt.Fprintf(&b, "[    1.000000] EXT4-fs (vda1): mounted filesystem\n")
+		fmt.Fprintf(&b, "[    2.000000] cloud-init[1]: Cloud-init v. fake running 'init' for instance %s (boot %d)\n", in.spec.ID, boot)
+		fmt.Fprintf(&b, "[    3.000000] systemd[1]: Reached target Multi-User System.\n")
+		fmt.Fprintf(&b, "%s login:\n", name)
+	}
+	if stopped(in.power) {
+		fmt.Fprintf(&b, "[    9.000000] reboot: Power down\n")
+	}
+	return b.String()
+}
+
+// consoleBasePort is the port of the first instance's VNC console;
+// ports wrap around below 65536 on a host that has spawned very many.
+const consoleBasePort = 5900
+
+// RemoteConsole returns a made-up VNC console at 127.0.0.1:5900+n, n
+// being the instance's serial number on this driver (modulo the ports
+// left above 5900, so it is always a valid port). Only kind "vnc"
+// is offered (others fail with virt.ErrNotSupported), and only while the
+// guest is RUNNING or PAUSED (else ErrInvalidState).
+func (d *Driver) RemoteConsole(ctx context.Context, id string, kind string) (*virt.Console, error) {
+	var c *virt.Console
+	err := d.withInstance(ctx, "RemoteConsole", id, 0, func(in *instance) error {
+		if kind != "vnc" {
+			return fmt.Errorf("console kind %q: %w", kind, virt.ErrNotSupported)
+		}
+		if in.power != virt.PowerRunning && in.power != virt.PowerPaused {
+			return invalid(in, "open a console of")
+		}
+		c = &virt.Console{Kind: "vnc", Host: "127.0.0.1", Port: consoleBasePort + in.n%(65536-consoleBasePort)}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
