@@ -45,12 +45,27 @@ var commands = map[string]CommandFactory{
 	"flavor list":   flavorListCommand,
 	"flavor show":   flavorShowCommand,
 	"flavor delete": flavorDeleteCommand,
+
+	"instance create": instanceCreateCommand,
+	"instance list":   instanceListCommand,
+	"instance status": instanceStatusCommand,
+	"instance delete": instanceDeleteCommand,
+	"instance start":  instanceStartCommand,
+	"instance stop":   instanceStopCommand,
+	"instance reboot": instanceRebootCommand,
+
+	"host list":    hostListCommand,
+	"host status":  hostStatusCommand,
+	"host enable":  hostEnableCommand,
+	"host disable": hostDisableCommand,
 }
 
 // groups are the synopses of command groups, the proper prefixes of
 // command names, shown in help listings.
 var groups = map[string]string{
 	"flavor":            "Manage flavors, the hardware templates of instances",
+	"host":              "Inspect hosts and enable or disable scheduling onto them",
+	"instance":          "Boot, inspect, power-cycle and delete instances",
 	"operator":          "Cluster maintenance: Raft membership and snapshots",
 	"operator raft":     "Inspect and change the Raft peer set",
 	"operator snapshot": "Save and restore snapshots of the cluster state",

@@ -132,6 +132,13 @@ func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdat
 	case structs.AllocClientFailed:
 		return allocFailed(txn, index, e, old, a, rescheduled[a.InstanceID], hb)
 	}
+	if u.ClientState == structs.AllocClientStopped && a.DesiredState == structs.AllocDesiredRunning && a.PendingAction == "" &&
+		old.ClientState != structs.AllocClientSpawning && old.ClientState != structs.AllocClientPending {
+		// The guest shut itself down. As Nova's power sync does, the
+		// servers accept it (SHUTOFF) rather than restart it; a later
+		// start changes the desired state back and wakes the agent.
+		a.DesiredState, a.AllocModifyIndex = structs.AllocDesiredStopped, index
+	}
 	if err := insertAlloc(txn, index, a, hb); err != nil {
 		return err
 	}

@@ -211,3 +211,23 @@ func TestHostEntries(t *testing.T) {
 		t.Fatalf("eval update %+v", ev)
 	}
 }
+
+func TestGuestShutdownIsAccepted(t *testing.T) {
+	b := newBoot(t)
+	b.report(structs.AllocClientRunning, structs.PowerRunning, 0, "")
+	before, _ := b.f.State().AllocationByID(nil, "a1")
+	b.report(structs.AllocClientStopped, structs.PowerShutdown, 0, "")
+	a, _ := b.f.State().AllocationByID(nil, "a1")
+	if a.DesiredState != structs.AllocDesiredStopped || a.AllocModifyIndex <= before.AllocModifyIndex {
+		t.Fatalf("alloc after guest shutdown %+v", a)
+	}
+	if i := b.inst("i1"); i.Status() != "SHUTOFF" || i.TaskState != "" {
+		t.Fatalf("instance %s task %q", i.Status(), i.TaskState)
+	}
+	// A later start flips it back and wakes the agent.
+	b.mustApply(structs.InstanceActionType, &structs.InstanceActionEntry{InstanceID: "i1", Action: "start"})
+	a2, _ := b.f.State().AllocationByID(nil, "a1")
+	if a2.DesiredState != structs.AllocDesiredRunning || a2.AllocModifyIndex <= a.AllocModifyIndex {
+		t.Fatalf("alloc after start %+v", a2)
+	}
+}

@@ -1,9 +1,9 @@
 package server
 
 import (
-	"runtime"
 	"crypto/tls"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/hashicorp/go-hclog"

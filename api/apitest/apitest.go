@@ -2,11 +2,13 @@
 // HTTP API, for unit tests of API consumers (package api itself, cloudctl's
 // commands, UI tests).
 //
-// The fake keeps flavors, a Raft configuration, the gossip members and a
-// snapshot in memory, answers with the same JSON, headers and error bodies
-// as a real agent, and records every request. It does not block on
-// blocking queries and checks only the basics of what it is sent; tests of
-// the real server's behaviour belong with the server.
+// The fake keeps flavors, hosts, instances, allocations, evaluations, a
+// Raft configuration, the gossip members and a snapshot in memory, answers
+// with the same JSON, headers and error bodies as a real agent, and
+// records every request. Unless BlockQueries is on, it does not block on
+// blocking queries; it checks only the basics of what it is sent, and it
+// schedules nothing (tests move instances along with UpdateInstance).
+// Tests of the real server's behaviour belong with the server.
 package apitest
 
 import (
@@ -47,6 +49,7 @@ type Server struct {
 	snapshot []byte
 	failures map[string]*api.Error
 	requests []Request
+	bootState
 }
 
 // NewServer starts a fake single-server cluster (node "n1", the Raft leader
@@ -82,6 +85,7 @@ func NewServer(t testing.TB) *Server {
 	handle("DELETE /v1/operator/raft/peer", s.raftRemove)
 	handle("GET /v1/operator/snapshot", s.snapshotSave)
 	handle("PUT /v1/operator/snapshot", s.snapshotRestore)
+	s.initBoot(handle)
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 	s.URL = ts.URL
@@ -164,6 +168,7 @@ func (s *Server) locked(f func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f()
+	s.cond.Broadcast()
 }
 
 var kindStatus = map[string]int{
@@ -198,7 +203,9 @@ func (s *Server) wrap(h func(w http.ResponseWriter, r *http.Request) (any, error
 		} else if e := s.failures[r.Method+" "+r.URL.Path]; e != nil {
 			err = e
 		} else {
+			s.awaitIndex(r)
 			out, err = h(w, r)
+			s.cond.Broadcast()
 		}
 		if e, ok := err.(*api.Error); ok {
 			w.Header().Set("Content-Type", "application/json")

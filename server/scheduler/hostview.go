@@ -28,13 +28,18 @@ func stdIndex(class string) int {
 // HostView is a host as one Schedule call sees it: the stored host plus
 // the usage of the placements this plan has already made on it (the
 // overlay). It caches the inventory and free capacity of the standard
-// classes, so filters and weighers read them without map lookups.
+// classes, read on first use: filters and weighers look them up in the
+// host's maps once per Schedule call (again only on a host that has just
+// taken a placement), and not at all on hosts rejected before the
+// resource check (down, disabled, already tried).
 type HostView struct {
 	// Host is the stored host. It must not be modified.
 	Host *structs.Host
 
-	inv  [numStd]*structs.Inventory
-	free [numStd]int64
+	// known has bit k set when inv[k] and free[k] are current.
+	known uint8
+	inv   [numStd]*structs.Inventory
+	free  [numStd]int64
 	// overlay is what this plan's placements use on the host; nil until
 	// one lands here.
 	overlay map[string]int64
@@ -42,29 +47,29 @@ type HostView struct {
 
 // NewHostView returns a view of h with an empty overlay.
 func NewHostView(h *structs.Host) *HostView {
-	v := &HostView{}
-	v.reset(h)
-	return v
+	return &HostView{Host: h}
 }
 
-// reset points the view at h and forgets any overlay.
-func (v *HostView) reset(h *structs.Host) {
-	v.Host = h
-	v.overlay = nil
-	v.refresh()
-}
-
-// refresh recomputes the standard-class caches from host and overlay.
-func (v *HostView) refresh() {
-	for k, class := range stdClasses {
+// std returns the inventory (nil when the host has none) and the free
+// amount of standard class k, looking them up on first use.
+func (v *HostView) std(k int) (*structs.Inventory, int64) {
+	if v.known&(1<<k) == 0 {
+		class := stdClasses[k]
 		inv := v.Host.Inventories[class]
-		v.inv[k] = inv
-		if inv == nil {
-			v.free[k] = -1
-			continue
+		free := int64(-1)
+		if inv != nil {
+			free = inv.Capacity()
+			if len(v.Host.Usage) != 0 {
+				free -= v.Host.Usage[class]
+			}
+			if v.overlay != nil {
+				free -= v.overlay[class]
+			}
 		}
-		v.free[k] = inv.Capacity() - v.Host.Usage[class] - v.overlay[class]
+		v.inv[k], v.free[k] = inv, free
+		v.known |= 1 << k
 	}
+	return v.inv[k], v.free[k]
 }
 
 // Free returns how much of class can still be allocated on the host once
@@ -72,7 +77,8 @@ func (v *HostView) refresh() {
 // inventory of it (as structs.Host.Free does).
 func (v *HostView) Free(class string) int64 {
 	if k := stdIndex(class); k >= 0 {
-		return v.free[k]
+		_, free := v.std(k)
+		return free
 	}
 	inv := v.Host.Inventories[class]
 	if inv == nil {
@@ -106,8 +112,8 @@ func (v *HostView) Fits(class string, amount int64) bool {
 }
 
 func (v *HostView) fitsStd(k int, amount int64) bool {
-	inv := v.inv[k]
-	return inv != nil && unitsOK(inv, amount) && amount <= v.free[k]
+	inv, free := v.std(k)
+	return inv != nil && unitsOK(inv, amount) && amount <= free
 }
 
 // unitsOK checks amount against the inventory's min/max unit and step.
@@ -136,5 +142,5 @@ func (v *HostView) consume(res map[string]int64) {
 	for class, n := range res {
 		v.overlay[class] += n
 	}
-	v.refresh()
+	v.known = 0
 }

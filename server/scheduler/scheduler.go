@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -64,6 +65,7 @@ func Schedule(state State, eval *structs.Evaluation, instances []*structs.Instan
 		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
 	s := newRun(hosts, cfg, rng)
+	defer s.release()
 	plan := &structs.Plan{EvalID: eval.ID}
 	for _, inst := range instances {
 		if inst == nil {
@@ -110,19 +112,35 @@ type run struct {
 	counts   reasonCounts
 }
 
+// runs recycles the working memory of Schedule calls, so a call over
+// many hosts does not allocate (and make the collector scan) a view of
+// every host each time.
+var runs = sync.Pool{New: func() any { return new(run) }}
+
+// newRun prepares a run over hosts.
 func newRun(hosts []*structs.Host, cfg Config, rng *rand.Rand) *run {
 	if cfg.HostSubsetSize < 1 {
 		cfg.HostSubsetSize = 1
 	}
-	s := &run{cfg: cfg, rng: rng, filters: DefaultFilters(), weighers: DefaultWeighers()}
-	s.views = make([]HostView, 0, len(hosts))
+	s := runs.Get().(*run)
+	s.cfg, s.rng = cfg, rng
+	if s.filters == nil {
+		s.filters, s.weighers = DefaultFilters(), DefaultWeighers()
+	}
+	s.views = s.views[:0]
 	for _, h := range hosts {
 		if h != nil {
-			s.views = append(s.views, HostView{})
-			s.views[len(s.views)-1].reset(h)
+			s.views = append(s.views, HostView{Host: h})
 		}
 	}
 	return s
+}
+
+// release returns the run to the pool without keeping hosts alive.
+func (s *run) release() {
+	clear(s.views)
+	s.rng = nil
+	runs.Put(s)
 }
 
 // place picks a host for req and counts the placement against it, or

@@ -1,5 +1,7 @@
 package scheduler
 
+import "math"
+
 // Weigher ranks the hosts that passed the filters, as Nova's weighers
 // do: Weigh returns a raw value (higher is better), the scheduler
 // normalises each weigher's values to [0,1] across the candidate hosts,
@@ -18,41 +20,34 @@ func DefaultWeighers() []Weigher {
 	return []Weigher{RAMWeigher{}, CPUWeigher{}, DiskWeigher{}, BuildFailureWeigher{}}
 }
 
-// normalize scales values to [0,1] in place as Nova's weights.normalize
-// does: (v-min)/(max-min), and all zeros when every value is the same.
-func normalize(values []float64) {
-	if len(values) == 0 {
-		return
-	}
-	lo, hi := values[0], values[0]
-	for _, v := range values[1:] {
-		lo, hi = min(lo, v), max(hi, v)
-	}
-	span := hi - lo
-	for i, v := range values {
-		if span == 0 {
-			values[i] = 0
-		} else {
-			values[i] = (v - lo) / span
-		}
-	}
-}
-
 // weigh fills weights[i] with the total weight of views[cands[i]], using
-// raw as scratch; both have len(cands).
+// raw as scratch; both have len(cands). Each weigher's raw values are
+// normalised as Nova's weights.normalize does — (v-min)/(max-min), all
+// zeros when every value is the same — then multiplied and summed.
 func weigh(weighers []Weigher, cfg Config, views []HostView, cands []int32, req *Request, raw, weights []float64) {
 	clear(weights)
 	for _, w := range weighers {
 		m := w.Multiplier(cfg)
-		if m == 0 {
+		if m == 0 || len(cands) == 0 {
 			continue
 		}
+		lo, hi := math.Inf(1), math.Inf(-1)
 		for i, c := range cands {
-			raw[i] = w.Weigh(&views[c], req)
+			v := w.Weigh(&views[c], req)
+			raw[i] = v
+			if v < lo {
+				lo = v
+			}
+			if v > hi {
+				hi = v
+			}
 		}
-		normalize(raw)
+		span := hi - lo
+		if span == 0 {
+			continue // every host normalises to 0
+		}
 		for i, v := range raw {
-			weights[i] += m * v
+			weights[i] += m * ((v - lo) / span)
 		}
 	}
 }

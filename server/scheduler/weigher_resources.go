@@ -42,8 +42,9 @@ func (DiskWeigher) Weigh(h *HostView, _ *Request) float64 { return freeWeight(h,
 
 // freeWeight is the free amount of a standard class, 0 without inventory.
 func freeWeight(h *HostView, k int) float64 {
-	if h.inv[k] == nil {
+	inv, free := h.std(k)
+	if inv == nil {
 		return 0
 	}
-	return float64(h.free[k])
+	return float64(free)
 }

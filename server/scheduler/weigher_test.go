@@ -45,6 +45,25 @@ func TestWeigherSeesOverlay(t *testing.T) {
 	}
 }
 
+// normalize is Nova's weights.normalize, the reference weigh follows:
+// (v-min)/(max-min), all zeros when every value is the same.
+func normalize(values []float64) {
+	if len(values) == 0 {
+		return
+	}
+	lo, hi := values[0], values[0]
+	for _, v := range values[1:] {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	for i, v := range values {
+		if hi == lo {
+			values[i] = 0
+		} else {
+			values[i] = (v - lo) / (hi - lo)
+		}
+	}
+}
+
 func TestNormalize(t *testing.T) {
 	cases := []struct{ in, want []float64 }{
 		{nil, nil},
@@ -75,11 +94,30 @@ func TestWeighCombines(t *testing.T) {
 	cands := []int32{0, 1, 2, 3}
 	raw, w := make([]float64, 4), make([]float64, 4)
 	cfg := Config{RAMWeightMultiplier: 1, CPUWeightMultiplier: 2, DiskWeightMultiplier: 0, BuildFailureWeightMultiplier: 10}
-	weigh(DefaultWeighers(), cfg, views, cands, mustRequest(t, testInstance("i", small())), raw, w)
+	req := mustRequest(t, testInstance("i", small()))
+	weigh(DefaultWeighers(), cfg, views, cands, req, raw, w)
 	want := []float64{0.5 + 2 + 10, 1 + 0 + 10, 1 + 2 + 0, 0 + 2 + 10}
 	for i := range want {
 		if math.Abs(w[i]-want[i]) > 1e-9 {
 			t.Fatalf("weights %v, want %v", w, want)
+		}
+	}
+
+	// The same as normalising each weigher's values, Nova's way.
+	ref := make([]float64, len(cands))
+	for _, wg := range DefaultWeighers() {
+		vals := make([]float64, len(cands))
+		for i, c := range cands {
+			vals[i] = wg.Weigh(&views[c], req)
+		}
+		normalize(vals)
+		for i := range ref {
+			ref[i] += wg.Multiplier(cfg) * vals[i]
+		}
+	}
+	for i := range ref {
+		if math.Abs(w[i]-ref[i]) > 1e-9 {
+			t.Fatalf("weights %v, Nova's normalisation gives %v", w, ref)
 		}
 	}
 }

@@ -1,0 +1,116 @@
+package client
+
+import (
+	"errors"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/stratus-cloud/stratus/structs"
+	"github.com/stratus-cloud/stratus/virt"
+)
+
+// RPC is how the agent reaches the servers. Errors carry their kind as a
+// text prefix (see structs.KindOf).
+type RPC interface {
+	RPC(method string, args, reply any) error
+}
+
+// Defaults of the Config fields left zero.
+const (
+	DefaultPowerSyncInterval   = 10 * time.Second
+	DefaultFingerprintInterval = 30 * time.Second
+	DefaultReportInterval      = 200 * time.Millisecond
+)
+
+// Config configures a Client. Zero values take the defaults noted beside
+// the fields.
+type Config struct {
+	// DataDir holds state.db (bbolt). Required.
+	DataDir string
+	// NodeName is the gossip member name of the agent process; it
+	// becomes Host.GossipMember.
+	NodeName string
+	// HostName is the host's name (default: the driver's
+	// HostInfo.Hostname, else NodeName).
+	HostName string
+	// Region and AZ place the host.
+	Region, AZ string
+
+	// Driver drives the local hypervisor. Required.
+	Driver virt.Driver
+	// RPC reaches the servers. Required.
+	RPC RPC
+	// Logger receives the agent's logs (default: discard).
+	Logger hclog.Logger
+
+	// Allocation ratios (Nova's defaults: CPU 4.0, RAM 1.0, disk 1.0).
+	CPUAllocationRatio, RAMAllocationRatio, DiskAllocationRatio float64
+	// ReservedMemoryMB is kept for the host itself (default 512, capped
+	// at half the host's memory; a negative value reserves nothing).
+	// ReservedVCPUs and ReservedDiskGB default to 0.
+	ReservedMemoryMB, ReservedVCPUs, ReservedDiskGB int64
+
+	// PowerSyncInterval is how often the power states of the instances
+	// are compared with what was reported (default 10s).
+	PowerSyncInterval time.Duration
+	// FingerprintInterval is how often the host is fingerprinted again;
+	// it is registered again only when its record changed (default 30s).
+	FingerprintInterval time.Duration
+	// ReportInterval is the batch window of the status reports (default
+	// 200ms).
+	ReportInterval time.Duration
+}
+
+// withDefaults checks cfg and returns a copy with the defaults filled in.
+func (cfg Config) withDefaults() (Config, error) {
+	var errs []error
+	if cfg.DataDir == "" {
+		errs = append(errs, errors.New("data dir is required"))
+	}
+	if cfg.Driver == nil {
+		errs = append(errs, errors.New("a virt driver is required"))
+	}
+	if cfg.RPC == nil {
+		errs = append(errs, errors.New("an RPC client is required"))
+	}
+	if cfg.CPUAllocationRatio < 0 || cfg.RAMAllocationRatio < 0 || cfg.DiskAllocationRatio < 0 {
+		errs = append(errs, errors.New("allocation ratios must not be negative"))
+	}
+	if cfg.ReservedVCPUs < 0 || cfg.ReservedDiskGB < 0 {
+		errs = append(errs, errors.New("reserved vcpus and disk must not be negative"))
+	}
+	if cfg.PowerSyncInterval < 0 || cfg.FingerprintInterval < 0 || cfg.ReportInterval < 0 {
+		errs = append(errs, errors.New("intervals must not be negative"))
+	}
+	if len(errs) > 0 {
+		return cfg, structs.Errorf(structs.KindInvalid, "client config: %v", errors.Join(errs...))
+	}
+
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	setF := func(p *float64, v float64) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	setF(&cfg.CPUAllocationRatio, structs.DefaultCPUAllocationRatio)
+	setF(&cfg.RAMAllocationRatio, structs.DefaultRAMAllocationRatio)
+	setF(&cfg.DiskAllocationRatio, structs.DefaultDiskAllocationRatio)
+	switch {
+	case cfg.ReservedMemoryMB == 0:
+		cfg.ReservedMemoryMB = structs.DefaultReservedMemoryMB
+	case cfg.ReservedMemoryMB < 0:
+		cfg.ReservedMemoryMB = 0
+	}
+	setD := func(p *time.Duration, v time.Duration) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	setD(&cfg.PowerSyncInterval, DefaultPowerSyncInterval)
+	setD(&cfg.FingerprintInterval, DefaultFingerprintInterval)
+	setD(&cfg.ReportInterval, DefaultReportInterval)
+	return cfg, nil
+}

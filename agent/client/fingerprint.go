@@ -1,0 +1,97 @@
+package client
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/stratus-cloud/stratus/structs"
+	"github.com/stratus-cloud/stratus/virt"
+)
+
+// fingerprint asks the driver about the host and builds its record.
+func (c *Client) fingerprint() (*structs.Host, error) {
+	info, err := c.driver.HostInfo(c.ctx)
+	if err != nil {
+		return nil, fmt.Errorf("fingerprint host: %w", err)
+	}
+	if info == nil {
+		return nil, fmt.Errorf("fingerprint host: driver %s returned no host info", c.driver.Name())
+	}
+	return buildHost(&c.cfg, c.hostID, c.driver.Name(), info), nil
+}
+
+// buildHost turns a driver's fingerprint into the host record the agent
+// registers. Usage, BuildFailures and the status timestamps are the
+// servers' to keep and stay zero.
+func buildHost(cfg *Config, hostID, driverName string, info *virt.HostInfo) *structs.Host {
+	name := cfg.HostName
+	if name == "" {
+		name = info.Hostname
+	}
+	if name == "" {
+		name = cfg.NodeName
+	}
+	h := &structs.Host{
+		ID:                hostID,
+		Name:              name,
+		Region:            cfg.Region,
+		AZ:                cfg.AZ,
+		Status:            structs.HostStatusInit,
+		Enabled:           true,
+		GossipMember:      cfg.NodeName,
+		Driver:            driverName,
+		HypervisorType:    info.HypervisorType,
+		HypervisorVersion: info.HypervisorVersion,
+		Arch:              info.Arch,
+		Inventories: map[string]*structs.Inventory{
+			structs.ResourceVCPU:     inventory(info.VCPUs, cfg.ReservedVCPUs, cfg.CPUAllocationRatio),
+			structs.ResourceMemoryMB: inventory(info.MemoryMB, min(cfg.ReservedMemoryMB, info.MemoryMB/2), cfg.RAMAllocationRatio),
+			structs.ResourceDiskGB:   inventory(info.DiskGB, cfg.ReservedDiskGB, cfg.DiskAllocationRatio),
+		},
+		Attributes: maps.Clone(info.Attributes),
+	}
+	for class, n := range info.CustomResources {
+		if !strings.HasPrefix(class, "CUSTOM_") {
+			class = "CUSTOM_" + strings.ToUpper(class)
+		}
+		h.Inventories[class] = inventory(n, 0, 1.0)
+	}
+	if len(info.Traits) > 0 {
+		h.Traits = slices.Compact(slices.Sorted(slices.Values(info.Traits)))
+	}
+	if h.Attributes == nil {
+		h.Attributes = make(map[string]string)
+	}
+	for k, v := range map[string]string{
+		"arch":            info.Arch,
+		"hypervisor_type": info.HypervisorType,
+		"cpu_model":       info.CPUModel,
+	} {
+		if v != "" {
+			h.Attributes[k] = v
+		}
+	}
+	return h
+}
+
+// inventory is one resource class in Placement's model: whole units from
+// 1 up to the host's total, with reserved clamped to [0, total].
+func inventory(total, reserved int64, ratio float64) *structs.Inventory {
+	total = max(total, 0)
+	return &structs.Inventory{
+		Total:           total,
+		Reserved:        min(max(reserved, 0), total),
+		MinUnit:         1,
+		MaxUnit:         total,
+		StepSize:        1,
+		AllocationRatio: ratio,
+	}
+}
+
+// sameHost reports whether two fingerprints would register the same record.
+func sameHost(a, b *structs.Host) bool {
+	return reflect.DeepEqual(a, b)
+}

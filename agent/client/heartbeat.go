@@ -1,0 +1,115 @@
+package client
+
+import (
+	"time"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// register fingerprints the host and registers it.
+func (c *Client) register() error {
+	host, err := c.fingerprint()
+	if err != nil {
+		return err
+	}
+	return c.registerHost(host)
+}
+
+// registerHost sends Host.Register and records the host and heartbeat TTL.
+func (c *Client) registerHost(host *structs.Host) error {
+	if err := host.Validate(); err != nil {
+		return err
+	}
+	req := &structs.HostRegisterRequest{Host: host, WriteRequest: structs.WriteRequest{Region: c.cfg.Region}}
+	var resp structs.HostRegisterResponse
+	if err := c.call("Host.Register", req, &resp); err != nil {
+		return err
+	}
+	c.regMu.Lock()
+	c.registered = host
+	c.ttl = resp.HeartbeatTTL
+	c.regMu.Unlock()
+	c.logger.Info("host registered", "name", host.Name, "heartbeat_ttl", resp.HeartbeatTTL)
+	return nil
+}
+
+// heartbeatInterval is half the TTL the servers gave, ±10 %.
+func (c *Client) heartbeatInterval() time.Duration {
+	c.regMu.Lock()
+	ttl := c.ttl
+	c.regMu.Unlock()
+	if ttl <= 0 {
+		ttl = c.defaultHeartbeatTTL
+	}
+	return jitter(ttl / 2)
+}
+
+// heartbeat sends Host.Heartbeat and records the TTL it returns.
+func (c *Client) heartbeat() error {
+	req := &structs.HostHeartbeatRequest{HostIDs: []string{c.hostID}, WriteRequest: structs.WriteRequest{Region: c.cfg.Region}}
+	var resp structs.HostRegisterResponse
+	if err := c.call("Host.Heartbeat", req, &resp); err != nil {
+		return err
+	}
+	if resp.HeartbeatTTL > 0 {
+		c.regMu.Lock()
+		c.ttl = resp.HeartbeatTTL
+		c.regMu.Unlock()
+	}
+	return nil
+}
+
+// heartbeatLoop heartbeats every TTL/2, registers again when the servers
+// forgot the host, and fingerprints the host every FingerprintInterval,
+// registering again only when its record changed.
+func (c *Client) heartbeatLoop() {
+	hb := time.NewTimer(c.heartbeatInterval())
+	defer hb.Stop()
+	fp := time.NewTicker(c.cfg.FingerprintInterval)
+	defer fp.Stop()
+	b := c.newBackoff()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+
+		case <-fp.C:
+			host, err := c.fingerprint()
+			if err != nil {
+				if c.ctx.Err() == nil {
+					c.logger.Warn("fingerprint failed", "error", err)
+				}
+				continue
+			}
+			c.regMu.Lock()
+			same := sameHost(host, c.registered)
+			c.regMu.Unlock()
+			if same {
+				continue
+			}
+			c.logger.Info("host fingerprint changed; registering again")
+			// On failure the record stays stale and the next tick retries.
+			if err := c.registerHost(host); err != nil && c.ctx.Err() == nil {
+				c.logger.Warn("registration after fingerprint change failed", "error", err)
+			}
+
+		case <-hb.C:
+			err := c.heartbeat()
+			if err != nil && structs.KindOf(err) == structs.KindNotFound {
+				c.logger.Warn("servers do not know this host; registering again", "error", err)
+				err = c.register()
+			}
+			switch {
+			case c.ctx.Err() != nil:
+				return
+			case err == nil:
+				b.reset()
+				hb.Reset(c.heartbeatInterval())
+			default:
+				wait := min(b.next(), c.heartbeatInterval())
+				c.logger.Warn("heartbeat failed", "error", err, "retry_in", wait)
+				hb.Reset(wait)
+			}
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/stratus-cloud/stratus/structs"
+	"github.com/stratus-cloud/stratus/virt"
+	"github.com/stratus-cloud/stratus/virt/fake"
+)
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitState waits until the servers hold the given client state.
+func waitState(t *testing.T, s *fakeServer, allocID, state string) *structs.Allocation {
+	t.Helper()
+	var a *structs.Allocation
+	waitFor(t, fmt.Sprintf("allocation %s to be %s", allocID, state), func() bool {
+		a = s.alloc(allocID)
+		return a != nil && a.ClientState == state
+	})
+	return a
+}
+
+// testLogWriter sends hclog output to t.Log (shown on failure or -v).
+type testLogWriter struct{ t *testing.T }
+
+func (w testLogWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// harness is a fake server, a driver and a data dir that clients come
+// and go on.
+type harness struct {
+	t      *testing.T
+	srv    *fakeServer
+	driver virt.Driver
+	fake   *fake.Driver
+	dir    string
+	tweak  func(*Config)
+}
+
+func newHarness(t *testing.T, cfg fake.Config) *harness {
+	d := fake.New(cfg)
+	return &harness{t: t, srv: newFakeServer(t), driver: d, fake: d, dir: t.TempDir()}
+}
+
+// newClient builds a client with test timings, not started.
+func (h *harness) newClient() *Client {
+	h.t.Helper()
+	cfg := Config{
+		DataDir:             h.dir,
+		NodeName:            "node-1",
+		Region:              "global",
+		AZ:                  "nova",
+		Driver:              h.driver,
+		RPC:                 h.srv,
+		Logger:              hclog.New(&hclog.LoggerOptions{Output: testLogWriter{h.t}, Level: hclog.Debug}),
+		PowerSyncInterval:   40 * time.Millisecond,
+		FingerprintInterval: 40 * time.Millisecond,
+		ReportInterval:      20 * time.Millisecond,
+	}
+	if h.tweak != nil {
+		h.tweak(&cfg)
+	}
+	c, err := New(cfg)
+	if err != nil {
+		h.t.Fatalf("New: %v", err)
+	}
+	c.backoffMin, c.backoffMax = 10*time.Millisecond, 100*time.Millisecond
+	h.t.Cleanup(func() { _ = c.Shutdown() })
+	return c
+}
+
+// start builds and starts a client.
+func (h *harness) start() *Client {
+	h.t.Helper()
+	c := h.newClient()
+	if err := c.Start(); err != nil {
+		h.t.Fatalf("Start: %v", err)
+	}
+	return c
+}
+
+// shutdown stops a client and checks it does so promptly.
+func shutdown(t *testing.T, c *Client) {
+	t.Helper()
+	start := time.Now()
+	if err := c.Shutdown(); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("Shutdown took %v", took)
+	}
+}
+
+// instances lists the driver's instances.
+func instances(t *testing.T, d virt.Driver) []string {
+	t.Helper()
+	ids, err := d.ListInstances(context.Background())
+	if err != nil {
+		t.Fatalf("ListInstances: %v", err)
+	}
+	return ids
+}
+
+// power reads an instance's power state, or -1 if it does not exist.
+func power(d virt.Driver, id string) int {
+	info, err := d.GetInfo(context.Background(), id)
+	if err != nil {
+		return -1
+	}
+	return info.PowerState
+}

@@ -1,0 +1,214 @@
+package agent
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// maxInstanceCount bounds one create request, as Nova's multi-create
+// quota check would.
+const maxInstanceCount = 1000
+
+// instanceJSON is an instance as the native API shows it: the stored
+// record plus the status Nova's API derives from its states.
+type instanceJSON struct {
+	*structs.Instance
+	Status string
+}
+
+func newInstanceJSON(inst *structs.Instance) *instanceJSON {
+	return &instanceJSON{Instance: inst, Status: inst.Status()}
+}
+
+func instancesJSON(list []*structs.Instance) []*instanceJSON {
+	out := make([]*instanceJSON, 0, len(list))
+	for _, inst := range list {
+		out = append(out, newInstanceJSON(inst))
+	}
+	return out
+}
+
+// instanceDetailJSON is the body of GET /v1/instances/{id}: the instance
+// and its allocation (null before it is placed).
+type instanceDetailJSON struct {
+	*structs.Instance
+	Status     string
+	Allocation *structs.Allocation
+}
+
+// instanceCreateBody is the body of POST /v1/instances.
+type instanceCreateBody struct {
+	Name            string
+	Flavor          string // id or name
+	Image           string
+	ImageProperties map[string]string
+	AZ              string
+	KeyName         string
+	Metadata        map[string]string
+	Count           int
+}
+
+func (b *instanceCreateBody) validate() error {
+	var errs []string
+	if name := strings.TrimSpace(b.Name); name == "" || len(b.Name) > 255 {
+		errs = append(errs, "name must be 1-255 characters")
+	}
+	if b.Flavor == "" {
+		errs = append(errs, "flavor is required")
+	}
+	if b.Count < 1 || b.Count > maxInstanceCount {
+		errs = append(errs, "count must be between 1 and 1000")
+	}
+	if len(errs) > 0 {
+		return structs.Errorf(structs.KindInvalid, "instance: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// instanceCreateJSON is the answer of POST /v1/instances.
+type instanceCreateJSON struct {
+	Instances []*instanceJSON
+	EvalID    string
+}
+
+// instanceActionBody is the body of POST /v1/instances/{id}/actions.
+type instanceActionBody struct {
+	Action string // start, stop or reboot
+	Hard   bool   // reboot only
+}
+
+// rpcAction maps the body to Instance.Action's action names.
+func (b *instanceActionBody) rpcAction() (string, error) {
+	switch b.Action {
+	case "start", "stop":
+		if b.Hard {
+			return "", structs.Errorf(structs.KindInvalid, "Hard applies only to the reboot action")
+		}
+		return b.Action, nil
+	case "reboot":
+		if b.Hard {
+			return structs.ActionRebootHard, nil
+		}
+		return structs.ActionRebootSoft, nil
+	}
+	return "", structs.Errorf(structs.KindInvalid, "action %q is not one of start, stop, reboot", b.Action)
+}
+
+func (a *Agent) instanceList(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.InstanceListRequest{HostID: r.URL.Query().Get("host")}
+	if err := parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var out structs.InstanceListResponse
+	if err := a.rpc.RPC("Instance.List", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	return instancesJSON(out.Instances), nil
+}
+
+func (a *Agent) instanceGet(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.InstanceSpecificRequest{InstanceID: r.PathValue("id")}
+	if err := parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var out structs.SingleInstanceResponse
+	if err := a.rpc.RPC("Instance.Get", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	if out.Instance == nil {
+		return nil, notFound("instance", args.InstanceID)
+	}
+	return &instanceDetailJSON{Instance: out.Instance, Status: out.Instance.Status(), Allocation: out.Allocation}, nil
+}
+
+func (a *Agent) instanceCreate(w http.ResponseWriter, r *http.Request) (any, error) {
+	body := instanceCreateBody{Count: 1}
+	if err := decodeJSON(w, r, &body); err != nil {
+		return nil, err
+	}
+	if err := body.validate(); err != nil {
+		return nil, err
+	}
+	args := structs.InstanceCreateRequest{
+		Name: body.Name, FlavorID: body.Flavor, ImageID: body.Image, ImageProperties: body.ImageProperties,
+		AZ: body.AZ, KeyName: body.KeyName, Metadata: body.Metadata, Count: body.Count,
+	}
+	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	var out structs.InstanceCreateResponse
+	if err := a.rpc.RPC("Instance.Create", &args, &out); err != nil {
+		return nil, err
+	}
+	setIndex(w, out.Index)
+	return &instanceCreateJSON{Instances: instancesJSON(out.Instances), EvalID: out.EvalID}, nil
+}
+
+func (a *Agent) instanceDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.InstanceDeleteRequest{InstanceIDs: []string{r.PathValue("id")}}
+	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	var out structs.GenericResponse
+	if err := a.rpc.RPC("Instance.Delete", &args, &out); err != nil {
+		return nil, err
+	}
+	setIndex(w, out.Index)
+	return nil, nil
+}
+
+func (a *Agent) instanceAction(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body instanceActionBody
+	if err := decodeJSON(w, r, &body); err != nil {
+		return nil, err
+	}
+	action, err := body.rpcAction()
+	if err != nil {
+		return nil, err
+	}
+	args := structs.InstanceActionRequest{InstanceID: r.PathValue("id"), Action: action}
+	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	var out structs.GenericResponse
+	if err := a.rpc.RPC("Instance.Action", &args, &out); err != nil {
+		return nil, err
+	}
+	setIndex(w, out.Index)
+	return nil, nil
+}
+
+func (a *Agent) evalList(w http.ResponseWriter, r *http.Request) (any, error) {
+	var args structs.EvalListRequest
+	if err := parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var out structs.EvalListResponse
+	if err := a.rpc.RPC("Eval.List", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	if out.Evals == nil {
+		out.Evals = []*structs.Evaluation{}
+	}
+	return out.Evals, nil
+}
+
+func (a *Agent) evalGet(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.EvalSpecificRequest{EvalID: r.PathValue("id")}
+	if err := parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var out structs.SingleEvalResponse
+	if err := a.rpc.RPC("Eval.Get", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	if out.Eval == nil {
+		return nil, notFound("evaluation", args.EvalID)
+	}
+	return out.Eval, nil
+}
+
+// notFound is the error of a read whose RPC answered no object.
+func notFound(what, id string) error {
+	return structs.Errorf(structs.KindNotFound, "%s %q not found", what, id)
+}

@@ -1,0 +1,143 @@
+package server
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// BenchmarkClusterPlacement places instances on simulated hosts through
+// the whole server path — Instance.Create over RPC, Raft, the eval
+// broker, scheduler workers on all three servers, the plan applier — and
+// then checks that no host is overcommitted. Requests carry 100
+// instances each, as Nova's multi-create does. It reports placements/s.
+func BenchmarkClusterPlacement(b *testing.B) {
+	const (
+		hosts       = 1000
+		perRequest  = 100
+		requests    = 100 // 10,000 instances per round
+		concurrency = 16
+	)
+	servers := testCluster(b, 3, func(c *Config) {
+		c.Logger = hclog.NewNullLogger()
+		c.HeartbeatTTL = time.Hour
+	})
+	leader := waitForLeader(b, servers...)
+	seedFlavors(b, leader)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for i := 0; i < hosts; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			// 16 cores × ratio 4 and 64 GiB: room for 64 m1.tiny.
+			h := testHost(fmt.Sprintf("sim-%05d", i), 16, 65536)
+			h.Inventories[structs.ResourceVCPU].AllocationRatio = 4
+			registerHost(b, servers[i%3], h)
+		}(i)
+	}
+	wg.Wait()
+	b.ResetTimer()
+	var placed int
+	var elapsed time.Duration
+	for n := 0; n < b.N; n++ {
+		start := time.Now()
+		var mu sync.Mutex
+		var all []string
+		work := make(chan int)
+		for w := 0; w < concurrency; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for r := range work {
+					resp := createInstances(b, servers[(w+r)%3], fmt.Sprintf("b%d-%d", n, r), "m1.tiny", perRequest)
+					mu.Lock()
+					all = append(all, ids(resp)...)
+					mu.Unlock()
+				}
+			}(w)
+		}
+		for r := 0; r < requests; r++ {
+			work <- r
+		}
+		close(work)
+		wg.Wait()
+		settled := waitSettledBulk(b, leader, all)
+		elapsed += time.Since(start)
+		placed += settled
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(placed)/elapsed.Seconds(), "placements/s")
+	checkNoOvercommit(b, leader)
+}
+
+// waitSettledBulk waits until every instance has a host or failed, using
+// one scan per poll, and returns how many were placed.
+func waitSettledBulk(b *testing.B, s *Server, ids []string) int {
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	placed := 0
+	waitFor(b, "all placements", 10*time.Minute, func() error {
+		insts, err := s.fsm.State().Instances(nil)
+		if err != nil {
+			return err
+		}
+		pending, n := 0, 0
+		for _, inst := range insts {
+			if !want[inst.ID] {
+				continue
+			}
+			switch {
+			case inst.HostID != "":
+				n++
+			case inst.VMState == structs.VMStateBuilding:
+				pending++
+			}
+		}
+		if pending > 0 {
+			return fmt.Errorf("%d instances pending", pending)
+		}
+		placed = n
+		return nil
+	})
+	return placed
+}
+
+func checkNoOvercommit(b *testing.B, s *Server) {
+	hosts, err := s.fsm.State().Hosts(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	allocs, _ := s.fsm.State().Allocations(nil)
+	used := map[string]map[string]int64{}
+	for _, a := range allocs {
+		if a.Terminal() {
+			continue
+		}
+		if used[a.HostID] == nil {
+			used[a.HostID] = map[string]int64{}
+		}
+		for c, n := range a.Resources {
+			used[a.HostID][c] += n
+		}
+	}
+	for _, h := range hosts {
+		for class, inv := range h.Inventories {
+			if used[h.ID][class] > inv.Capacity() {
+				b.Fatalf("host %s overcommitted on %s: %d > %d", h.ID, class, used[h.ID][class], inv.Capacity())
+			}
+			if used[h.ID][class] != h.Usage[class] {
+				b.Fatalf("host %s usage %d disagrees with its allocations %d on %s", h.ID, h.Usage[class], used[h.ID][class], class)
+			}
+		}
+	}
+}
