@@ -1,6 +1,9 @@
 package scheduler
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestExplanation(t *testing.T) {
 	cases := []struct {
@@ -32,5 +35,23 @@ func TestReasonCounts(t *testing.T) {
 	rc.reset()
 	if len(rc.toMap()) != 0 {
 		t.Fatal("reset kept counts")
+	}
+}
+
+// Filters run in Nova's order, which decides the reason a host counts
+// under; the weighers are Nova's.
+func TestDefaultStack(t *testing.T) {
+	var filters, weighers []string
+	for _, f := range DefaultFilters() {
+		filters = append(filters, f.Name())
+	}
+	for _, w := range DefaultWeighers() {
+		weighers = append(weighers, w.Name())
+	}
+	wantFilters := []string{"ComputeFilter", "RetryFilter", "ResourceFilter", "AvailabilityZoneFilter",
+		"ComputeCapabilitiesFilter", "ImagePropertiesFilter", "TraitsFilter"}
+	wantWeighers := []string{"RAMWeigher", "CPUWeigher", "DiskWeigher", "BuildFailureWeigher"}
+	if !slices.Equal(filters, wantFilters) || !slices.Equal(weighers, wantWeighers) {
+		t.Fatalf("filters %v, weighers %v", filters, weighers)
 	}
 }
