@@ -62,7 +62,8 @@ type Instance struct {
 
 	FlavorID string
 	// Flavor is the flavor as it was when the instance was created, so a
-	// later flavor change or delete does not change the instance.
+	// later flavor change or delete does not change the instance. It is
+	// never modified in place.
 	Flavor  *Flavor
 	ImageID string
 	// ImageProperties are the image's properties at create time
@@ -96,7 +97,8 @@ func (i *Instance) Copy() *Instance {
 		return nil
 	}
 	c := *i
-	c.Flavor = i.Flavor.Copy()
+	// Flavor is the immutable snapshot taken at create time (a resize
+	// swaps the pointer), so copies share it instead of cloning its map.
 	if i.Fault != nil {
 		f := *i.Fault
 		c.Fault = &f
