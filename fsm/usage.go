@@ -50,23 +50,33 @@ func (b *hostBatch) flush(txn *memdb.Txn, index uint64) error {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		delta, bump := b.usage[id], b.bump[id]
-		err := updateHost(txn, index, id, func(h *structs.Host) {
-			if len(delta) > 0 && h.Usage == nil {
-				h.Usage = make(map[string]int64, len(delta))
-			}
-			for class, n := range delta {
-				h.Usage[class] += n
-				if h.Usage[class] <= 0 {
-					delete(h.Usage, class)
-				}
-			}
-			if bump {
-				h.AllocsIndex = index
-			}
-		})
+		raw, err := txn.First(TableHosts, "id", id)
 		if err != nil {
-			return err
+			return fmt.Errorf("host lookup %s: %w", id, err)
+		}
+		if raw == nil {
+			continue
+		}
+		// A shallow copy with a fresh Usage map: nothing else changes
+		// here, and stored hosts are never modified in place, so the
+		// copy may share its inventories, traits and attributes.
+		h := *raw.(*structs.Host)
+		h.Usage = make(map[string]int64, len(h.Usage)+len(b.usage[id]))
+		for class, n := range raw.(*structs.Host).Usage {
+			h.Usage[class] = n
+		}
+		for class, n := range b.usage[id] {
+			h.Usage[class] += n
+			if h.Usage[class] <= 0 {
+				delete(h.Usage, class)
+			}
+		}
+		if b.bump[id] {
+			h.AllocsIndex = index
+		}
+		h.ModifyIndex = index
+		if err := txn.Insert(TableHosts, &h); err != nil {
+			return fmt.Errorf("update host %s: %w", id, err)
 		}
 	}
 	return nil
