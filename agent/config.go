@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsimple"
 
 	"github.com/stratus-cloud/stratus/rpc"
+	"github.com/stratus-cloud/stratus/server/scheduler"
 )
 
 // Default ports, as in DESIGN.md: the HTTP API on Nova's own port.
@@ -103,6 +105,23 @@ type ServerConfig struct {
 	Enabled         bool     `hcl:"enabled,optional"`
 	BootstrapExpect int      `hcl:"bootstrap_expect,optional"`
 	RetryJoin       []string `hcl:"retry_join,optional"`
+	// NumSchedulers is the number of scheduler workers (default: CPUs).
+	NumSchedulers int `hcl:"num_schedulers,optional"`
+	// HeartbeatTTL is how long a silent host stays up, e.g. "10s".
+	HeartbeatTTL string `hcl:"heartbeat_ttl,optional"`
+	// MaxBuildAttempts is Nova's max_attempts (default 3).
+	MaxBuildAttempts int `hcl:"max_build_attempts,optional"`
+
+	Scheduler *SchedulerConfig `hcl:"scheduler,block"`
+}
+
+// SchedulerConfig tunes the weighers, with Nova's option names.
+type SchedulerConfig struct {
+	HostSubsetSize               *int     `hcl:"host_subset_size,optional"`
+	RAMWeightMultiplier          *float64 `hcl:"ram_weight_multiplier,optional"`
+	CPUWeightMultiplier          *float64 `hcl:"cpu_weight_multiplier,optional"`
+	DiskWeightMultiplier         *float64 `hcl:"disk_weight_multiplier,optional"`
+	BuildFailureWeightMultiplier *float64 `hcl:"build_failure_weight_multiplier,optional"`
 }
 
 // ClientConfig enables the hypervisor-agent role.
@@ -116,6 +135,14 @@ type ClientConfig struct {
 	SimulatedHosts int      `hcl:"simulated_hosts,optional"`
 	Servers        []string `hcl:"servers,optional"`
 	RetryJoin      []string `hcl:"retry_join,optional"`
+	// Inventory tuning with Nova's option names; zero keeps Nova's
+	// defaults (CPU 4.0, RAM 1.0, disk 1.0, 512 MB reserved).
+	CPUAllocationRatio   float64 `hcl:"cpu_allocation_ratio,optional"`
+	RAMAllocationRatio   float64 `hcl:"ram_allocation_ratio,optional"`
+	DiskAllocationRatio  float64 `hcl:"disk_allocation_ratio,optional"`
+	ReservedHostMemoryMB int64   `hcl:"reserved_host_memory_mb,optional"`
+	ReservedHostCPUs     int64   `hcl:"reserved_host_cpus,optional"`
+	ReservedHostDiskGB   int64   `hcl:"reserved_host_disk_gb,optional"`
 }
 
 // LoadConfigFile parses an HCL config file. Unknown blocks and attributes
@@ -227,6 +254,21 @@ func (c *Config) Finalize() error {
 	if c.Server.BootstrapExpect < 0 {
 		return fmt.Errorf("bootstrap_expect must not be negative")
 	}
+	if c.Server.HeartbeatTTL != "" {
+		if d, err := time.ParseDuration(c.Server.HeartbeatTTL); err != nil || d <= 0 {
+			return fmt.Errorf("heartbeat_ttl %q is not a positive duration such as 10s", c.Server.HeartbeatTTL)
+		}
+	}
+	if c.Server.NumSchedulers < 0 || c.Server.MaxBuildAttempts < 0 {
+		return fmt.Errorf("num_schedulers and max_build_attempts must not be negative")
+	}
+	if s := c.Server.Scheduler; s != nil && s.HostSubsetSize != nil && *s.HostSubsetSize < 1 {
+		return fmt.Errorf("host_subset_size must be at least 1")
+	}
+	if c.Client.CPUAllocationRatio < 0 || c.Client.RAMAllocationRatio < 0 || c.Client.DiskAllocationRatio < 0 ||
+		c.Client.ReservedHostCPUs < 0 || c.Client.ReservedHostDiskGB < 0 {
+		return fmt.Errorf("allocation ratios and reservations must not be negative")
+	}
 	if c.LogLevel == "" {
 		c.LogLevel = "info"
 	}
@@ -286,4 +328,37 @@ func newUUID() (string, error) {
 		return "", fmt.Errorf("generate node id: %w", err)
 	}
 	return id.String(), nil
+}
+
+// schedulerConfig turns the scheduler block into the scheduler's config
+// over Nova's defaults.
+func (c *Config) schedulerConfig() scheduler.Config {
+	out := scheduler.DefaultConfig()
+	s := c.Server.Scheduler
+	if s == nil {
+		return out
+	}
+	if s.HostSubsetSize != nil {
+		out.HostSubsetSize = *s.HostSubsetSize
+	}
+	for _, f := range []struct {
+		src *float64
+		dst *float64
+	}{
+		{s.RAMWeightMultiplier, &out.RAMWeightMultiplier},
+		{s.CPUWeightMultiplier, &out.CPUWeightMultiplier},
+		{s.DiskWeightMultiplier, &out.DiskWeightMultiplier},
+		{s.BuildFailureWeightMultiplier, &out.BuildFailureWeightMultiplier},
+	} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
+	}
+	return out
+}
+
+// heartbeatTTL returns the configured TTL, or zero for the default.
+func (c *Config) heartbeatTTL() time.Duration {
+	d, _ := time.ParseDuration(c.Server.HeartbeatTTL)
+	return d
 }

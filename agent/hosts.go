@@ -40,6 +40,9 @@ func (a *Agent) startHosts() error {
 		c, err := client.New(client.Config{
 			DataDir: dir, NodeName: cfg.NodeName, HostName: name, Region: cfg.Region, AZ: cfg.AZ,
 			Driver: drv, RPC: a.rpc, Logger: a.logger.Named("client").With("host", name),
+			CPUAllocationRatio: cfg.Client.CPUAllocationRatio, RAMAllocationRatio: cfg.Client.RAMAllocationRatio,
+			DiskAllocationRatio: cfg.Client.DiskAllocationRatio, ReservedMemoryMB: cfg.Client.ReservedHostMemoryMB,
+			ReservedVCPUs: cfg.Client.ReservedHostCPUs, ReservedDiskGB: cfg.Client.ReservedHostDiskGB,
 		})
 		if err != nil {
 			return fmt.Errorf("start host %s: %w", name, err)
