@@ -139,6 +139,15 @@ func (e *Instance) List(args *structs.InstanceListRequest, reply *structs.Instan
 		} else {
 			insts, err = state.Instances(ws)
 		}
+		if args.ProjectID != "" && err == nil {
+			mine := insts[:0:0]
+			for _, i := range insts {
+				if i.ProjectID == args.ProjectID {
+					mine = append(mine, i)
+				}
+			}
+			insts = mine
+		}
 		reply.Instances = insts
 		return insts, state.Index(fsm.TableInstances), err
 	})

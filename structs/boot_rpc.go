@@ -77,9 +77,11 @@ type InstanceCreateResponse struct {
 	WriteMeta
 }
 
-// InstanceListRequest lists instances, optionally of one host.
+// InstanceListRequest lists instances, optionally of one host or one
+// project.
 type InstanceListRequest struct {
-	HostID string
+	HostID    string
+	ProjectID string
 	QueryOptions
 }
 

@@ -50,3 +50,35 @@ type KeyPairDeleteRequest struct {
 	Names  []string
 	WriteRequest
 }
+
+// KeyPairCreateRequest stores a new key pair; an existing name of the
+// same user is a conflict.
+type KeyPairCreateRequest struct {
+	KeyPair *KeyPair
+	WriteRequest
+}
+
+// KeyPairListRequest lists one user's key pairs.
+type KeyPairListRequest struct {
+	UserID string
+	QueryOptions
+}
+
+// KeyPairSpecificRequest reads one key pair of a user.
+type KeyPairSpecificRequest struct {
+	UserID string
+	Name   string
+	QueryOptions
+}
+
+// KeyPairListResponse answers KeyPairListRequest.
+type KeyPairListResponse struct {
+	KeyPairs []*KeyPair
+	QueryMeta
+}
+
+// SingleKeyPairResponse answers KeyPairSpecificRequest.
+type SingleKeyPairResponse struct {
+	KeyPair *KeyPair
+	QueryMeta
+}

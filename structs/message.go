@@ -28,6 +28,10 @@ const (
 	AllocClientUpdateType    MessageType = 10
 	EvalUpdateType           MessageType = 11
 	PlanApplyType            MessageType = 12
+	IdentityUpsertType       MessageType = 13
+	IdentityDeleteType       MessageType = 14
+	SigningKeyUpsertType     MessageType = 15
+	TokenRevokeType          MessageType = 16
 )
 
 // String names a message type for logs and errors.
@@ -52,6 +56,10 @@ var messageTypeNames = map[MessageType]string{
 	AllocClientUpdateType:    "AllocClientUpdate",
 	EvalUpdateType:           "EvalUpdate",
 	PlanApplyType:            "PlanApply",
+	IdentityUpsertType:       "IdentityUpsert",
+	IdentityDeleteType:       "IdentityDelete",
+	SigningKeyUpsertType:     "SigningKeyUpsert",
+	TokenRevokeType:          "TokenRevoke",
 }
 
 // EntryVersion is the format version this build writes into every Raft
@@ -106,6 +114,12 @@ const (
 	InstanceSnapshot   SnapshotType = 5
 	AllocationSnapshot SnapshotType = 6
 	EvalSnapshot       SnapshotType = 7
+	ProjectSnapshot    SnapshotType = 8
+	UserSnapshot       SnapshotType = 9
+	RoleSnapshot       SnapshotType = 10
+	AssignmentSnapshot SnapshotType = 11
+	SigningKeySnapshot SnapshotType = 12
+	RevokedSnapshot    SnapshotType = 13
 )
 
 // SnapshotVersion is the version written in each snapshot's header.
