@@ -143,6 +143,9 @@ type ClientConfig struct {
 	ReservedHostMemoryMB int64   `hcl:"reserved_host_memory_mb,optional"`
 	ReservedHostCPUs     int64   `hcl:"reserved_host_cpus,optional"`
 	ReservedHostDiskGB   int64   `hcl:"reserved_host_disk_gb,optional"`
+	// FakeSpawnLatency makes the fake driver's spawns take this long
+	// ("3s"), to watch BUILD in dev mode or to test interruptions.
+	FakeSpawnLatency string `hcl:"fake_spawn_latency,optional"`
 }
 
 // LoadConfigFile parses an HCL config file. Unknown blocks and attributes
@@ -264,6 +267,11 @@ func (c *Config) Finalize() error {
 	}
 	if s := c.Server.Scheduler; s != nil && s.HostSubsetSize != nil && *s.HostSubsetSize < 1 {
 		return fmt.Errorf("host_subset_size must be at least 1")
+	}
+	if c.Client.FakeSpawnLatency != "" {
+		if d, err := time.ParseDuration(c.Client.FakeSpawnLatency); err != nil || d < 0 {
+			return fmt.Errorf("fake_spawn_latency %q is not a duration such as 3s", c.Client.FakeSpawnLatency)
+		}
 	}
 	if c.Client.CPUAllocationRatio < 0 || c.Client.RAMAllocationRatio < 0 || c.Client.DiskAllocationRatio < 0 ||
 		c.Client.ReservedHostCPUs < 0 || c.Client.ReservedHostDiskGB < 0 {

@@ -3,19 +3,26 @@ package agent
 import (
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/stratus-cloud/stratus/agent/client"
 	"github.com/stratus-cloud/stratus/virt"
 	"github.com/stratus-cloud/stratus/virt/fake"
 )
 
-// newDriver builds the configured virt driver for one host.
-func newDriver(name, hostName string) (virt.Driver, error) {
-	switch name {
+// newDriver builds the configured virt driver for one host whose local
+// state lives in dir.
+func newDriver(cfg *ClientConfig, hostName, dir string) (virt.Driver, error) {
+	switch cfg.Driver {
 	case "fake":
-		return fake.New(fake.Config{HostName: hostName}), nil
+		// Finalize checked the duration.
+		latency, _ := time.ParseDuration(cfg.FakeSpawnLatency)
+		// The fake hypervisor keeps its guests in a file so that, like
+		// a real one, it outlives a restart of the agent.
+		return fake.Open(fake.Config{HostName: hostName, SpawnLatency: latency,
+			StatePath: filepath.Join(dir, "fake-hypervisor.json")})
 	default:
-		return nil, fmt.Errorf("virt driver %q is not available (available: fake)", name)
+		return nil, fmt.Errorf("virt driver %q is not available (available: fake)", cfg.Driver)
 	}
 }
 
@@ -29,13 +36,13 @@ func (a *Agent) startHosts() error {
 		names = append(names, fmt.Sprintf("%s-sim-%03d", cfg.NodeName, i))
 	}
 	for i, name := range names {
-		drv, err := newDriver(cfg.Client.Driver, name)
-		if err != nil {
-			return err
-		}
 		dir := filepath.Join(cfg.DataDir, "client")
 		if i > 0 {
 			dir = filepath.Join(cfg.DataDir, "simulated", name)
+		}
+		drv, err := newDriver(cfg.Client, name, dir)
+		if err != nil {
+			return err
 		}
 		c, err := client.New(client.Config{
 			DataDir: dir, NodeName: cfg.NodeName, HostName: name, Region: cfg.Region, AZ: cfg.AZ,

@@ -47,6 +47,10 @@ type Config struct {
 	// transition: PowerOn, PowerOff, Reboot, Pause, Unpause, Suspend and
 	// Resume.
 	SpawnLatency, DestroyLatency, PowerLatency time.Duration
+
+	// StatePath, with Open, keeps the instances in a file so they
+	// survive a restart of the agent, as a real hypervisor's do.
+	StatePath string
 }
 
 // Driver is the fake driver. It implements virt.Driver, virt.Pauser,
@@ -61,6 +65,8 @@ type Driver struct {
 	calls      map[string]int
 	failNext   map[string][]error
 	failAlways map[string]error
+	// persistent is set by Open: every change is saved to StatePath.
+	persistent bool
 }
 
 // instance is the fake's whole record of one instance.
@@ -172,6 +178,10 @@ func (d *Driver) Spawn(ctx context.Context, spec *virt.InstanceSpec) (*virt.Inst
 	in := &instance{spec: cloneSpec(spec), power: virt.PowerRunning, n: d.serial, boots: 1}
 	d.serial++
 	d.instances[id] = in
+	if err := d.saveLocked(); err != nil {
+		delete(d.instances, id)
+		return nil, wrap("Spawn", id, err)
+	}
 	return in.info(), nil
 }
 
@@ -181,8 +191,11 @@ func (d *Driver) Destroy(ctx context.Context, id string) error {
 		return wrap("Destroy", id, err)
 	}
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	delete(d.instances, id)
-	d.mu.Unlock()
+	if err := d.saveLocked(); err != nil {
+		return wrap("Destroy", id, err)
+	}
 	return nil
 }
 
@@ -277,6 +290,9 @@ func (d *Driver) withInstance(ctx context.Context, op, id string, latency time.D
 		return wrap(op, id, virt.ErrNotFound)
 	}
 	if err := fn(in); err != nil {
+		return wrap(op, id, err)
+	}
+	if err := d.saveLocked(); err != nil {
 		return wrap(op, id, err)
 	}
 	return nil

@@ -99,7 +99,7 @@ func (d *Driver) SetPowerState(id string, state int) error {
 		return wrap("SetPowerState", id, virt.ErrNotFound)
 	}
 	in.setPower(state)
-	return nil
+	return d.saveLocked()
 }
 
 // begin starts a call of op: it counts it, fails at once if ctx has
