@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/agent/client"
+	"github.com/stratus-cloud/stratus/agent/identity"
+	"github.com/stratus-cloud/stratus/agent/nova"
 	"github.com/stratus-cloud/stratus/gossip"
 	"github.com/stratus-cloud/stratus/rpc"
 	"github.com/stratus-cloud/stratus/server"
@@ -42,6 +44,11 @@ type Agent struct {
 	httpServer *http.Server
 	httpAddr   string
 	metrics    *metrics
+
+	// identity serves the Keystone API and verifies tokens.
+	identity *identity.Service
+	// nova serves the Compute API (Nova v2.1) under /compute.
+	nova *nova.API
 
 	shutdownOnce sync.Once
 	shutdownCh   chan struct{}
@@ -95,6 +102,13 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 		}
 	}
 
+	if a.identity, err = identity.New(identity.Config{RPC: a.rpc, Logger: a.logger}); err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	a.identity.Start()
+	a.nova = nova.New(nova.Config{RPC: a.rpc, Verifier: a.Identity(), Logger: a.logger.Named("nova"), Servers: a.novaServers})
+
 	a.metrics = newMetrics(a)
 	a.httpServer = &http.Server{
 		Handler:           a.routes(),
@@ -114,6 +128,10 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 	if cfg.DevMode {
 		a.bgWG.Add(1)
 		go a.seedDevState()
+	}
+	if cfg.DevMode {
+		a.bgWG.Add(1)
+		go a.seedDevIdentity()
 	}
 	return a, nil
 }
@@ -234,6 +252,41 @@ func (a *Agent) seedDevState() {
 	}
 }
 
+// Identity returns the agent's identity service, which verifies tokens
+// for the Nova API.
+func (a *Agent) Identity() *identity.Service { return a.identity }
+
+// seedDevIdentity creates devstack's projects, users and roles once a
+// dev cluster has a leader (Identity.SeedDev, idempotent).
+func (a *Agent) seedDevIdentity() {
+	defer a.bgWG.Done()
+	for {
+		var resp structs.GenericResponse
+		err := a.rpc.RPC("Identity.SeedDev", &structs.IdentitySeedRequest{}, &resp)
+		if err == nil {
+			return
+		}
+		a.logger.Debug("dev mode: waiting to seed identity", "error", err)
+		select {
+		case <-a.shutdownCh:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// novaServers lists the region's control-plane servers and whether
+// gossip sees them alive, for the Compute API's os-services.
+func (a *Agent) novaServers() []nova.ServerMember {
+	var out []nova.ServerMember
+	for _, m := range a.gossip.Members() {
+		if m.Meta.Role == gossip.RoleServer && m.Meta.Region == a.config.Region {
+			out = append(out, nova.ServerMember{Name: m.Name, Alive: m.Status == gossip.StatusAlive})
+		}
+	}
+	return out
+}
+
 // Leave leaves the cluster gracefully: a leader steps down first.
 func (a *Agent) Leave() error {
 	if a.server != nil {
@@ -264,6 +317,9 @@ func (a *Agent) Shutdown() error {
 		}
 		if a.connPool != nil {
 			_ = a.connPool.Shutdown()
+		}
+		if a.identity != nil {
+			a.identity.Stop()
 		}
 		a.bgWG.Wait()
 		if a.config.DevMode && a.config.devTempDir {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratus-cloud/stratus/agent/nova"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -58,6 +59,14 @@ func (a *Agent) routes() http.Handler {
 		mux.Handle(rt.pattern, a.wrap(rt.pattern, rt.handler))
 	}
 	mux.Handle("GET /v1/metrics", a.metrics.handler())
+	if a.identity != nil {
+		for _, r := range a.identity.Routes() {
+			mux.Handle(r.Pattern, r.Handler)
+		}
+	}
+	if a.nova != nil {
+		mux.Handle(nova.MountPath+"/", a.nova.Handler())
+	}
 	mux.Handle("/v1/", a.wrap("unmatched", func(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, unmatched(mux, w, r)
 	}))

@@ -176,6 +176,7 @@ func populate(t *testing.T, s *StateStore) {
 		VMState: structs.VMStateActive, PowerState: structs.PowerRunning, Metadata: map[string]string{"a": "b"}}))
 	must(s.UpsertAllocation(5, &structs.Allocation{ID: "a1", InstanceID: "i1", HostID: "h1", Resources: map[string]int64{"VCPU": 1}}))
 	must(s.UpsertEval(6, &structs.Evaluation{ID: "e1", InstanceIDs: []string{"i1"}, Status: structs.EvalStatusComplete}))
+	populateIdentity(t, s)
 }
 
 func dump(t *testing.T, s *StateStore) map[string][]any {

@@ -288,12 +288,45 @@ func heartbeatAll(t testing.TB, s *Server, hostIDs ...string) {
 	}
 }
 
-func TestHostLiveness(t *testing.T) {
+func TestHostDownWhenHeartbeatsStop(t *testing.T) {
 	t.Parallel()
 	s := testServer(t, func(c *Config) { c.HeartbeatTTL = time.Second })
 	waitForLeader(t, s)
+	registerHost(t, s, testHost("ttl-host", 4, 4096))
+	registerHost(t, s, testHost("alive-host", 4, 4096))
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+				_ = s.RPC("Host.Heartbeat", &structs.HostHeartbeatRequest{HostIDs: []string{"alive-host"}}, &structs.HostRegisterResponse{})
+			}
+		}
+	}()
+	waitFor(t, "the silent host to go down by TTL", 10*time.Second, func() error {
+		if h, _ := s.fsm.State().HostByID(nil, "ttl-host"); h.Status != structs.HostStatusDown {
+			return fmt.Errorf("ttl-host is %s", h.Status)
+		}
+		return nil
+	})
+	if h, _ := s.fsm.State().HostByID(nil, "alive-host"); h.Status != structs.HostStatusUp {
+		t.Fatal("a heartbeating host went down")
+	}
+	// A heartbeat brings a down host back up.
+	heartbeatAll(t, s, "ttl-host")
+	if h, _ := s.fsm.State().HostByID(nil, "ttl-host"); h.Status != structs.HostStatusUp {
+		t.Fatalf("ttl-host after heartbeat: %s", h.Status)
+	}
+}
 
-	// An agent's gossip member stops: its hosts go down within seconds.
+func TestHostDownWhenGossipMemberDies(t *testing.T) {
+	t.Parallel()
+	// A TTL far longer than the test: only gossip can mark it down.
+	s := testServer(t, func(c *Config) { c.HeartbeatTTL = time.Hour })
+	waitForLeader(t, s)
 	agentPool, err := gossip.New(gossip.Config{NodeName: "agent-1", BindAddr: "127.0.0.1", Fast: true,
 		Logger: hclog.NewNullLogger(), Meta: gossip.Meta{ID: "agent-1-id", Role: gossip.RoleClient, Region: "global"}})
 	if err != nil {
@@ -306,32 +339,6 @@ func TestHostLiveness(t *testing.T) {
 	gh := testHost("gossip-host", 4, 4096)
 	gh.GossipMember = "agent-1"
 	registerHost(t, s, gh)
-	// A host kept alive only by heartbeats.
-	registerHost(t, s, testHost("ttl-host", 4, 4096))
-
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(200 * time.Millisecond):
-				_ = s.RPC("Host.Heartbeat", &structs.HostHeartbeatRequest{HostIDs: []string{"gossip-host"}}, &structs.HostRegisterResponse{})
-			}
-		}
-	}()
-	waitFor(t, "the silent host to go down by TTL", 10*time.Second, func() error {
-		if h, _ := s.fsm.State().HostByID(nil, "ttl-host"); h.Status != structs.HostStatusDown {
-			return fmt.Errorf("ttl-host is %s", h.Status)
-		}
-		return nil
-	})
-	if h, _ := s.fsm.State().HostByID(nil, "gossip-host"); h.Status != structs.HostStatusUp {
-		t.Fatal("a heartbeating host went down")
-	}
-	// Kill the agent's gossip member (heartbeats keep coming, as from a
-	// partitioned agent): gossip alone marks it down.
 	_ = agentPool.Shutdown()
 	waitFor(t, "gossip to mark the host down", 15*time.Second, func() error {
 		if h, _ := s.fsm.State().HostByID(nil, "gossip-host"); h.Status != structs.HostStatusDown {
@@ -339,9 +346,9 @@ func TestHostLiveness(t *testing.T) {
 		}
 		return nil
 	})
-	// A heartbeat brings a down host back up.
-	heartbeatAll(t, s, "ttl-host")
-	if h, _ := s.fsm.State().HostByID(nil, "ttl-host"); h.Status != structs.HostStatusUp {
-		t.Fatalf("ttl-host after heartbeat: %s", h.Status)
+	// The agent returns: its heartbeat marks the host up again.
+	heartbeatAll(t, s, "gossip-host")
+	if h, _ := s.fsm.State().HostByID(nil, "gossip-host"); h.Status != structs.HostStatusUp {
+		t.Fatalf("gossip-host after heartbeat: %s", h.Status)
 	}
 }

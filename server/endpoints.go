@@ -14,6 +14,8 @@ func (s *Server) registerEndpoints() error {
 		"Alloc":    &Alloc{srv: s},
 		"Eval":     &Eval{srv: s},
 		"Plan":     &Plan{srv: s},
+		"Identity": &Identity{srv: s},
+		"KeyPair":  &KeyPair{srv: s},
 	}
 	for name, e := range endpoints {
 		if err := s.rpcServer.Register(name, e); err != nil {

@@ -50,6 +50,9 @@ func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.Inst
 	if name := strings.TrimSpace(args.Name); name == "" || len(args.Name) > 255 {
 		errs = append(errs, "name must be 1-255 characters")
 	}
+	if len(args.Description) > 255 {
+		errs = append(errs, "description must be at most 255 characters")
+	}
 	count := args.Count
 	if count == 0 {
 		count = 1
@@ -101,7 +104,7 @@ func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.Inst
 			name = fmt.Sprintf("%s-%d", args.Name, n)
 		}
 		inst := &structs.Instance{
-			ID: uuid.NewString(), Name: name, ProjectID: args.ProjectID, UserID: args.UserID,
+			ID: uuid.NewString(), Name: name, Description: args.Description, ProjectID: args.ProjectID, UserID: args.UserID,
 			ReservationID: reservation, FlavorID: flavor.ID, Flavor: flavor.Copy(),
 			ImageID: args.ImageID, ImageProperties: args.ImageProperties, KeyName: args.KeyName, AZ: args.AZ,
 			VMState: structs.VMStateBuilding, TaskState: structs.TaskScheduling, PowerState: structs.PowerNoState,

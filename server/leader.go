@@ -94,6 +94,7 @@ func (s *Server) establishLeadership(stopCh chan struct{}) error {
 		defer s.leaderWG.Done()
 		s.hostLiveness(stopCh)
 	}()
+	s.startIdentityLeaderDuties(stopCh)
 	pending, err := s.fsm.State().EvalsByStatus(nil, structs.EvalStatusPending)
 	if err != nil {
 		return err

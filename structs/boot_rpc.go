@@ -58,6 +58,7 @@ type HostUpdateEnabledRequest struct {
 // InstanceCreateRequest is a user's request to boot Count instances.
 type InstanceCreateRequest struct {
 	Name            string
+	Description     string
 	FlavorID        string // id or name
 	ImageID         string
 	ImageProperties map[string]string

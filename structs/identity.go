@@ -1,6 +1,11 @@
 package structs
 
-import "time"
+import (
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+)
 
 // DefaultDomainID is the one identity domain Stratus serves, as
 // Keystone's "Default" domain.
@@ -8,6 +13,14 @@ const (
 	DefaultDomainID   = "default"
 	DefaultDomainName = "Default"
 )
+
+// MaxTokenTTL bounds a token's lifetime. Revocation events are kept
+// that long, so no token outlives the events that revoke it.
+const MaxTokenTTL = 24 * time.Hour
+
+// AuthFailedMessage is Keystone's answer to bad credentials; it never
+// says which part was wrong.
+const AuthFailedMessage = "The request you have made requires authentication."
 
 // Project is a Keystone project (tenant): the owner of instances, key
 // pairs are per user.
@@ -40,8 +53,9 @@ type User struct {
 
 // Role is a Keystone role (admin, member, reader, …).
 type Role struct {
-	ID   string
-	Name string
+	ID          string
+	Name        string
+	Description string
 
 	CreateIndex uint64
 	ModifyIndex uint64
@@ -71,10 +85,21 @@ type SigningKey struct {
 
 // RevokedToken records a revoked token by its audit id until it would
 // have expired anyway.
+//
+// A record with UserID, ProjectID or RoleID set is instead a revocation
+// event, as Keystone's: it revokes every token issued at or before
+// IssuedBefore whose user, project and roles match all the fields set.
+// Its AuditID is then a key of its own ("event-…") no token carries.
 type RevokedToken struct {
 	AuditID string
 	// ExpiresAt is unix nanoseconds; the record is useless after it.
 	ExpiresAt int64
+
+	UserID    string
+	ProjectID string
+	RoleID    string
+	// IssuedBefore is unix nanoseconds.
+	IssuedBefore int64
 
 	CreateIndex uint64
 	ModifyIndex uint64
@@ -102,9 +127,12 @@ type SigningKeyEntry struct {
 	Key *SigningKey
 }
 
-// TokenRevokeEntry revokes tokens by audit id.
+// TokenRevokeEntry revokes tokens by audit id (or records revocation
+// events). PruneBefore, unix nanoseconds chosen by the proposer, drops
+// the records that expired before it, so Apply stays deterministic.
 type TokenRevokeEntry struct {
-	Tokens []*RevokedToken
+	Tokens      []*RevokedToken
+	PruneBefore int64
 }
 
 // IdentityAuthRequest authenticates a user and resolves a project scope.
@@ -128,10 +156,30 @@ type IdentityAuthResponse struct {
 	Roles   []*Role
 }
 
-// IdentityListRequest lists identity objects, optionally filtered.
+// Identity list kinds, for IdentityListRequest.Kind.
+const (
+	IdentityKindProjects    = "projects"
+	IdentityKindUsers       = "users"
+	IdentityKindRoles       = "roles"
+	IdentityKindAssignments = "assignments"
+	IdentityKindSigningKeys = "signing_keys"
+	IdentityKindRevoked     = "revoked"
+)
+
+// IdentityListRequest lists identity objects of one Kind, optionally
+// filtered. Filters that apply:
+//   - projects: ID, Name; UserID keeps the projects the user has a role on.
+//   - users: ID, Name.
+//   - roles: ID, Name; UserID with ProjectID keeps the roles the user has
+//     on the project.
+//   - assignments: UserID, ProjectID, RoleID.
+//   - signing_keys, revoked: none.
 type IdentityListRequest struct {
+	Kind      string
+	ID        string
 	UserID    string
 	ProjectID string
+	RoleID    string
 	Name      string
 	QueryOptions
 }
@@ -147,15 +195,34 @@ type IdentityListResponse struct {
 	QueryMeta
 }
 
-// IdentityUpsertRequest creates or updates identity objects. Passwords
-// maps a user id to a new plaintext password, hashed by the server
-// before proposal.
+// IdentityUpsertRequest creates or updates identity objects; an object
+// with an empty ID is new and gets a generated one. Passwords maps a
+// user id (or, for a new user without an id, its name) to a new
+// plaintext password, hashed by the server before proposal. A user's
+// PasswordHash in the request is ignored: a user upserted without a
+// password keeps its current one.
 type IdentityUpsertRequest struct {
 	Projects    []*Project
 	Users       []*User
 	Passwords   map[string]string
 	Roles       []*Role
 	Assignments []*RoleAssignment
+	WriteRequest
+}
+
+// IdentityUpsertResponse returns the stored objects (PasswordHash
+// cleared) in request order, with their ids.
+type IdentityUpsertResponse struct {
+	Projects    []*Project
+	Users       []*User
+	Roles       []*Role
+	Assignments []*RoleAssignment
+	WriteMeta
+}
+
+// IdentitySeedRequest asks a server to create devstack's identity
+// objects (Identity.SeedDev); it is idempotent.
+type IdentitySeedRequest struct {
 	WriteRequest
 }
 
@@ -173,4 +240,103 @@ type TokenRevokeRequest struct {
 	AuditID   string
 	ExpiresAt time.Time
 	WriteRequest
+}
+
+// identityIDPattern bounds ids a client may choose: they appear in URLs.
+var identityIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.@:-]{1,64}$`)
+
+// validIdentityID checks an id that may be empty (the server generates
+// one) or client chosen.
+func validIdentityID(what, id string) error {
+	if id != "" && !identityIDPattern.MatchString(id) {
+		return Errorf(KindInvalid, "%s id %q must be 1-64 letters, digits or '_.@:-'", what, id)
+	}
+	return nil
+}
+
+// validIdentityName checks a Keystone name: not blank, at most max
+// characters, no control characters.
+func validIdentityName(what, name string, max int) error {
+	if strings.TrimSpace(name) == "" {
+		return Errorf(KindInvalid, "%s name is required", what)
+	}
+	if n := len([]rune(name)); n > max {
+		return Errorf(KindInvalid, "%s name %q is longer than %d characters", what, name, max)
+	}
+	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return Errorf(KindInvalid, "%s name %q has control characters", what, name)
+	}
+	return nil
+}
+
+// validDomain accepts the one domain Stratus serves.
+func validDomain(what, domainID string) error {
+	if domainID != DefaultDomainID {
+		return Errorf(KindInvalid, "%s domain %q is not the %q domain, the only one served", what, domainID, DefaultDomainID)
+	}
+	return nil
+}
+
+// Validate checks a project's fields (DomainID must be set).
+func (p *Project) Validate() error {
+	if err := validIdentityID("project", p.ID); err != nil {
+		return err
+	}
+	if err := validIdentityName("project", p.Name, 64); err != nil {
+		return err
+	}
+	if len(p.Description) > 65535 {
+		return Errorf(KindInvalid, "project %q description is too long", p.Name)
+	}
+	return validDomain("project", p.DomainID)
+}
+
+// Validate checks a user's fields (DomainID must be set).
+func (u *User) Validate() error {
+	if err := validIdentityID("user", u.ID); err != nil {
+		return err
+	}
+	if err := validIdentityName("user", u.Name, 255); err != nil {
+		return err
+	}
+	if len(u.Description) > 65535 || len(u.Email) > 255 {
+		return Errorf(KindInvalid, "user %q description or email is too long", u.Name)
+	}
+	return validDomain("user", u.DomainID)
+}
+
+// Validate checks a role's fields.
+func (r *Role) Validate() error {
+	if err := validIdentityID("role", r.ID); err != nil {
+		return err
+	}
+	if err := validIdentityName("role", r.Name, 255); err != nil {
+		return err
+	}
+	if len(r.Description) > 65535 {
+		return Errorf(KindInvalid, "role %q description is too long", r.Name)
+	}
+	return nil
+}
+
+// Validate checks that an assignment names a user, a project and a role.
+func (a *RoleAssignment) Validate() error {
+	if a.UserID == "" || a.ProjectID == "" || a.RoleID == "" {
+		return Errorf(KindInvalid, "a role assignment needs a user, a project and a role")
+	}
+	return nil
+}
+
+// Sanitized returns a copy of the user without its password hash, for
+// answers.
+func (u *User) Sanitized() *User {
+	c := *u
+	c.PasswordHash = nil
+	return &c
+}
+
+// IsEvent reports whether the record is a revocation event rather than
+// the revocation of one token.
+func (r *RevokedToken) IsEvent() bool {
+	return r.UserID != "" || r.ProjectID != "" || r.RoleID != ""
 }

@@ -55,6 +55,8 @@ type Instance struct {
 	Name      string
 	ProjectID string
 	UserID    string
+	// Description is the user's free-form description (Nova's 2.19).
+	Description string
 
 	// ReservationID groups the instances of one create request, as
 	// Nova's multi-create does.

@@ -32,6 +32,7 @@ const (
 	IdentityDeleteType       MessageType = 14
 	SigningKeyUpsertType     MessageType = 15
 	TokenRevokeType          MessageType = 16
+	InstanceUpdateType       MessageType = 17
 )
 
 // String names a message type for logs and errors.
@@ -60,6 +61,7 @@ var messageTypeNames = map[MessageType]string{
 	IdentityDeleteType:       "IdentityDelete",
 	SigningKeyUpsertType:     "SigningKeyUpsert",
 	TokenRevokeType:          "TokenRevoke",
+	InstanceUpdateType:       "InstanceUpdate",
 }
 
 // EntryVersion is the format version this build writes into every Raft

@@ -1,0 +1,229 @@
+package identity
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// nameOrID names a domain (or a user or project) by id or by name.
+type nameOrID struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// authRequest is the body of POST /v3/auth/tokens.
+type authRequest struct {
+	Auth struct {
+		Identity struct {
+			Methods  []string `json:"methods"`
+			Password *struct {
+				User *struct {
+					ID       string    `json:"id"`
+					Name     string    `json:"name"`
+					Domain   *nameOrID `json:"domain"`
+					Password string    `json:"password"`
+				} `json:"user"`
+			} `json:"password"`
+			Token *struct {
+				ID string `json:"id"`
+			} `json:"token"`
+		} `json:"identity"`
+		// Scope is "unscoped" or an object; only project scope is served.
+		Scope json.RawMessage `json:"scope"`
+	} `json:"auth"`
+}
+
+// scopeRequest is an object scope.
+type scopeRequest struct {
+	Project *struct {
+		ID     string    `json:"id"`
+		Name   string    `json:"name"`
+		Domain *nameOrID `json:"domain"`
+	} `json:"project"`
+	Domain *nameOrID      `json:"domain"`
+	System map[string]any `json:"system"`
+}
+
+// applyScope copies a request's scope into an authentication request.
+func applyScope(raw json.RawMessage, auth *structs.IdentityAuthRequest) error {
+	if len(raw) == 0 || string(raw) == "null" || string(raw) == `"unscoped"` {
+		return nil
+	}
+	var sc scopeRequest
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sc); err != nil {
+		return errBadRequest("Invalid input for field 'scope': %v.", err)
+	}
+	if sc.Domain != nil || sc.System != nil {
+		return errBadRequest("Only project scope is supported; domain and system scopes are not.")
+	}
+	if sc.Project == nil {
+		return errBadRequest("Expecting to find project in scope.")
+	}
+	if sc.Project.ID == "" && sc.Project.Name == "" {
+		return errBadRequest("Expecting to find id or name in project.")
+	}
+	auth.ProjectID, auth.ProjectName = sc.Project.ID, sc.Project.Name
+	if d := sc.Project.Domain; d != nil {
+		auth.ProjectDomainID, auth.ProjectDomainName = d.ID, d.Name
+	}
+	return nil
+}
+
+// issueToken answers POST /v3/auth/tokens: methods password and token,
+// project scope or none.
+func (s *Service) issueToken(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	var req authRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return 0, nil, err
+	}
+	ident := req.Auth.Identity
+	if len(ident.Methods) == 0 {
+		return 0, nil, errBadRequest("Expecting to find methods in identity.")
+	}
+	if len(ident.Methods) != 1 {
+		return 0, nil, &apiError{code: http.StatusUnauthorized, msg: "Attempted to authenticate with an unsupported method."}
+	}
+	auth := &structs.IdentityAuthRequest{Method: ident.Methods[0]}
+	if err := applyScope(req.Auth.Scope, auth); err != nil {
+		return 0, nil, err
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	t := &Token{Methods: []string{auth.Method}, IssuedAt: now, ExpiresAt: now.Add(s.cfg.TokenTTL)}
+	switch auth.Method {
+	case "password":
+		if ident.Password == nil || ident.Password.User == nil {
+			return 0, nil, errBadRequest("Expecting to find user in password.")
+		}
+		u := ident.Password.User
+		if u.ID == "" && u.Name == "" {
+			return 0, nil, errBadRequest("Expecting to find id or name in user.")
+		}
+		auth.UserID, auth.UserName, auth.Password = u.ID, u.Name, u.Password
+		if u.Domain != nil {
+			auth.UserDomainID, auth.UserDomainName = u.Domain.ID, u.Domain.Name
+		}
+	case "token":
+		if ident.Token == nil || ident.Token.ID == "" {
+			return 0, nil, errBadRequest("Expecting to find id in token.")
+		}
+		orig, err := s.Verify(ident.Token.ID)
+		if err != nil {
+			return 0, nil, errUnauthorized()
+		}
+		auth.UserID = orig.UserID
+		// An exchanged token never outlives the one it came from.
+		t.ExpiresAt, t.ParentAuditID = orig.ExpiresAt, orig.AuditID
+	default:
+		return 0, nil, &apiError{code: http.StatusUnauthorized, msg: "Attempted to authenticate with an unsupported method."}
+	}
+	var resp structs.IdentityAuthResponse
+	if err := s.call("Identity.Authenticate", auth, &resp); err != nil {
+		return 0, nil, err
+	}
+	t.UserID, t.UserName, t.DomainID = resp.User.ID, resp.User.Name, resp.User.DomainID
+	if p := resp.Project; p != nil {
+		t.ProjectID, t.ProjectName, t.ProjectDomainID = p.ID, p.Name, p.DomainID
+		for _, role := range resp.Roles {
+			t.Roles = append(t.Roles, role.Name)
+			t.RoleIDs = append(t.RoleIDs, role.ID)
+		}
+	}
+	tok, err := s.sign(t)
+	if err != nil {
+		return 0, nil, err
+	}
+	w.Header().Set("X-Subject-Token", tok)
+	return http.StatusCreated, s.tokenView(r, t, !r.URL.Query().Has("nocatalog")), nil
+}
+
+// subject verifies the caller and the X-Subject-Token and checks that
+// the caller may see it: its own token, or the caller is an admin or a
+// service.
+func (s *Service) subject(r *http.Request, action string) (*Token, error) {
+	caller, err := s.authenticated(r)
+	if err != nil {
+		return nil, err
+	}
+	subj := r.Header.Get("X-Subject-Token")
+	if subj == "" {
+		return nil, errBadRequest("Expecting to find X-Subject-Token in the request headers.")
+	}
+	t, err := s.Verify(subj)
+	if err != nil {
+		return nil, &apiError{code: http.StatusNotFound, msg: "Failed to validate token"}
+	}
+	if caller.UserID != t.UserID && !caller.IsAdmin() && !caller.HasRole("service") {
+		return nil, errForbidden(action)
+	}
+	return t, nil
+}
+
+// validateToken answers GET and HEAD /v3/auth/tokens.
+func (s *Service) validateToken(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	t, err := s.subject(r, "validate_token")
+	if err != nil {
+		return 0, nil, err
+	}
+	w.Header().Set("X-Subject-Token", r.Header.Get("X-Subject-Token"))
+	if r.Method == http.MethodHead {
+		return http.StatusOK, nil, nil
+	}
+	return http.StatusOK, s.tokenView(r, t, !r.URL.Query().Has("nocatalog")), nil
+}
+
+// revokeToken answers DELETE /v3/auth/tokens.
+func (s *Service) revokeToken(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	t, err := s.subject(r, "revoke_token")
+	if err != nil {
+		return 0, nil, err
+	}
+	var resp structs.GenericResponse
+	if err := s.call("Identity.RevokeToken", &structs.TokenRevokeRequest{AuditID: t.AuditID, ExpiresAt: t.ExpiresAt}, &resp); err != nil {
+		return 0, nil, err
+	}
+	s.markRevoked(t.AuditID, t.ExpiresAt)
+	return http.StatusNoContent, nil, nil
+}
+
+// authCatalog answers GET /v3/auth/catalog.
+func (s *Service) authCatalog(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	t, err := s.authenticated(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	if !t.IsScoped() {
+		return 0, nil, &apiError{code: http.StatusForbidden, msg: "A project-scoped token is required to produce a service catalog."}
+	}
+	return http.StatusOK, map[string]any{"catalog": s.catalog(r), "links": s.listLinks(r)}, nil
+}
+
+// authProjects answers GET /v3/auth/projects: the enabled projects the
+// caller has a role on.
+func (s *Service) authProjects(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	t, err := s.authenticated(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	return s.projectsOf(r, t.UserID, true)
+}
+
+// projectsOf lists the projects a user has a role on.
+func (s *Service) projectsOf(r *http.Request, userID string, enabledOnly bool) (int, any, error) {
+	var resp structs.IdentityListResponse
+	if err := s.call("Identity.List", &structs.IdentityListRequest{Kind: structs.IdentityKindProjects, UserID: userID}, &resp); err != nil {
+		return 0, nil, err
+	}
+	var ps []*structs.Project
+	for _, p := range resp.Projects {
+		if p.Enabled || !enabledOnly {
+			ps = append(ps, p)
+		}
+	}
+	return http.StatusOK, map[string]any{"projects": s.projectViews(r, ps), "links": s.listLinks(r)}, nil
+}

@@ -1,0 +1,19 @@
+// Package identity serves Stratus's Keystone-compatible HTTP API (a
+// subset of Identity v3: version discovery, token issue, validation and
+// revocation, the service catalog, and the admin APIs for projects,
+// users, roles, role assignments and the one domain), and signs and
+// verifies tokens.
+//
+// The package holds no state of its own: projects, users, roles and
+// passwords live in the servers' Raft state and are reached through the
+// Identity RPC endpoint. Tokens are stateless: "v1." + base64url(JSON
+// payload) + "." + base64url(HMAC-SHA256), signed with a key the leader
+// created, so any agent validates any agent's token without a round
+// trip. The signing keys and the revocations are cached here and kept
+// fresh by background blocking queries (Identity.List kinds signing_keys
+// and revoked); a token revoked through this agent fails its Verify at
+// once, on other agents as soon as their blocking query returns.
+//
+// The agent mounts Routes under its HTTP mux; the Nova API authenticates
+// its requests with Verify.
+package identity

@@ -1,0 +1,16 @@
+// Package nova serves OpenStack's Compute API v2.1 (Nova's wire format)
+// so that unmodified OpenStack clients — python-openstackclient,
+// novaclient, gophercloud — can drive Stratus.
+//
+// The package owns the Nova wire format at the edge and nothing else: it
+// holds no state, and every request becomes RPCs against the servers with
+// the structs types. Wire shapes (Nova's JSON bodies, microversioned
+// fields, fault bodies, links) are built here and never passed inward.
+//
+// A request goes through the same steps for every resource: a request id,
+// microversion negotiation (X-OpenStack-Nova-API-Version or
+// OpenStack-API-Version: compute X.Y), Keystone token verification,
+// routing through a declarative table (method, path, microversion range,
+// policy), Nova's default policy, and Nova's fault bodies for errors.
+// Each resource lives in its own file with its routes and views.
+package nova

@@ -1,0 +1,106 @@
+package nova
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// fault is an error with the HTTP status Nova answers it with.
+type fault struct {
+	status int
+	msg    string
+}
+
+func (f *fault) Error() string { return f.msg }
+
+// faultf builds a fault with a status and a message.
+func faultf(status int, format string, args ...any) error {
+	return &fault{status: status, msg: fmt.Sprintf(format, args...)}
+}
+
+// badRequest is Nova's 400 with a message.
+func badRequest(format string, args ...any) error {
+	return faultf(http.StatusBadRequest, format, args...)
+}
+
+// notFound is Nova's 404 with a message.
+func notFound(format string, args ...any) error {
+	return faultf(http.StatusNotFound, format, args...)
+}
+
+// Nova's fixed messages.
+const (
+	msgAuthRequired   = "The request you have made requires authentication."
+	msgNotFound       = "The resource could not be found."
+	msgNotSupported   = "The requested functionality is not supported."
+	msgMethodNotAllow = "The method specified is not allowed for this resource."
+	msgUnexpected     = "Unexpected API Error. Please report this at http://bugs.launchpad.net/nova/ and attach the Nova API log if possible."
+)
+
+// notSupported is Nova's answer to what a deployment cannot do (common.
+// raise_feature_not_supported): 501 "The requested functionality is not
+// supported." Clients such as python-openstackclient expect it, for
+// instance to skip a hypervisor's uptime.
+func notSupported() error {
+	return faultf(http.StatusNotImplemented, msgNotSupported)
+}
+
+// policyFault is Nova's 403 for a policy rule the caller does not pass.
+func policyFault(rule string) error {
+	return faultf(http.StatusForbidden, "Policy doesn't allow %s to be performed.", rule)
+}
+
+// faultNames are the body keys of Nova's faults by status; any other
+// status is a computeFault.
+var faultNames = map[int]string{
+	http.StatusBadRequest:            "badRequest",
+	http.StatusUnauthorized:          "unauthorized",
+	http.StatusForbidden:             "forbidden",
+	http.StatusNotFound:              "itemNotFound",
+	http.StatusMethodNotAllowed:      "badMethod",
+	http.StatusConflict:              "conflictingRequest",
+	http.StatusRequestEntityTooLarge: "overLimit",
+	http.StatusUnsupportedMediaType:  "badMediaType",
+	http.StatusTooManyRequests:       "overLimit",
+	http.StatusNotImplemented:        "notImplemented",
+	http.StatusServiceUnavailable:    "serviceUnavailable",
+}
+
+// statusOf maps an error to the status Nova would answer: a fault keeps
+// its own, an RPC error's kind picks one.
+func statusOf(err error) (int, string) {
+	var f *fault
+	if errors.As(err, &f) {
+		return f.status, f.msg
+	}
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return http.StatusRequestEntityTooLarge, "Request is too large."
+	}
+	msg := structs.Message(err)
+	switch structs.KindOf(err) {
+	case structs.KindInvalid:
+		return http.StatusBadRequest, msg
+	case structs.KindNotFound:
+		return http.StatusNotFound, msg
+	case structs.KindConflict:
+		return http.StatusConflict, msg
+	case structs.KindPermission, structs.KindQuotaReached:
+		return http.StatusForbidden, msg
+	case structs.KindNoLeader, structs.KindUnavailable:
+		return http.StatusServiceUnavailable, msg
+	}
+	return http.StatusInternalServerError, msgUnexpected
+}
+
+// faultBody is Nova's error body: {"<name>": {"code": N, "message": "…"}}.
+func faultBody(status int, msg string) map[string]any {
+	name, ok := faultNames[status]
+	if !ok {
+		name = "computeFault"
+	}
+	return map[string]any{name: map[string]any{"code": status, "message": msg}}
+}

@@ -1,0 +1,141 @@
+package nova
+
+import (
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+
+	"github.com/stratus-cloud/stratus/agent/identity"
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// request is one API call as the handlers see it.
+type request struct {
+	api *API
+	w   http.ResponseWriter
+	r   *http.Request
+	id  string
+	// mv is the negotiated microversion's minor number.
+	mv int
+	// token is the caller's verified token; authToken its raw form,
+	// passed on to RPCs.
+	token     *identity.Token
+	authToken string
+	// project is the project id when the URL carries one (it then
+	// appears in links too, as in Nova).
+	project string
+	params  map[string]string
+	// base is the scheme, host and MountPath the client used.
+	base string
+	// allow is the Allow header of a 405.
+	allow string
+}
+
+// atLeast reports whether the request's microversion is 2.minor or later.
+func (q *request) atLeast(minor int) bool { return q.mv >= minor }
+
+// param returns a path parameter.
+func (q *request) param(name string) string { return q.params[name] }
+
+// query returns the query string.
+func (q *request) query() url.Values { return q.r.URL.Query() }
+
+// authenticate verifies X-Auth-Token.
+func (q *request) authenticate() error {
+	raw := q.r.Header.Get("X-Auth-Token")
+	if raw == "" || q.api.verifier == nil {
+		return faultf(http.StatusUnauthorized, msgAuthRequired)
+	}
+	tok, err := q.api.verifier.Verify(raw)
+	if err != nil || tok == nil {
+		return faultf(http.StatusUnauthorized, msgAuthRequired)
+	}
+	q.token, q.authToken = tok, raw
+	return nil
+}
+
+// isAdmin reports whether the caller passes Nova's context_is_admin.
+func (q *request) isAdmin() bool { return q.token != nil && q.token.IsAdmin() }
+
+// isMember reports whether the caller is a member (or admin) of its
+// project. Keystone's default roles imply one another (admin → member →
+// reader); tokens may carry only the highest, so each level is checked.
+func (q *request) isMember() bool {
+	return q.isAdmin() || q.token.HasRole("member") || q.token.HasRole("_member_")
+}
+
+// isReader reports whether the caller may read its project.
+func (q *request) isReader() bool { return q.isMember() || q.token.HasRole("reader") }
+
+// authorize applies a route's default policy; every route needs a
+// project-scoped token.
+func (q *request) authorize(level access, policy string) error {
+	ok := q.token.ProjectID != ""
+	switch level {
+	case reader:
+		ok = ok && q.isReader()
+	case member:
+		ok = ok && q.isMember()
+	case admin:
+		ok = ok && q.isAdmin()
+	}
+	if !ok {
+		return policyFault(policy)
+	}
+	return nil
+}
+
+// call makes an RPC on the caller's behalf, passing its token along.
+func (q *request) call(method string, args, reply any) error {
+	if f := reflect.ValueOf(args).Elem().FieldByName("AuthToken"); f.IsValid() && f.CanSet() {
+		f.SetString(q.authToken)
+	}
+	return q.api.rpc.RPC(method, args, reply)
+}
+
+// projectPath is "/<project>" when the URL carried the project id.
+func (q *request) projectPath() string {
+	if q.project == "" {
+		return ""
+	}
+	return "/" + q.project
+}
+
+// selfHref is a versioned link: <base>/v2.1[/<project>]/<parts…>.
+func (q *request) selfHref(parts ...string) string {
+	return q.base + "/v2.1" + q.projectPath() + "/" + joinEscaped(parts)
+}
+
+// bookmarkHref is an unversioned link: <base>[/<project>]/<parts…>.
+func (q *request) bookmarkHref(parts ...string) string {
+	return q.base + q.projectPath() + "/" + joinEscaped(parts)
+}
+
+func joinEscaped(parts []string) string {
+	esc := make([]string, len(parts))
+	for i, p := range parts {
+		esc[i] = url.PathEscape(p)
+	}
+	return strings.Join(esc, "/")
+}
+
+// link is one entry of a Nova links list.
+type link struct {
+	Href string `json:"href"`
+	Rel  string `json:"rel"`
+	Type string `json:"type,omitempty"`
+}
+
+// links are the self and bookmark links of a resource.
+func (q *request) links(collection, id string) []link {
+	return []link{{Href: q.selfHref(collection, id), Rel: "self"}, {Href: q.bookmarkHref(collection, id), Rel: "bookmark"}}
+}
+
+// notFoundAs turns an RPC not-found into Nova's 404 message.
+func notFoundAs(err error, format string, args ...any) error {
+	if structs.KindOf(err) == structs.KindNotFound {
+		return notFound(format, args...)
+	}
+	return err
+}

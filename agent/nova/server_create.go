@@ -1,0 +1,244 @@
+package nova
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// serverCreateSchema is Nova's POST /servers schema at a microversion.
+func serverCreateSchema(mv int) *schema {
+	network := &schema{types: tObject, props: map[string]*schema{
+		"fixed_ip": {types: tString}, "port": {types: tString | tNull, format: checkUUID}, "uuid": {types: tString},
+	}}
+	if mv >= 32 {
+		network.props["tag"] = &schema{types: tString, maxLen: 60, pattern: tagPattern}
+	}
+	if mv >= 37 {
+		network.props["uuid"] = &schema{types: tString, format: checkUUID}
+	}
+	networks := &schema{types: tArray, items: network}
+	if mv >= 37 {
+		networks = &schema{types: tArray | tString, items: network, enum: []string{"none", "auto"}}
+	}
+	server := map[string]*schema{
+		"name":                    nameSchema,
+		"imageRef":                {types: tString},
+		"flavorRef":               {types: tString | tInteger, minLen: 1},
+		"adminPass":               {types: tString},
+		"metadata":                metadataSchema,
+		"networks":                networks,
+		"OS-DCF:diskConfig":       {types: tString, enum: []string{"AUTO", "MANUAL"}},
+		"accessIPv4":              {types: tString, format: checkIPv4},
+		"accessIPv6":              {types: tString, format: checkIPv6},
+		"availability_zone":       nameSchema,
+		"block_device_mapping":    {types: tArray},
+		"block_device_mapping_v2": {types: tArray},
+		"config_drive":            booleanSchema,
+		"key_name":                nameSchema,
+		"min_count":               positiveIntSchema,
+		"max_count":               positiveIntSchema,
+		"return_reservation_id":   booleanSchema,
+		"security_groups": {types: tArray, items: &schema{types: tObject, props: map[string]*schema{
+			"name": {types: tString, minLen: 1, maxLen: 255}}}},
+		"user_data": {types: tString, maxLen: 65535, format: checkBase64},
+	}
+	if mv < 57 {
+		server["personality"] = &schema{types: tArray, items: &schema{types: tObject, props: map[string]*schema{
+			"path": {types: tString, maxLen: 255}, "contents": {types: tString, format: checkBase64}}}}
+	}
+	if mv >= 19 {
+		server["description"] = descriptionSchema
+	}
+	if mv >= 52 {
+		server["tags"] = &schema{types: tArray, maxItems: 50, items: &schema{types: tString, minLen: 1, maxLen: 60, pattern: tagPattern}}
+	}
+	if mv >= 63 {
+		server["trusted_image_certificates"] = &schema{types: tArray | tNull, minItems: 1, maxItems: 50,
+			items: &schema{types: tString, minLen: 1}}
+	}
+	if mv >= 74 {
+		server["host"] = hostnameSchema
+		server["hypervisor_hostname"] = hostnameSchema
+	}
+	if mv >= 90 {
+		server["hostname"] = hostnameSchema
+	}
+	required := []string{"name", "flavorRef"}
+	if mv >= 37 {
+		required = append(required, "networks")
+	}
+	hints := &schema{types: tObject, open: true}
+	return &schema{types: tObject, required: []string{"server"}, props: map[string]*schema{
+		"server":                     {types: tObject, props: server, required: required},
+		"OS-SCH-HNT:scheduler_hints": hints,
+		"os:scheduler_hints":         hints,
+	}}
+}
+
+// serverCreate answers POST /servers. Stratus has no networks, volumes,
+// security groups, tags or trusted certificates yet: networks "auto" or
+// "none" and the "default" security group are accepted; anything naming
+// one that would have to exist is refused as Nova refuses an unknown
+// one. Scheduler hints, personality files, user data and the disk config
+// are validated and not used.
+func (a *API) serverCreate(q *request) (*reply, error) {
+	body, err := decodeBody(q, serverCreateSchema(q.mv))
+	if err != nil {
+		return nil, err
+	}
+	in := object(body, "server")
+	if err := q.checkUnsupportedCreate(in); err != nil {
+		return nil, err
+	}
+	groups, err := securityGroups(in)
+	if err != nil {
+		return nil, err
+	}
+	count, err := parseCounts(in)
+	if err != nil {
+		return nil, err
+	}
+	args := structs.InstanceCreateRequest{Count: count, ProjectID: q.token.ProjectID, UserID: q.token.UserID}
+	args.Name, _ = stringOf(in, "name")
+	if args.ImageID, err = imageOf(in); err != nil {
+		return nil, err
+	}
+	if args.FlavorID, err = q.flavorOf(in); err != nil {
+		return nil, err
+	}
+	if args.AZ, err = q.zoneOf(in); err != nil {
+		return nil, err
+	}
+	if key, ok := stringOf(in, "key_name"); ok {
+		var kp structs.SingleKeyPairResponse
+		if err := q.call("KeyPair.Get", &structs.KeyPairSpecificRequest{UserID: q.token.UserID, Name: key}, &kp); err != nil {
+			if structs.KindOf(err) == structs.KindNotFound {
+				return nil, badRequest("Invalid key_name provided.")
+			}
+			return nil, err
+		}
+		args.KeyName = key
+	}
+	args.Metadata = stringMap(object(in, "metadata"))
+	if len(args.Metadata) > maxServerMeta {
+		return nil, faultf(http.StatusForbidden, "Quota exceeded for metadata_items: Requested %d, but already used 0 of %d metadata_items", len(args.Metadata), maxServerMeta)
+	}
+	args.Description, _ = stringOf(in, "description")
+	var out structs.InstanceCreateResponse
+	if err := q.call("Instance.Create", &args, &out); err != nil {
+		return nil, err
+	}
+	if len(out.Instances) == 0 {
+		return nil, faultf(http.StatusInternalServerError, msgUnexpected)
+	}
+	password, ok := stringOf(in, "adminPass")
+	if !ok {
+		password = adminPassword()
+	}
+	return q.createdReply(out.Instances[0], password, groups, boolOf(in["return_reservation_id"]))
+}
+
+// checkUnsupportedCreate refuses what Stratus cannot do yet, the way
+// Nova refuses what a deployment lacks.
+func (q *request) checkUnsupportedCreate(in map[string]any) error {
+	for _, k := range []string{"block_device_mapping", "block_device_mapping_v2", "tags", "trusted_image_certificates"} {
+		if list, _ := in[k].([]any); len(list) > 0 {
+			return notSupported()
+		}
+	}
+	if _, ok := in["host"]; ok {
+		return q.requestedDestination()
+	}
+	if _, ok := in["hypervisor_hostname"]; ok {
+		return q.requestedDestination()
+	}
+	if _, ok := in["hostname"]; ok {
+		return notSupported()
+	}
+	// Stratus has no networks or ports yet, so any the request names
+	// cannot exist.
+	if list, _ := in["networks"].([]any); len(list) > 0 {
+		nw, _ := list[0].(map[string]any)
+		if port, ok := stringOf(nw, "port"); ok {
+			return badRequest("Port %s could not be found.", port)
+		}
+		if id, ok := stringOf(nw, "uuid"); ok {
+			return badRequest("Network %s could not be found.", id)
+		}
+		return badRequest("Bad networks format: network uuid is not in proper format ()")
+	}
+	return nil
+}
+
+// requestedDestination is the admin-only host/node choice of 2.74, which
+// the scheduler does not take yet.
+func (q *request) requestedDestination() error {
+	if !q.isAdmin() {
+		return policyFault("compute:servers:create:requested_destination")
+	}
+	return notSupported()
+}
+
+// securityGroups returns the requested groups for the create answer;
+// only the implicit "default" group exists.
+func securityGroups(in map[string]any) ([]any, error) {
+	list, _ := in["security_groups"].([]any)
+	for _, g := range list {
+		name, _ := stringOf(g.(map[string]any), "name")
+		if name != "default" {
+			return nil, badRequest("Security group %s not found.", name)
+		}
+	}
+	return list, nil
+}
+
+// imageOf reads imageRef: an id or a link to one. Stratus has no image
+// service, so any image name the hosts know is accepted, not only UUIDs.
+func imageOf(in map[string]any) (string, error) {
+	ref, _ := stringOf(in, "imageRef")
+	if ref = lastSegment(strings.TrimSpace(ref)); ref == "" {
+		return "", badRequest("Missing imageRef attribute")
+	}
+	return ref, nil
+}
+
+// flavorOf reads flavorRef (an id or a link) and checks the flavor.
+func (q *request) flavorOf(in map[string]any) (string, error) {
+	ref := ""
+	switch v := in["flavorRef"].(type) {
+	case string:
+		ref = lastSegment(v)
+	case json.Number:
+		ref = v.String()
+	}
+	f, err := q.getFlavor(ref)
+	if err != nil {
+		if structs.KindOf(err) == structs.KindNotFound || isStatus(err, 404) {
+			return "", badRequest("Invalid flavorRef provided.")
+		}
+		return "", err
+	}
+	return f.ID, nil
+}
+
+// zoneOf reads availability_zone; Nova's "zone:host[:node]" forcing is
+// admin-only and not supported yet.
+func (q *request) zoneOf(in map[string]any) (string, error) {
+	az, _ := stringOf(in, "availability_zone")
+	if strings.Contains(az, ":") {
+		if !q.isAdmin() {
+			return "", policyFault("os_compute_api:servers:create:forced_host")
+		}
+		return "", notSupported()
+	}
+	return az, nil
+}
+
+// isStatus reports whether err is a fault of the given status.
+func isStatus(err error, status int) bool {
+	s, _ := statusOf(err)
+	return s == status
+}

@@ -1,0 +1,247 @@
+package nova
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+const serverRule = "os_compute_api:servers:"
+
+func (a *API) serverRoutes() []routeSpec {
+	return []routeSpec{
+		{pattern: "GET /servers", access: reader, policy: serverRule + "index", handle: a.serverList},
+		{pattern: "GET /servers/detail", access: reader, policy: serverRule + "detail", handle: a.serverDetail},
+		{pattern: "POST /servers", access: member, policy: serverRule + "create", handle: a.serverCreate},
+		{pattern: "GET /servers/{id}", access: reader, policy: serverRule + "show", handle: a.serverShow},
+		{pattern: "PUT /servers/{id}", access: member, policy: serverRule + "update", handle: a.serverUpdate},
+		{pattern: "DELETE /servers/{id}", access: member, policy: serverRule + "delete", handle: a.serverDelete},
+	}
+}
+
+// getServer reads a server the caller may see: another project's server
+// is not found, as Nova's project-scoped database queries make it.
+func (q *request) getServer(id string) (*structs.Instance, error) {
+	var out structs.SingleInstanceResponse
+	err := q.call("Instance.Get", &structs.InstanceSpecificRequest{InstanceID: id}, &out)
+	if err == nil && !q.isAdmin() && out.Instance.ProjectID != q.token.ProjectID {
+		err = structs.Errorf(structs.KindNotFound, "instance %q not found", id)
+	}
+	if err != nil {
+		return nil, notFoundAs(err, "Instance %s could not be found.", id)
+	}
+	return out.Instance, nil
+}
+
+// hostOf reads a server's host; nil when unplaced or gone.
+func (q *request) hostOf(inst *structs.Instance) (*structs.Host, error) {
+	if inst.HostID == "" {
+		return nil, nil
+	}
+	var out structs.SingleHostResponse
+	err := q.call("Host.Get", &structs.HostSpecificRequest{HostID: inst.HostID}, &out)
+	if structs.KindOf(err) == structs.KindNotFound {
+		return nil, nil
+	}
+	return out.Host, err
+}
+
+// hostsByID reads every host, keyed by id.
+func (q *request) hostsByID() (map[string]*structs.Host, error) {
+	var out structs.HostListResponse
+	if err := q.call("Host.List", &structs.HostListRequest{}, &out); err != nil {
+		return nil, err
+	}
+	m := make(map[string]*structs.Host, len(out.Hosts))
+	for _, h := range out.Hosts {
+		m[h.ID] = h
+	}
+	return m, nil
+}
+
+// showServer answers with the full server view (GET, and PUT from 2.75).
+func (q *request) showServer(inst *structs.Instance) (*reply, error) {
+	host, err := q.hostOf(inst)
+	if err != nil {
+		return nil, err
+	}
+	return okReply(map[string]any{"server": q.serverView(inst, host, viewOpts{full: true, groups: true})})
+}
+
+func (a *API) serverShow(q *request) (*reply, error) {
+	inst, err := q.getServer(q.param("id"))
+	if err != nil {
+		return nil, err
+	}
+	return q.showServer(inst)
+}
+
+func (a *API) serverDelete(q *request) (*reply, error) {
+	inst, err := q.getServer(q.param("id"))
+	if err != nil {
+		return nil, err
+	}
+	if err := q.call("Instance.Delete", &structs.InstanceDeleteRequest{InstanceIDs: []string{inst.ID}}, &structs.GenericResponse{}); err != nil {
+		return nil, notFoundAs(err, "Instance %s could not be found.", inst.ID)
+	}
+	return noContent()
+}
+
+func serverUpdateSchema(mv int) *schema {
+	props := map[string]*schema{
+		"name":              nameSchema,
+		"OS-DCF:diskConfig": {types: tString, enum: []string{"AUTO", "MANUAL"}},
+		"accessIPv4":        {types: tString, format: checkIPv4},
+		"accessIPv6":        {types: tString, format: checkIPv6},
+	}
+	if mv >= 19 {
+		props["description"] = descriptionSchema
+	}
+	if mv >= 90 {
+		props["hostname"] = hostnameSchema
+	}
+	return &schema{types: tObject, required: []string{"server"}, props: map[string]*schema{
+		"server": {types: tObject, props: props},
+	}}
+}
+
+// serverUpdate answers PUT /servers/{id}: name and description change;
+// access IPs and hostnames are not recorded by Stratus and are refused.
+func (a *API) serverUpdate(q *request) (*reply, error) {
+	body, err := decodeBody(q, serverUpdateSchema(q.mv))
+	if err != nil {
+		return nil, err
+	}
+	inst, err := q.getServer(q.param("id"))
+	if err != nil {
+		return nil, err
+	}
+	in := object(body, "server")
+	for _, k := range []string{"accessIPv4", "accessIPv6", "hostname"} {
+		if _, ok := in[k]; ok {
+			return nil, notSupported()
+		}
+	}
+	args := structs.InstanceUpdateRequest{InstanceID: inst.ID}
+	if name, ok := stringOf(in, "name"); ok {
+		args.Name = &name
+	}
+	if d, ok := in["description"]; ok {
+		desc, _ := d.(string)
+		args.Description = &desc
+	}
+	if args.Name != nil || args.Description != nil {
+		var out structs.InstanceUpdateResponse
+		if err := q.call("Instance.Update", &args, &out); err != nil {
+			return nil, notFoundAs(err, "Instance %s could not be found.", inst.ID)
+		}
+		inst = out.Instance
+	}
+	if q.atLeast(75) {
+		return q.showServer(inst)
+	}
+	host, err := q.hostOf(inst)
+	if err != nil {
+		return nil, err
+	}
+	return okReply(map[string]any{"server": q.serverView(inst, host, viewOpts{groups: true})})
+}
+
+var (
+	hostnameSchema = &schema{types: tString, minLen: 2, maxLen: 255, pattern: regexp.MustCompile(`^[a-zA-Z0-9]+[a-zA-Z0-9-._]*[a-zA-Z0-9]+$`)}
+	tagPattern     = regexp.MustCompile(`^[^,/]*$`)
+)
+
+func checkIPv4(s string) string {
+	if ip := net.ParseIP(s); ip == nil || ip.To4() == nil || strings.Contains(s, ":") {
+		return pyRepr(s) + " is not a 'ipv4'"
+	}
+	return ""
+}
+
+func checkIPv6(s string) string {
+	if ip := net.ParseIP(s); ip == nil || !strings.Contains(s, ":") {
+		return pyRepr(s) + " is not a 'ipv6'"
+	}
+	return ""
+}
+
+// checkBase64 is Nova's "base64" format: Python's lenient decoder, which
+// skips characters outside the alphabet (line breaks, spaces).
+func checkBase64(s string) string {
+	clean := strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '+' || r == '/' || r == '=' {
+			return r
+		}
+		return -1
+	}, s)
+	if _, err := base64.StdEncoding.DecodeString(clean); err != nil {
+		return pyRepr(s) + " is not a 'base64'"
+	}
+	return ""
+}
+
+// lastSegment reduces a reference that may be a link
+// (".../flavors/1") to its id, as Nova accepts both.
+func lastSegment(ref string) string {
+	if i := strings.LastIndex(ref, "/"); i >= 0 && strings.Contains(ref, "://") {
+		return ref[i+1:]
+	}
+	return ref
+}
+
+// adminPassword is a random password of Nova's default length, from
+// characters that cannot be confused with one another.
+func adminPassword() string {
+	const chars = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+	buf := make([]byte, 12)
+	_, _ = rand.Read(buf)
+	for i, b := range buf {
+		buf[i] = chars[int(b)%len(chars)]
+	}
+	return string(buf)
+}
+
+// createdReply is POST /servers's answer: the first server's id, links
+// and admin password, or the reservation id when asked for.
+func (q *request) createdReply(inst *structs.Instance, password string, groups []any, reservation bool) (*reply, error) {
+	if reservation {
+		return acceptedReply(map[string]any{"reservation_id": inst.ReservationID})
+	}
+	if len(groups) == 0 {
+		groups = []any{map[string]any{"name": "default"}}
+	}
+	rep := &reply{status: http.StatusAccepted, header: http.Header{"Location": {q.selfHref("servers", inst.ID)}},
+		body: map[string]any{"server": map[string]any{
+			"id": inst.ID, "links": q.links("servers", inst.ID), "OS-DCF:diskConfig": "MANUAL",
+			"adminPass": password, "security_groups": groups,
+		}}}
+	return rep, nil
+}
+
+// countOf reads min_count or max_count, 1 when absent.
+func countOf(in map[string]any, k string) int {
+	if v, ok := in[k]; ok {
+		return int(intOf(v))
+	}
+	return 1
+}
+
+// parseCounts applies Nova's multi-create rules: max_count defaults to
+// min_count, and min_count may not exceed it. Stratus creates max_count
+// (quotas are not enforced yet, so there is never a reason for fewer).
+func parseCounts(in map[string]any) (int, error) {
+	minCount, maxCount := countOf(in, "min_count"), countOf(in, "max_count")
+	if _, ok := in["max_count"]; !ok {
+		maxCount = minCount
+	}
+	if minCount > maxCount {
+		return 0, badRequest("min_count must be <= max_count")
+	}
+	return maxCount, nil
+}

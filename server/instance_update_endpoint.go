@@ -1,0 +1,112 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// maxMetadataItems is Nova's default metadata_items quota: how many
+// metadata keys one instance may carry.
+const maxMetadataItems = 128
+
+// metadataStates are the vm_states in which Nova lets a user change an
+// instance's metadata (and only with no task running).
+var metadataStates = []string{structs.VMStateActive, structs.VMStatePaused, structs.VMStateSuspended, structs.VMStateStopped}
+
+// Update changes an instance's name, description or metadata.
+func (e *Instance) Update(args *structs.InstanceUpdateRequest, reply *structs.InstanceUpdateResponse) error {
+	if done, err := e.srv.forward("Instance.Update", args, args, reply); done {
+		return err
+	}
+	if err := validateInstanceUpdate(args); err != nil {
+		return err
+	}
+	state := e.srv.fsm.State()
+	inst, err := state.InstanceByID(nil, args.InstanceID)
+	if err != nil {
+		return err
+	}
+	if inst == nil {
+		return structs.Errorf(structs.KindNotFound, "instance %q not found", args.InstanceID)
+	}
+	entry := &structs.InstanceUpdateEntry{
+		InstanceID: inst.ID, Name: args.Name, Description: args.Description,
+		ReplaceMetadata: args.ReplaceMetadata, SetMetadata: args.SetMetadata, DeleteMetadata: args.DeleteMetadata,
+		UpdatedAt: time.Now().UnixNano(),
+	}
+	if args.ChangesMetadata() {
+		if err := checkMetadataChange(inst, entry); err != nil {
+			return err
+		}
+	}
+	index, err := e.srv.apply(structs.InstanceUpdateType, entry)
+	if err != nil {
+		return err
+	}
+	updated, err := e.srv.fsm.State().InstanceByID(nil, inst.ID)
+	if err != nil {
+		return err
+	}
+	if updated == nil {
+		return structs.Errorf(structs.KindNotFound, "instance %q was deleted during the update", inst.ID)
+	}
+	reply.Instance, reply.Index = updated, index
+	return nil
+}
+
+// validateInstanceUpdate checks the request's fields on their own.
+func validateInstanceUpdate(args *structs.InstanceUpdateRequest) error {
+	if args.InstanceID == "" {
+		return structs.Errorf(structs.KindInvalid, "instance id is required")
+	}
+	if args.Name == nil && args.Description == nil && !args.ChangesMetadata() {
+		return structs.Errorf(structs.KindInvalid, "instance update changes nothing")
+	}
+	var errs []string
+	if args.Name != nil {
+		if name := strings.TrimSpace(*args.Name); name == "" || len(*args.Name) > 255 {
+			errs = append(errs, "name must be 1-255 characters")
+		}
+	}
+	if args.Description != nil && len(*args.Description) > 255 {
+		errs = append(errs, "description must be at most 255 characters")
+	}
+	for k, v := range args.SetMetadata {
+		if k == "" || len(k) > 255 || len(v) > 255 {
+			errs = append(errs, fmt.Sprintf("metadata %q: keys must be 1-255 and values 0-255 characters", k))
+		}
+	}
+	if len(errs) > 0 {
+		return structs.Errorf(structs.KindInvalid, "instance: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// checkMetadataChange applies Nova's rules for metadata changes: stable
+// states only, deleted keys must exist, and at most maxMetadataItems keys.
+func checkMetadataChange(inst *structs.Instance, entry *structs.InstanceUpdateEntry) error {
+	if inst.TaskState != "" {
+		return structs.Errorf(structs.KindConflict, "cannot update metadata of instance %s while it is in task_state %s", inst.ID, inst.TaskState)
+	}
+	if !contains(metadataStates, inst.VMState) {
+		return structs.Errorf(structs.KindConflict, "cannot update metadata of instance %s while it is in vm_state %s", inst.ID, inst.VMState)
+	}
+	after := inst.Copy()
+	deletes := entry.DeleteMetadata
+	entry.DeleteMetadata = nil
+	entry.Apply(after)
+	entry.DeleteMetadata = deletes
+	for _, k := range deletes {
+		if _, ok := after.Metadata[k]; !ok {
+			return structs.Errorf(structs.KindNotFound, "metadata item %q of instance %s not found", k, inst.ID)
+		}
+		delete(after.Metadata, k)
+	}
+	if len(after.Metadata) > maxMetadataItems {
+		return structs.Errorf(structs.KindQuotaReached, "maximum number of metadata items exceeds %d", maxMetadataItems)
+	}
+	return nil
+}

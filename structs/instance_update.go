@@ -1,0 +1,64 @@
+package structs
+
+// InstanceUpdateRequest changes the user-editable fields of an instance:
+// its name, description and metadata. Nil pointers leave a field as it
+// is. Metadata changes apply in order: ReplaceMetadata (drop every key
+// first), then SetMetadata, then DeleteMetadata.
+type InstanceUpdateRequest struct {
+	InstanceID  string
+	Name        *string
+	Description *string
+
+	ReplaceMetadata bool
+	SetMetadata     map[string]string
+	// DeleteMetadata names keys to remove; each must exist.
+	DeleteMetadata []string
+	WriteRequest
+}
+
+// ChangesMetadata reports whether the request touches metadata, which
+// Nova allows only in stable states.
+func (r *InstanceUpdateRequest) ChangesMetadata() bool {
+	return r.ReplaceMetadata || len(r.SetMetadata) > 0 || len(r.DeleteMetadata) > 0
+}
+
+// InstanceUpdateResponse carries the instance as the update left it.
+type InstanceUpdateResponse struct {
+	Instance *Instance
+	WriteMeta
+}
+
+// InstanceUpdateEntry is the Raft entry of an instance update; the server
+// resolved everything, including the timestamp, before proposal.
+type InstanceUpdateEntry struct {
+	InstanceID      string
+	Name            *string
+	Description     *string
+	ReplaceMetadata bool
+	SetMetadata     map[string]string
+	DeleteMetadata  []string
+	UpdatedAt       int64
+}
+
+// Apply makes the entry's changes to inst (a copy the caller owns).
+func (e *InstanceUpdateEntry) Apply(inst *Instance) {
+	if e.Name != nil {
+		inst.Name = *e.Name
+	}
+	if e.Description != nil {
+		inst.Description = *e.Description
+	}
+	if e.ReplaceMetadata {
+		inst.Metadata = nil
+	}
+	if len(e.SetMetadata) > 0 && inst.Metadata == nil {
+		inst.Metadata = make(map[string]string, len(e.SetMetadata))
+	}
+	for k, v := range e.SetMetadata {
+		inst.Metadata[k] = v
+	}
+	for _, k := range e.DeleteMetadata {
+		delete(inst.Metadata, k)
+	}
+	inst.UpdatedAt = e.UpdatedAt
+}
