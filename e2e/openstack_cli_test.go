@@ -26,15 +26,23 @@ func requireCLI(t *testing.T, name string) string {
 	return path
 }
 
-// osEnv is what `cloudctl openrc` prints for a dev user.
-func osEnv(agentHTTP, user string) []string {
-	return append(os.Environ(),
-		"OS_AUTH_URL="+agentHTTP+"/identity/v3",
-		"OS_IDENTITY_API_VERSION=3",
-		"OS_USERNAME="+user, "OS_PASSWORD="+user, "OS_PROJECT_NAME="+user,
-		"OS_USER_DOMAIN_NAME=Default", "OS_PROJECT_DOMAIN_NAME=Default",
-		"OS_REGION_NAME=RegionOne", "OS_INTERFACE=public",
-	)
+// osEnv is the environment `cloudctl openrc --user USER` exports.
+func osEnv(t *testing.T, agentHTTP, user string) []string {
+	t.Helper()
+	out, errOut, code := cli(t, agentHTTP, "openrc", "--user", user)
+	if code != 0 {
+		t.Fatalf("cloudctl openrc: %s", errOut)
+	}
+	env := os.Environ()
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		kv, ok := strings.CutPrefix(line, "export ")
+		if !ok {
+			t.Fatalf("openrc line %q", line)
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		env = append(env, k+"="+strings.Trim(v, "'"))
+	}
+	return env
 }
 
 func runOS(t *testing.T, bin string, env []string, args ...string) (string, string, int) {
@@ -70,7 +78,7 @@ func TestOpenStackCLIAgainstDevAgent(t *testing.T) {
 	bin := requireCLI(t, "openstack")
 	nova := requireCLI(t, "nova")
 	dev := startAgent(t, "osdev", "--dev")
-	env := osEnv(dev.http, "admin")
+	env := osEnv(t, dev.http, "admin")
 	eventually(t, "identity seeded", 30*time.Second, func() error {
 		if _, errOut, code := runOS(t, bin, env, "token", "issue", "-f", "json"); code != 0 {
 			return fmt.Errorf("token issue: %s", errOut)
@@ -145,7 +153,7 @@ func TestOpenStackCLIAgainstDevAgent(t *testing.T) {
 	waitStatus("ACTIVE")
 
 	// The demo user cannot see the admin project's server.
-	demo := osEnv(dev.http, "demo")
+	demo := osEnv(t, dev.http, "demo")
 	if _, _, code := runOS(t, nova, demo, "show", id); code == 0 {
 		t.Fatal("demo saw another project's server")
 	}
