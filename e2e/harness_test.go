@@ -150,8 +150,15 @@ func (p *agentProc) kill() {
 // cli runs cloudctl against addr and returns stdout, stderr and the exit code.
 func cli(t testing.TB, addr string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(cloudctlBin, args...)
-	cmd.Env = append(os.Environ(), "CLOUDCTL_ADDR="+addr)
+	return runCmd(t, cloudctlBin, append(os.Environ(), "CLOUDCTL_ADDR="+addr), args...)
+}
+
+// runCmd runs a program with env and returns stdout, stderr and the exit
+// code; failing to start it at all fails the test.
+func runCmd(t testing.TB, bin string, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -159,7 +166,7 @@ func cli(t testing.TB, addr string, args ...string) (string, string, int) {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("run cloudctl: %v", err)
+		t.Fatalf("run %s: %v", bin, err)
 	}
 	return out.String(), errb.String(), code
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -47,18 +46,7 @@ func osEnv(t *testing.T, agentHTTP, user string) []string {
 
 func runOS(t *testing.T, bin string, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run openstack: %v", err)
-	}
-	return out.String(), errb.String(), code
+	return runCmd(t, bin, env, args...)
 }
 
 func mustOS(t *testing.T, bin string, env []string, args ...string) string {
