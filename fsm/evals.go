@@ -15,7 +15,6 @@ func init() {
 			Name: TableEvals,
 			Indexes: map[string]*memdb.IndexSchema{
 				"id":       idIndex("ID"),
-				"instance": {Name: "instance", AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "InstanceIDs"}},
 				"status":   {Name: "status", Indexer: &memdb.StringFieldIndex{Field: "Status"}},
 			},
 		}

@@ -93,6 +93,9 @@ func (s *StateStore) CreateInstances(index uint64, e *structs.InstanceCreateEntr
 	defer txn.Abort()
 	for _, inst := range e.Instances {
 		c := inst.Copy()
+		if c.Flavor == nil {
+			c.Flavor = e.Flavor
+		}
 		c.CreateIndex, c.ModifyIndex = index, index
 		if err := txn.Insert(TableInstances, c); err != nil {
 			return fmt.Errorf("insert instance %s: %w", c.ID, err)

@@ -29,7 +29,17 @@ func (e *Instance) Create(args *structs.InstanceCreateRequest, reply *structs.In
 	if err != nil {
 		return err
 	}
-	index, err := e.srv.apply(structs.InstanceCreateType, entry)
+	// The entry carries the flavor once for all its instances; the
+	// reply still shows it on each.
+	wire := *entry
+	wire.Instances = make([]*structs.Instance, len(entry.Instances))
+	for i, inst := range entry.Instances {
+		c := *inst
+		c.Flavor = nil
+		wire.Instances[i] = &c
+	}
+	wire.Flavor = entry.Instances[0].Flavor
+	index, err := e.srv.apply(structs.InstanceCreateType, &wire)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,9 @@ type HostEnabledUpdateEntry struct {
 type InstanceCreateEntry struct {
 	Instances []*Instance
 	Eval      *Evaluation
+	// Flavor, when set, is the flavor of every instance whose own
+	// Flavor is nil: a multi-create carries it once, not per instance.
+	Flavor *Flavor
 }
 
 // InstanceDeleteEntry deletes instances: those with a live allocation are
