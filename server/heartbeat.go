@@ -95,7 +95,9 @@ func (s *Server) hostLiveness(stopCh chan struct{}) {
 // onMemberDown marks the hosts an agent runs down as soon as gossip
 // declares the agent failed or gone.
 func (s *Server) onMemberDown(name string) {
-	if !s.IsLeader() {
+	// Our own leave is a shutdown: the next leader marks our hosts down
+	// when it sees us gone.
+	if !s.IsLeader() || name == s.config.NodeName {
 		return
 	}
 	ids := s.upHostsOfMember(name)
