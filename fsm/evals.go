@@ -14,8 +14,8 @@ func init() {
 		return &memdb.TableSchema{
 			Name: TableEvals,
 			Indexes: map[string]*memdb.IndexSchema{
-				"id":       idIndex("ID"),
-				"status":   {Name: "status", Indexer: &memdb.StringFieldIndex{Field: "Status"}},
+				"id":     idIndex("ID"),
+				"status": {Name: "status", Indexer: &memdb.StringFieldIndex{Field: "Status"}},
 			},
 		}
 	})
