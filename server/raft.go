@@ -59,8 +59,6 @@ func (s *Server) setupRaft() error {
 	// NotifyCh (not LeaderCh, which can drop transitions) feeds
 	// monitorLeadership.
 	rc.NotifyCh = s.leaderCh
-	// Concurrent proposals are batched into one log write.
-	rc.BatchApplyCh = true
 	if s.config.SnapshotThreshold > 0 {
 		rc.SnapshotThreshold = s.config.SnapshotThreshold
 		rc.SnapshotInterval = 200 * time.Millisecond
