@@ -126,10 +126,10 @@ func TestShutdownWithoutLeaveIsFailureAndNameCanBeReclaimed(t *testing.T) {
 	// A restarted c (same name, new port, new session) rejoins once the
 	// dead-node reclaim time has passed; until then memberlist rejects the
 	// address change, so keep retrying the join.
+	// If the kernel hands c the old port again there is no address
+	// change to reclaim, but the rejoin below must still succeed.
 	c2 := newTestPool(t, "c", testMeta("c", RoleClient, "eu"))
-	if c2.BindPort() == oldPort {
-		t.Skip("kernel reused the old port; reclaim not exercised")
-	}
+	_ = oldPort
 	var lastJoin time.Time
 	waitFor(t, "restarted c to be alive at its new address on a", func() bool {
 		m, ok := member(cl.a, "c")
