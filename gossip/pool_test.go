@@ -104,7 +104,6 @@ func TestGracefulLeave(t *testing.T) {
 
 func TestShutdownWithoutLeaveIsFailureAndNameCanBeReclaimed(t *testing.T) {
 	cl := newCluster(t)
-	oldPort := cl.c.BindPort()
 	if err := cl.c.Shutdown(); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
@@ -129,7 +128,6 @@ func TestShutdownWithoutLeaveIsFailureAndNameCanBeReclaimed(t *testing.T) {
 	// If the kernel hands c the old port again there is no address
 	// change to reclaim, but the rejoin below must still succeed.
 	c2 := newTestPool(t, "c", testMeta("c", RoleClient, "eu"))
-	_ = oldPort
 	var lastJoin time.Time
 	waitFor(t, "restarted c to be alive at its new address on a", func() bool {
 		m, ok := member(cl.a, "c")
