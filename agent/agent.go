@@ -138,6 +138,10 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 
 func (a *Agent) startServer() error {
 	cfg := a.config
+	gossipKey, err := cfg.gossipKey()
+	if err != nil {
+		return err
+	}
 	tlsServer, tlsClient, err := cfg.tlsConfigs()
 	if err != nil {
 		return err
@@ -163,6 +167,7 @@ func (a *Agent) startServer() error {
 		MaxBuildAttempts: cfg.Server.MaxBuildAttempts,
 		Join:             cfg.Server.RetryJoin,
 		GossipFast:       cfg.DevMode || cfg.BindAddr == "127.0.0.1",
+		GossipKey:        gossipKey,
 		Version:          cfg.Version,
 		Logger:           a.logger,
 	})
@@ -179,12 +184,17 @@ func (a *Agent) startServer() error {
 // to servers it learns from gossip.
 func (a *Agent) startClientGossip() error {
 	cfg := a.config
+	gossipKey, err := cfg.gossipKey()
+	if err != nil {
+		return err
+	}
 	pool, err := gossip.New(gossip.Config{
 		NodeName:      cfg.NodeName,
 		BindAddr:      cfg.BindAddr,
 		BindPort:      cfg.GossipPort(),
 		AdvertiseAddr: cfg.Advertise,
 		Fast:          cfg.BindAddr == "127.0.0.1",
+		SecretKey:     gossipKey,
 		Logger:        a.logger,
 		Meta: gossip.Meta{ID: a.nodeID, Role: gossip.RoleClient, Region: cfg.Region, AZ: cfg.AZ,
 			HTTPAddr: a.httpAddr, Version: cfg.Version},

@@ -286,3 +286,37 @@ func TestClientAgentReachesServersOverMutualTLS(t *testing.T) {
 		t.Fatalf("plaintext client got %d", code)
 	}
 }
+
+func TestEncryptedGossip(t *testing.T) {
+	t.Parallel()
+	key := "c2VjcmV0LWtleS0xNi1ieQ==" // 16 bytes
+	srv := testAgent(t, func(c *Config) { c.Encrypt = key })
+	join := func(name, k string) *Agent {
+		zero := 0
+		cfg := &Config{NodeName: name, DataDir: t.TempDir(), BindAddr: "127.0.0.1", Encrypt: k,
+			Ports:  &PortsConfig{HTTP: &zero, RPC: &zero, Gossip: &zero},
+			Client: &ClientConfig{Enabled: true, RetryJoin: []string{srv.GossipAddr()}}}
+		if err := cfg.Finalize(); err != nil {
+			t.Fatal(err)
+		}
+		a, err := New(cfg, hclog.NewNullLogger())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		t.Cleanup(func() { _ = a.Shutdown() })
+		return a
+	}
+	join("with-key", key)
+	waitFor(t, "the keyed client in the pool", func() error {
+		for _, m := range srv.gossip.Members() {
+			if m.Name == "with-key" {
+				return nil
+			}
+		}
+		return fmt.Errorf("not joined")
+	})
+	bad := &Config{NodeName: "x", DataDir: t.TempDir(), Encrypt: "not base64!", Server: &ServerConfig{Enabled: true}}
+	if err := bad.Finalize(); err == nil {
+		t.Fatal("bad gossip key accepted")
+	}
+}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/base64"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -35,6 +36,9 @@ type Config struct {
 	BindAddr  string `hcl:"bind_addr,optional"`
 	Advertise string `hcl:"advertise_addr,optional"`
 	LogLevel  string `hcl:"log_level,optional"`
+	// Encrypt is the gossip encryption key, base64 of 16, 24 or 32
+	// bytes; every member of the pool needs the same one.
+	Encrypt string `hcl:"encrypt,optional"`
 	LogJSON   bool   `hcl:"log_json,optional"`
 
 	Ports *PortsConfig `hcl:"ports,block"`
@@ -277,6 +281,11 @@ func (c *Config) Finalize() error {
 		c.Client.ReservedHostCPUs < 0 || c.Client.ReservedHostDiskGB < 0 {
 		return fmt.Errorf("allocation ratios and reservations must not be negative")
 	}
+	if c.Encrypt != "" {
+		if _, err := c.gossipKey(); err != nil {
+			return err
+		}
+	}
 	if c.LogLevel == "" {
 		c.LogLevel = "info"
 	}
@@ -369,4 +378,16 @@ func (c *Config) schedulerConfig() scheduler.Config {
 func (c *Config) heartbeatTTL() time.Duration {
 	d, _ := time.ParseDuration(c.Server.HeartbeatTTL)
 	return d
+}
+
+// gossipKey decodes the gossip encryption key (nil when unset).
+func (c *Config) gossipKey() ([]byte, error) {
+	if c.Encrypt == "" {
+		return nil, nil
+	}
+	key, err := base64.StdEncoding.DecodeString(c.Encrypt)
+	if err != nil || (len(key) != 16 && len(key) != 24 && len(key) != 32) {
+		return nil, fmt.Errorf("encrypt must be base64 of a 16, 24 or 32 byte key")
+	}
+	return key, nil
 }

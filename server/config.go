@@ -38,6 +38,8 @@ type Config struct {
 	BootstrapExpect int
 	// Join lists gossip addresses to join at start.
 	Join []string
+	// GossipKey encrypts gossip when set (16, 24 or 32 bytes).
+	GossipKey []byte
 	// GossipFast tightens gossip timers (dev mode and tests on loopback).
 	GossipFast bool
 	// RaftTimeScale multiplies Raft's timeouts; 1 is tuned for a LAN.

@@ -17,6 +17,7 @@ func (s *Server) setupGossip() error {
 		BindPort:      s.config.GossipPort,
 		AdvertiseAddr: s.config.AdvertiseAddr,
 		Fast:          s.config.GossipFast,
+		SecretKey:     s.config.GossipKey,
 		Logger:        s.logger,
 		Meta: gossip.Meta{
 			ID:       s.config.NodeID,
