@@ -1,8 +1,8 @@
 package agent
 
 import (
-	"encoding/base64"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -39,7 +39,7 @@ type Config struct {
 	// Encrypt is the gossip encryption key, base64 of 16, 24 or 32
 	// bytes; every member of the pool needs the same one.
 	Encrypt string `hcl:"encrypt,optional"`
-	LogJSON   bool   `hcl:"log_json,optional"`
+	LogJSON bool   `hcl:"log_json,optional"`
 
 	Ports *PortsConfig `hcl:"ports,block"`
 
