@@ -14,7 +14,8 @@ func updateInstance(s *Server, args *structs.InstanceUpdateRequest) (*structs.In
 
 func TestInstanceUpdateNameAndDescription(t *testing.T) {
 	t.Parallel()
-	s := testServer(t, nil)
+	// No scheduler workers: the instance stays BUILD, deterministically.
+	s := testServer(t, func(c *Config) { c.NumSchedulers = -1 })
 	waitForLeader(t, s)
 	seedFlavors(t, s)
 	var created structs.InstanceCreateResponse
@@ -59,7 +60,9 @@ func TestInstanceUpdateNameAndDescription(t *testing.T) {
 
 func TestInstanceUpdateMetadata(t *testing.T) {
 	t.Parallel()
-	s := testServer(t, nil)
+	// No scheduler workers: with no hosts a worker would put the
+	// instance in ERROR (NoValidHost) while the test makes it ACTIVE.
+	s := testServer(t, func(c *Config) { c.NumSchedulers = -1 })
 	waitForLeader(t, s)
 	seedFlavors(t, s)
 	var created structs.InstanceCreateResponse
