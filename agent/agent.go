@@ -66,9 +66,12 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 		logger = hclog.NewNullLogger()
 	}
 	a = &Agent{config: cfg, logger: logger, shutdownCh: make(chan struct{})}
+	// Undo a failed start. The named result is nil by then, so hold on
+	// to the agent itself.
+	started := a
 	defer func() {
 		if err != nil {
-			_ = a.Shutdown()
+			_ = started.Shutdown()
 		}
 	}()
 	if cfg.DataDir == "" {
@@ -209,15 +212,13 @@ func (a *Agent) startClientGossip() error {
 	}
 	a.connPool = rpc.NewConnPool(rpc.PoolConfig{TLS: tlsClient, Logger: a.logger})
 	a.rpc = &serverRPC{pool: pool, conns: a.connPool, region: cfg.Region}
-	if len(cfg.Client.Servers) > 0 {
-		if _, err := pool.Join(cfg.Client.Servers); err != nil {
-			return fmt.Errorf("join %v: %w", cfg.Client.Servers, err)
-		}
-	}
-	if len(cfg.Client.RetryJoin) > 0 {
-		if _, err := pool.Join(cfg.Client.RetryJoin); err != nil {
-			return fmt.Errorf("join %v: %w", cfg.Client.RetryJoin, err)
-		}
+	if addrs := append(append([]string(nil), cfg.Client.Servers...), cfg.Client.RetryJoin...); len(addrs) > 0 {
+		// The servers may not be up yet: keep trying in the background.
+		a.bgWG.Add(1)
+		go func() {
+			defer a.bgWG.Done()
+			pool.RetryJoin(addrs, time.Second, a.shutdownCh, a.logger)
+		}()
 	}
 	return nil
 }

@@ -168,3 +168,24 @@ func TestLeftServerIsRemovedFromRaft(t *testing.T) {
 		return nil
 	})
 }
+
+// TestServersStartInAnyOrder starts a server that joins an address where
+// nobody listens yet; it keeps retrying, and the cluster forms once the
+// other servers come up there.
+func TestServersStartInAnyOrder(t *testing.T) {
+	t.Parallel()
+	// Reserve a gossip port for the server that starts last.
+	probe := testServer(t, func(c *Config) { c.BootstrapExpect = 0 })
+	port := probe.Gossip().BindPort()
+	_ = probe.Shutdown()
+
+	early := testServer(t, func(c *Config) {
+		c.BootstrapExpect = 2
+		c.Join = []string{fmt.Sprintf("127.0.0.1:%d", port)}
+	})
+	late := testServer(t, func(c *Config) {
+		c.BootstrapExpect = 2
+		c.GossipPort = port
+	})
+	waitForLeader(t, early, late)
+}

@@ -73,10 +73,12 @@ func NewServer(cfg *Config) (s *Server, err error) {
 		heartbeats:  newHeartbeats(cfg.HeartbeatTTL),
 	}
 	s.evalBroker = newEvalBroker(cfg.EvalNackTimeout, 3, s.failEval)
-	// Undo whatever was started if a later step fails.
+	// Undo whatever was started if a later step fails. The named result
+	// is nil by then, so hold on to the server itself.
+	srv := s
 	defer func() {
 		if err != nil {
-			_ = s.Shutdown()
+			_ = srv.Shutdown()
 		}
 	}()
 
@@ -123,13 +125,19 @@ func NewServer(cfg *Config) (s *Server, err error) {
 	s.logger.Info("server started", "node", cfg.NodeName, "id", cfg.NodeID,
 		"rpc", s.RPCAddr(), "gossip", s.gossip.Addr(), "bootstrap_expect", cfg.BootstrapExpect)
 	if len(cfg.Join) > 0 {
-		if _, err := s.gossip.Join(cfg.Join); err != nil {
-			return nil, fmt.Errorf("join %v: %w", cfg.Join, err)
-		}
+		// Servers may start in any order: keep trying in the background.
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.gossip.RetryJoin(cfg.Join, joinRetryInterval, s.shutdownCh, s.logger)
+		}()
 	}
 	s.maybeBootstrap()
 	return s, nil
 }
+
+// joinRetryInterval is how often a failed gossip join is retried.
+const joinRetryInterval = time.Second
 
 // RPCAddr is the advertised host:port of the RPC (and Raft) listener.
 func (s *Server) RPCAddr() string { return s.rpcAdvertise }
