@@ -240,11 +240,16 @@ func TestLatencyIsApplied(t *testing.T) {
 	const lat = 20 * time.Millisecond
 	d := fake.New(fake.Config{SpawnLatency: lat, DestroyLatency: lat, PowerLatency: lat})
 	ctx := context.Background()
-	for name, op := range map[string]func() error{
-		"Spawn":    func() error { _, err := d.Spawn(ctx, smallSpec("a")); return err },
-		"PowerOff": func() error { return d.PowerOff(ctx, "a", 0) },
-		"Destroy":  func() error { return d.Destroy(ctx, "a") },
+	// In order: a map's random order would power off before spawning.
+	for _, step := range []struct {
+		name string
+		op   func() error
+	}{
+		{"Spawn", func() error { _, err := d.Spawn(ctx, smallSpec("a")); return err }},
+		{"PowerOff", func() error { return d.PowerOff(ctx, "a", 0) }},
+		{"Destroy", func() error { return d.Destroy(ctx, "a") }},
 	} {
+		name, op := step.name, step.op
 		start := time.Now()
 		if err := op(); err != nil {
 			t.Fatalf("%s: %v", name, err)
