@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/stratus-cloud/stratus/agent/nova"
+	"github.com/stratus-cloud/stratus/internal/httpx"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -76,15 +76,7 @@ func (a *Agent) routes() http.Handler {
 // unmatched explains a request no route took: a known path with another
 // method is 405 with an Allow header, anything else 404, both as JSON.
 func unmatched(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) error {
-	var allow []string
-	for _, m := range []string{"GET", "POST", "PUT", "DELETE"} {
-		probe := r.Clone(r.Context())
-		probe.Method = m
-		if _, pattern := mux.Handler(probe); pattern != "/v1/" && pattern != "" {
-			allow = append(allow, m)
-		}
-	}
-	if len(allow) > 0 {
+	if allow := httpx.AllowedMethods(mux, r, "/v1/", "GET", "POST", "PUT", "DELETE"); len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		return structs.Errorf(kindMethodNotAllowed, "%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", "))
 	}
@@ -189,22 +181,16 @@ func writeError(w http.ResponseWriter, err error) {
 // decodeJSON reads exactly one JSON value into out, refusing unknown
 // fields, trailing data and bodies over maxJSONBody.
 func decodeJSON(w http.ResponseWriter, r *http.Request, out any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(out); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return err
-		}
-		if errors.Is(err, io.EOF) {
-			return structs.Errorf(structs.KindInvalid, "request body is empty")
-		}
+	err := httpx.DecodeStrict(w, r, maxJSONBody, out)
+	var tooBig *http.MaxBytesError
+	switch {
+	case err == nil, errors.As(err, &tooBig):
+		return err
+	case errors.Is(err, httpx.ErrEmptyBody), errors.Is(err, httpx.ErrTrailingData):
+		return structs.Errorf(structs.KindInvalid, "%v", err)
+	default:
 		return structs.Errorf(structs.KindInvalid, "request body is not valid: %v", err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return structs.Errorf(structs.KindInvalid, "request body has data after the JSON value")
-	}
-	return nil
 }
 
 // parseQuery fills blocking-query options from ?index=, ?wait=, ?stale.

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
 	"github.com/google/uuid"
 
+	"github.com/stratus-cloud/stratus/internal/httpx"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -86,15 +86,7 @@ func (s *Service) buildRoutes() []Route {
 // unmatched answers requests no route took: 405 with Allow for a known
 // path, else 404.
 func (s *Service) unmatched(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	var allow []string
-	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"} {
-		probe := r.Clone(r.Context())
-		probe.Method = m
-		if _, pattern := s.mux.Handler(probe); pattern != "" {
-			allow = append(allow, m)
-		}
-	}
-	if len(allow) > 0 {
+	if allow := httpx.AllowedMethods(s.mux, r, "", "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"); len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		return 0, nil, &apiError{code: http.StatusMethodNotAllowed, msg: "The method is not allowed for the requested URL."}
 	}
@@ -204,22 +196,18 @@ func (s *Service) writeError(w http.ResponseWriter, r *http.Request, err error) 
 // decodeJSON reads exactly one JSON value into out, refusing unknown
 // fields (as Keystone's schemas), trailing data and large bodies.
 func decodeJSON(w http.ResponseWriter, r *http.Request, out any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(out); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return err
-		}
-		if errors.Is(err, io.EOF) {
-			return errBadRequest("The request body is empty.")
-		}
+	err := httpx.DecodeStrict(w, r, maxBody, out)
+	var tooBig *http.MaxBytesError
+	switch {
+	case err == nil, errors.As(err, &tooBig):
+		return err
+	case errors.Is(err, httpx.ErrEmptyBody):
+		return errBadRequest("The request body is empty.")
+	case errors.Is(err, httpx.ErrTrailingData):
+		return errBadRequest("Invalid input: data after the JSON document.")
+	default:
 		return errBadRequest("Invalid input: %v.", err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errBadRequest("Invalid input: data after the JSON document.")
-	}
-	return nil
 }
 
 // base is the external base URL of this agent, without a trailing slash.

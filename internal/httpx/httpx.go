@@ -1,0 +1,54 @@
+// Package httpx holds the HTTP plumbing the agent's APIs share — strict
+// JSON decoding and finding which methods a route table allows for a
+// path — so the native, identity and compute APIs differ only in how
+// they word their errors. It must not know any API's error format.
+package httpx
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+)
+
+// Reasons a strict decode fails; callers map them to their own bodies.
+var (
+	// ErrEmptyBody means the body had no JSON value.
+	ErrEmptyBody = errors.New("request body is empty")
+	// ErrTrailingData means something followed the JSON value.
+	ErrTrailingData = errors.New("request body has data after the JSON value")
+)
+
+// DecodeStrict reads exactly one JSON value of at most limit bytes into
+// out, refusing unknown fields. Errors are ErrEmptyBody, ErrTrailingData,
+// an *http.MaxBytesError, or the decoder's own error (bad syntax, wrong
+// type, unknown field).
+func DecodeStrict(w http.ResponseWriter, r *http.Request, limit int64, out any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		if errors.Is(err, io.EOF) {
+			return ErrEmptyBody
+		}
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return ErrTrailingData
+	}
+	return nil
+}
+
+// AllowedMethods lists which of methods mux routes for r's path,
+// ignoring the catch-all pattern (which matches every method). Empty
+// means the path is unknown: a 404 rather than a 405.
+func AllowedMethods(mux *http.ServeMux, r *http.Request, catchAll string, methods ...string) []string {
+	var allow []string
+	for _, m := range methods {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "" && pattern != catchAll {
+			allow = append(allow, m)
+		}
+	}
+	return allow
+}
