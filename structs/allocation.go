@@ -5,6 +5,10 @@ const (
 	AllocDesiredRunning = "running"
 	AllocDesiredStopped = "stopped"
 	AllocDesiredDeleted = "deleted"
+	// AllocDesiredHeld reserves a destination's resources while a move
+	// prepares; the agent leaves it alone until it becomes running or
+	// stopped.
+	AllocDesiredHeld = "held"
 )
 
 // Client states of an allocation, reported by the agent.
@@ -17,10 +21,26 @@ const (
 	AllocClientDeleted  = "deleted"
 )
 
-// Allocation actions that are events rather than states.
+// Allocation actions that are events rather than states. The agent
+// carries each out once per ActionSeq and reports ActionDoneSeq with the
+// error, if any, in ActionError.
 const (
 	ActionRebootSoft = "reboot_soft"
 	ActionRebootHard = "reboot_hard"
+	ActionPause      = "pause"
+	ActionUnpause    = "unpause"
+	ActionSuspend    = "suspend"
+	ActionResume     = "resume"
+	// ActionRescue boots the instance from ActionArg (an image id, or
+	// the instance's own image when empty), keeping its disk attached.
+	ActionRescue   = "rescue"
+	ActionUnrescue = "unrescue"
+	// ActionRebuild destroys the instance and spawns it again from the
+	// instance's (new) image, on the same host.
+	ActionRebuild = "rebuild"
+	// ActionLiveMigrate sends the running instance to the host whose
+	// address is ActionArg; afterwards it no longer exists here.
+	ActionLiveMigrate = "live_migrate"
 )
 
 // Allocation is what one instance consumes on one host, and the contract
@@ -40,6 +60,14 @@ type Allocation struct {
 	// per ActionSeq, which is the Raft index of the request.
 	PendingAction string
 	ActionSeq     uint64
+	// ActionArg is the pending action's argument (see the Action*
+	// constants).
+	ActionArg string
+
+	// Flavor, when set, is what this allocation's instance runs with
+	// instead of the instance's flavor: the destination of a resize
+	// spawns the new flavor before the instance switches to it.
+	Flavor *Flavor
 
 	// ClientState, ClientDescription and PowerState are what the agent
 	// last reported; ActionDoneSeq is the last ActionSeq it carried out.
@@ -47,6 +75,9 @@ type Allocation struct {
 	ClientDescription string
 	PowerState        int
 	ActionDoneSeq     uint64
+	// ActionError is why the action ActionDoneSeq failed, empty if it
+	// succeeded.
+	ActionError string
 
 	CreateIndex uint64
 	ModifyIndex uint64
@@ -78,4 +109,5 @@ type AllocClientUpdate struct {
 	ClientDescription string
 	PowerState        int
 	ActionDoneSeq     uint64
+	ActionError       string
 }

@@ -14,6 +14,28 @@ const (
 	ResourceDiskGB   = "DISK_GB"
 )
 
+// Optional host capabilities, from the driver's virt.Capabilities.
+const (
+	HostCapabilityPause       = "pause"
+	HostCapabilitySuspend     = "suspend"
+	HostCapabilityRescue      = "rescue"
+	HostCapabilityResize      = "resize"
+	HostCapabilityMigrate     = "migrate"
+	HostCapabilityLiveMigrate = "live_migrate"
+	HostCapabilitySnapshot    = "snapshot"
+	HostCapabilityConsole     = "console_output"
+)
+
+// HasCapability reports whether the host's driver supports c.
+func (h *Host) HasCapability(c string) bool {
+	for _, v := range h.Capabilities {
+		if v == c {
+			return true
+		}
+	}
+	return false
+}
+
 // Inventory is one resource class a host provides, in Placement's model:
 // capacity = (Total - Reserved) * AllocationRatio, consumed in units of
 // StepSize between MinUnit and MaxUnit.
@@ -57,6 +79,9 @@ type Host struct {
 	Inventories map[string]*Inventory
 	Traits      []string
 	Attributes  map[string]string
+	// Capabilities are the optional operations the host's driver
+	// supports (HostCapability* values).
+	Capabilities []string
 
 	// GossipMember is the name of the gossip member (the agent process)
 	// that runs this host. Its failure marks the host down; several
@@ -97,6 +122,7 @@ func (h *Host) Copy() *Host {
 		}
 	}
 	c.Traits = append([]string(nil), h.Traits...)
+	c.Capabilities = append([]string(nil), h.Capabilities...)
 	c.Usage = copyInt64Map(h.Usage)
 	c.Attributes = copyStringMap(h.Attributes)
 	return &c

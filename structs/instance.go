@@ -9,6 +9,9 @@ const (
 	VMStateSuspended        = "suspended"
 	VMStateResized          = "resized"
 	VMStateShelvedOffloaded = "shelved_offloaded"
+	VMStateShelved          = "shelved"
+	VMStateRescued          = "rescued"
+	VMStateSoftDeleted      = "soft-delete"
 	VMStateDeleted          = "deleted"
 	VMStateError            = "error"
 )
@@ -23,15 +26,35 @@ const (
 	PowerSuspend  = 7
 )
 
-// Nova's task_state values used so far.
+// Nova's task_state values.
 const (
-	TaskScheduling  = "scheduling"
-	TaskSpawning    = "spawning"
-	TaskDeleting    = "deleting"
-	TaskPoweringOn  = "powering-on"
-	TaskPoweringOff = "powering-off"
-	TaskRebooting   = "rebooting"
-	TaskRebootHard  = "rebooting_hard"
+	TaskScheduling         = "scheduling"
+	TaskSpawning           = "spawning"
+	TaskDeleting           = "deleting"
+	TaskSoftDeleting       = "soft-deleting"
+	TaskRestoring          = "restoring"
+	TaskPoweringOn         = "powering-on"
+	TaskPoweringOff        = "powering-off"
+	TaskRebooting          = "rebooting"
+	TaskRebootHard         = "rebooting_hard"
+	TaskPausing            = "pausing"
+	TaskUnpausing          = "unpausing"
+	TaskSuspending         = "suspending"
+	TaskResuming           = "resuming"
+	TaskRescuing           = "rescuing"
+	TaskUnrescuing         = "unrescuing"
+	TaskRebuilding         = "rebuilding"
+	TaskRebuildSpawning    = "rebuild_spawning"
+	TaskResizePrep         = "resize_prep"
+	TaskResizeMigrating    = "resize_migrating"
+	TaskResizeMigrated     = "resize_migrated"
+	TaskResizeFinish       = "resize_finish"
+	TaskResizeReverting    = "resize_reverting"
+	TaskResizeConfirming   = "resize_confirming"
+	TaskMigrating          = "migrating"
+	TaskShelving           = "shelving"
+	TaskShelvingOffloading = "shelving_offloading"
+	TaskUnshelving         = "unshelving"
 )
 
 // BuildAttempt is one try at building an instance on a host.
@@ -86,6 +109,29 @@ type Instance struct {
 
 	Metadata map[string]string
 
+	// Task is the multi-step operation in progress, nil when none. The
+	// FSM advances it as agents report and plans commit, so it survives
+	// leader changes and agent restarts.
+	Task *Task
+	// Resize is the finished resize or cold migration awaiting confirm
+	// or revert (vm_state resized), nil otherwise.
+	Resize *PendingResize
+
+	// Locked forbids non-admin actions; LockedBy is "admin" or "owner".
+	Locked       bool
+	LockedBy     string
+	LockedReason string
+
+	// ServerGroupID is the server group the instance was created in.
+	ServerGroupID string
+	// Hints are the scheduler hints it was created with.
+	Hints *SchedulerHints
+
+	// ShelvedAt is when it was shelved, DeletedAt when it was soft
+	// deleted (unix nanoseconds), for the offload and reclaim timers.
+	ShelvedAt int64
+	DeletedAt int64
+
 	CreatedAt int64
 	UpdatedAt int64
 
@@ -106,6 +152,12 @@ func (i *Instance) Copy() *Instance {
 		c.Fault = &f
 	}
 	c.Metadata = copyStringMap(i.Metadata)
+	c.Task = i.Task.Copy()
+	if i.Resize != nil {
+		r := *i.Resize
+		c.Resize = &r
+	}
+	c.Hints = i.Hints.Copy()
 	c.ImageProperties = copyStringMap(i.ImageProperties)
 	c.Attempts = make([]*BuildAttempt, len(i.Attempts))
 	for k, a := range i.Attempts {
@@ -118,40 +170,56 @@ func (i *Instance) Copy() *Instance {
 	return &c
 }
 
-// Status is the API status Nova derives from vm_state and task_state.
+// Status is the API status Nova derives from vm_state and task_state
+// (nova.api.openstack.common's state map).
 func (i *Instance) Status() string {
-	switch i.TaskState {
-	case TaskRebooting:
-		return "REBOOT"
-	case TaskRebootHard:
-		return "HARD_REBOOT"
-	case TaskDeleting:
-		if i.VMState != VMStateError {
-			return "ACTIVE"
+	if m, ok := statusByTask[i.VMState]; ok {
+		if st, ok := m[i.TaskState]; ok {
+			return st
 		}
 	}
-	switch i.VMState {
-	case VMStateBuilding:
-		return "BUILD"
-	case VMStateActive:
-		return "ACTIVE"
-	case VMStateStopped:
-		return "SHUTOFF"
-	case VMStatePaused:
-		return "PAUSED"
-	case VMStateSuspended:
-		return "SUSPENDED"
-	case VMStateResized:
-		return "VERIFY_RESIZE"
-	case VMStateShelvedOffloaded:
-		return "SHELVED_OFFLOADED"
-	case VMStateDeleted:
-		return "DELETED"
-	case VMStateError:
-		return "ERROR"
+	if st, ok := statusByVMState[i.VMState]; ok {
+		return st
 	}
 	return "UNKNOWN"
 }
+
+var statusByVMState = map[string]string{
+	VMStateBuilding: "BUILD", VMStateActive: "ACTIVE", VMStateStopped: "SHUTOFF",
+	VMStatePaused: "PAUSED", VMStateSuspended: "SUSPENDED", VMStateResized: "VERIFY_RESIZE",
+	VMStateRescued: "RESCUE", VMStateShelved: "SHELVED", VMStateShelvedOffloaded: "SHELVED_OFFLOADED",
+	VMStateSoftDeleted: "SOFT_DELETED", VMStateDeleted: "DELETED", VMStateError: "ERROR",
+}
+
+var resizeTasks = map[string]string{
+	TaskResizePrep: "RESIZE", TaskResizeMigrating: "RESIZE", TaskResizeMigrated: "RESIZE", TaskResizeFinish: "RESIZE",
+}
+
+var rebuildTasks = map[string]string{TaskRebuilding: "REBUILD", TaskRebuildSpawning: "REBUILD"}
+
+var statusByTask = map[string]map[string]string{
+	VMStateActive: merge(map[string]string{
+		TaskRebooting: "REBOOT", TaskRebootHard: "HARD_REBOOT", TaskMigrating: "MIGRATING",
+	}, resizeTasks, rebuildTasks),
+	VMStateStopped:  merge(resizeTasks, rebuildTasks),
+	VMStateResized:  {TaskResizeReverting: "REVERT_RESIZE"},
+	VMStatePaused:   {TaskMigrating: "MIGRATING"},
+	VMStateError:    rebuildTasks,
+	VMStateBuilding: {},
+}
+
+func merge(ms ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Stable reports whether no task is in progress.
+func (i *Instance) Stable() bool { return i.TaskState == "" && i.Task == nil }
 
 // Resources is what the instance's flavor asks of a host: the standard
 // classes plus resources:CUSTOM_X=N extra specs (resources:VCPU=N etc.

@@ -33,6 +33,8 @@ const (
 	SigningKeyUpsertType     MessageType = 15
 	TokenRevokeType          MessageType = 16
 	InstanceUpdateType       MessageType = 17
+	InstanceTaskType         MessageType = 18
+	// 20-29 are reserved for server groups, aggregates and quotas.
 )
 
 // String names a message type for logs and errors.
@@ -62,6 +64,7 @@ var messageTypeNames = map[MessageType]string{
 	SigningKeyUpsertType:     "SigningKeyUpsert",
 	TokenRevokeType:          "TokenRevoke",
 	InstanceUpdateType:       "InstanceUpdate",
+	InstanceTaskType:         "InstanceTask",
 }
 
 // EntryVersion is the format version this build writes into every Raft
@@ -108,20 +111,23 @@ const IgnoreUnknownSnapshotFlag SnapshotType = 128
 
 // Snapshot record types. Append only; never renumber.
 const (
-	SnapshotHeader     SnapshotType = 0
-	IndexSnapshot      SnapshotType = 1
-	FlavorSnapshot     SnapshotType = 2
-	KeyPairSnapshot    SnapshotType = 3
-	HostSnapshot       SnapshotType = 4
-	InstanceSnapshot   SnapshotType = 5
-	AllocationSnapshot SnapshotType = 6
-	EvalSnapshot       SnapshotType = 7
-	ProjectSnapshot    SnapshotType = 8
-	UserSnapshot       SnapshotType = 9
-	RoleSnapshot       SnapshotType = 10
-	AssignmentSnapshot SnapshotType = 11
-	SigningKeySnapshot SnapshotType = 12
-	RevokedSnapshot    SnapshotType = 13
+	SnapshotHeader         SnapshotType = 0
+	IndexSnapshot          SnapshotType = 1
+	FlavorSnapshot         SnapshotType = 2
+	KeyPairSnapshot        SnapshotType = 3
+	HostSnapshot           SnapshotType = 4
+	InstanceSnapshot       SnapshotType = 5
+	AllocationSnapshot     SnapshotType = 6
+	EvalSnapshot           SnapshotType = 7
+	ProjectSnapshot        SnapshotType = 8
+	UserSnapshot           SnapshotType = 9
+	RoleSnapshot           SnapshotType = 10
+	AssignmentSnapshot     SnapshotType = 11
+	SigningKeySnapshot     SnapshotType = 12
+	RevokedSnapshot        SnapshotType = 13
+	InstanceActionSnapshot SnapshotType = 14
+	MigrationSnapshot      SnapshotType = 15
+	// 20-29 are reserved for server groups, aggregates and quotas.
 )
 
 // SnapshotVersion is the version written in each snapshot's header.

@@ -1,0 +1,103 @@
+package structs
+
+// Task kinds: the multi-step operations the servers drive.
+const (
+	TaskKindPower       = "power"          // start, stop, reboot, pause, suspend, rescue and their inverses
+	TaskKindRebuild     = "rebuild"        // new image, same host
+	TaskKindResize      = "resize"         // new flavor, another host
+	TaskKindMigrate     = "migrate"        // same flavor, another host, stopped while it moves
+	TaskKindLiveMigrate = "live-migration" // same flavor, another host, running throughout
+	TaskKindEvacuate    = "evacuate"       // rebuild elsewhere, the host being down
+	TaskKindShelve      = "shelve"         // power off, optionally offload
+	TaskKindOffload     = "shelve-offload" // free the host
+	TaskKindUnshelve    = "unshelve"       // schedule again and spawn
+	TaskKindRevert      = "revert-resize"  // back to the source host
+	TaskKindConfirm     = "confirm-resize" // drop the source host
+)
+
+// Task steps. A task is at exactly one step; each step waits for one
+// thing (a plan, an agent's report) and the FSM moves it on in the same
+// entry that records that thing.
+const (
+	StepSchedule     = "schedule"      // waiting for a placement of the destination
+	StepAgent        = "agent"         // waiting for the agent to carry out the allocation's action
+	StepSourceStop   = "source-stop"   // waiting for the source to power off
+	StepDestSpawn    = "dest-spawn"    // waiting for the destination to spawn
+	StepSourceSend   = "source-send"   // waiting for the source to live-migrate the guest
+	StepDestDelete   = "dest-delete"   // waiting for the destination to destroy its copy
+	StepSourceDelete = "source-delete" // waiting for the source to destroy its copy
+	StepSourceStart  = "source-start"  // waiting for the source to come back
+)
+
+// Task is an instance's operation in progress, recorded step by step in
+// the instance itself so that a new leader or a restarted agent carries on
+// where the last one stopped.
+type Task struct {
+	Kind string
+	Step string
+	// Op is the API action that started it ("pause", "resize", …).
+	Op string
+	// ActionID is the instance action (os-instance-actions) it reports to.
+	ActionID string
+	// MigrationID is the migration record of a move, 0 for none.
+	MigrationID uint64
+	// EvalID is the evaluation that places the destination.
+	EvalID string
+
+	SourceHostID  string
+	SourceAllocID string
+	DestHostID    string
+	DestAllocID   string
+	// TargetHostID is the host an admin asked for, if any.
+	TargetHostID string
+
+	// NewFlavor is the flavor a resize moves to.
+	NewFlavor *Flavor
+	// PowerOn says whether the instance runs at the end (a stopped
+	// instance stays stopped through a resize, as in Nova).
+	PowerOn bool
+	// PrevVMState is the vm_state to return to when the task fails.
+	PrevVMState string
+
+	StartedAt int64
+}
+
+// Copy returns a deep copy (flavors are immutable snapshots and shared).
+func (t *Task) Copy() *Task {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	return &c
+}
+
+// PendingResize is a finished resize or cold migration awaiting the
+// user's confirm or revert. The source keeps its allocation (stopped)
+// until then.
+type PendingResize struct {
+	Kind          string // TaskKindResize or TaskKindMigrate
+	MigrationID   uint64
+	SourceHostID  string
+	SourceAllocID string
+	OldFlavor     *Flavor
+	// FinishedAt starts the automatic confirm window.
+	FinishedAt int64
+}
+
+// SchedulerHints are Nova's os:scheduler_hints that Stratus honours.
+type SchedulerHints struct {
+	Group         string
+	SameHost      []string
+	DifferentHost []string
+}
+
+// Copy returns a deep copy.
+func (h *SchedulerHints) Copy() *SchedulerHints {
+	if h == nil {
+		return nil
+	}
+	c := *h
+	c.SameHost = append([]string(nil), h.SameHost...)
+	c.DifferentHost = append([]string(nil), h.DifferentHost...)
+	return &c
+}

@@ -1,0 +1,119 @@
+package structs
+
+// Instance operations (InstanceTaskRequest.Op). Names follow Nova's
+// server actions.
+const (
+	OpStart          = "start"
+	OpStop           = "stop"
+	OpRebootSoft     = ActionRebootSoft
+	OpRebootHard     = ActionRebootHard
+	OpPause          = "pause"
+	OpUnpause        = "unpause"
+	OpSuspend        = "suspend"
+	OpResume         = "resume"
+	OpLock           = "lock"
+	OpUnlock         = "unlock"
+	OpRescue         = "rescue"
+	OpUnrescue       = "unrescue"
+	OpRebuild        = "rebuild"
+	OpResize         = "resize"
+	OpConfirmResize  = "confirmResize"
+	OpRevertResize   = "revertResize"
+	OpMigrate        = "migrate"
+	OpLiveMigrate    = "live-migration"
+	OpEvacuate       = "evacuate"
+	OpShelve         = "shelve"
+	OpShelveOffload  = "shelveOffload"
+	OpUnshelve       = "unshelve"
+	OpRestore        = "restore"
+	OpForceDelete    = "forceDelete"
+	OpSoftDelete     = "softDelete"
+	OpReclaim        = "reclaim" // the servers' own: a soft-deleted instance's time is up
+	OpAutoConfirm    = "autoConfirm"
+	OpAbortMigration = "abortMigration" // the servers' own: a move's destination died
+)
+
+// InstanceTaskRequest asks for an operation on an instance. The caller's
+// identity decides what is allowed (a locked instance refuses its
+// project's members; moving instances is for admins).
+type InstanceTaskRequest struct {
+	InstanceID string
+	Op         string
+	// FlavorID is the flavor a resize moves to.
+	FlavorID string
+	// ImageID is a rebuild's new image or a rescue image.
+	ImageID string
+	// ImageProperties are a rebuild's image properties.
+	ImageProperties map[string]string
+	// TargetHost (name or id) is where an admin wants the instance moved.
+	TargetHost string
+	// Reason is a lock's reason.
+	Reason string
+	// Caller: Admin bypasses locks; a lock by an admin cannot be undone
+	// by the owner.
+	ProjectID string
+	UserID    string
+	Admin     bool
+	// RequestID names the instance action; one is chosen if empty.
+	RequestID string
+	WriteRequest
+}
+
+// InstanceTaskResponse reports the operation's action and migration.
+type InstanceTaskResponse struct {
+	ActionID    string
+	MigrationID uint64
+	Instance    *Instance
+	WriteMeta
+}
+
+// InstanceTaskEntry starts an operation. The leader resolved and checked
+// everything, ids and timestamps included; the FSM checks the instance's
+// state again, since it may have changed since.
+type InstanceTaskEntry struct {
+	InstanceID string
+	Op         string
+	// Action is the instance action to record (nil for none).
+	Action *InstanceAction
+	// Eval places the destination of a move.
+	Eval *Evaluation
+	// Migration is the record of a move.
+	Migration *Migration
+	// NewFlavor is a resize's flavor.
+	NewFlavor       *Flavor
+	ImageID         string
+	ImageProperties map[string]string
+	TargetHostID    string
+	// DestAddr is the destination's address for a forced live migration.
+	Reason   string
+	LockedBy string
+	// Offload says a shelve frees the host at once.
+	Offload   bool
+	UpdatedAt int64
+}
+
+// InstanceActionListRequest lists an instance's actions, or reads one.
+type InstanceActionListRequest struct {
+	InstanceID string
+	// ActionID, when set, reads that one action.
+	ActionID string
+	QueryOptions
+}
+
+// InstanceActionListResponse carries actions, newest first.
+type InstanceActionListResponse struct {
+	Actions []*InstanceAction
+	QueryMeta
+}
+
+// MigrationListRequest lists migrations, all or one instance's.
+type MigrationListRequest struct {
+	InstanceID string
+	QueryOptions
+}
+
+// MigrationListResponse carries migrations by id.
+type MigrationListResponse struct {
+	Migrations []*Migration
+	QueryMeta
+}
