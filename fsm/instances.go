@@ -100,8 +100,17 @@ func (s *StateStore) CreateInstances(index uint64, e *structs.InstanceCreateEntr
 		if err := txn.Insert(TableInstances, c); err != nil {
 			return fmt.Errorf("insert instance %s: %w", c.ID, err)
 		}
+		if e.RequestID != "" {
+			err := insertAction(txn, index, &structs.InstanceAction{
+				RequestID: e.RequestID, InstanceID: c.ID, Action: "create", ProjectID: c.ProjectID, UserID: c.UserID,
+				StartTime: e.CreatedAt, Events: []*structs.InstanceActionEvent{{Event: evBuild, StartTime: e.CreatedAt}},
+			})
+			if err != nil {
+				return err
+			}
+		}
 	}
-	tables := []string{TableInstances}
+	tables := []string{TableInstances, TableInstanceActions}
 	if e.Eval != nil {
 		ev := e.Eval.Copy()
 		ev.CreateIndex, ev.ModifyIndex = index, index

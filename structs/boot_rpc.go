@@ -66,8 +66,14 @@ type InstanceCreateRequest struct {
 	KeyName         string
 	Metadata        map[string]string
 	Count           int
-	ProjectID       string
-	UserID          string
+	// Hints are the scheduler hints (group, same_host, different_host).
+	Hints *SchedulerHints
+	// TargetHost is the host an admin asked for ("az:host"), name or id.
+	TargetHost string
+	ProjectID  string
+	UserID     string
+	// RequestID names the create action of each instance.
+	RequestID string
 	WriteRequest
 }
 

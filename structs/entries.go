@@ -30,6 +30,10 @@ type InstanceCreateEntry struct {
 	// Flavor, when set, is the flavor of every instance whose own
 	// Flavor is nil: a multi-create carries it once, not per instance.
 	Flavor *Flavor
+	// RequestID names each instance's create action; CreatedAt stamps
+	// it. No action is recorded when RequestID is empty (old entries).
+	RequestID string
+	CreatedAt int64
 }
 
 // InstanceDeleteEntry deletes instances: those with a live allocation are

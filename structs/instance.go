@@ -126,6 +126,10 @@ type Instance struct {
 	ServerGroupID string
 	// Hints are the scheduler hints it was created with.
 	Hints *SchedulerHints
+	// TargetHostID is the host an admin asked for at create ("az:host");
+	// the scheduler's copy of a moving instance carries the move's
+	// target here too.
+	TargetHostID string
 
 	// ShelvedAt is when it was shelved, DeletedAt when it was soft
 	// deleted (unix nanoseconds), for the offload and reclaim timers.

@@ -9,8 +9,9 @@ const (
 // InstanceAction is one user or system action on an instance and its
 // events (Nova's os-instance-actions). It outlives the instance.
 type InstanceAction struct {
-	// ID is the request id ("req-…") that started it.
-	ID         string
+	// RequestID is the id ("req-…") of the request that started it;
+	// with InstanceID it identifies the action.
+	RequestID  string
 	InstanceID string
 	// Action is Nova's name: create, delete, reboot, stop, start, pause,
 	// resize, confirmResize, migrate, live-migration, evacuate, …

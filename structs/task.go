@@ -37,8 +37,9 @@ type Task struct {
 	Step string
 	// Op is the API action that started it ("pause", "resize", …).
 	Op string
-	// ActionID is the instance action (os-instance-actions) it reports to.
-	ActionID string
+	// RequestID names the instance action (os-instance-actions) it
+	// reports to.
+	RequestID string
 	// MigrationID is the migration record of a move, 0 for none.
 	MigrationID uint64
 	// EvalID is the evaluation that places the destination.

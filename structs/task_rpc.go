@@ -61,7 +61,7 @@ type InstanceTaskRequest struct {
 
 // InstanceTaskResponse reports the operation's action and migration.
 type InstanceTaskResponse struct {
-	ActionID    string
+	RequestID   string
 	MigrationID uint64
 	Instance    *Instance
 	WriteMeta
@@ -95,8 +95,8 @@ type InstanceTaskEntry struct {
 // InstanceActionListRequest lists an instance's actions, or reads one.
 type InstanceActionListRequest struct {
 	InstanceID string
-	// ActionID, when set, reads that one action.
-	ActionID string
+	// RequestID, when set, reads that one action.
+	RequestID string
 	QueryOptions
 }
 

@@ -1,0 +1,35 @@
+package fsm
+
+// Nova's instance action event names, so os-instance-actions reads the
+// same as Nova's.
+const (
+	evBuild          = "compute__do_build_and_run_instance"
+	evSchedule       = "conductor_schedule_and_build_instances"
+	evTerminate      = "compute_terminate_instance"
+	evSoftDelete     = "compute_soft_delete_instance"
+	evRestore        = "compute_restore_instance"
+	evStart          = "compute_start_instance"
+	evStop           = "compute_stop_instance"
+	evReboot         = "compute_reboot_instance"
+	evPause          = "compute_pause_instance"
+	evUnpause        = "compute_unpause_instance"
+	evSuspend        = "compute_suspend_instance"
+	evResume         = "compute_resume_instance"
+	evRescue         = "compute_rescue_instance"
+	evUnrescue       = "compute_unrescue_instance"
+	evRebuild        = "compute_rebuild_instance"
+	evMigrateServer  = "conductor_migrate_server"
+	evResizeInstance = "compute_resize_instance"
+	evFinishResize   = "compute_finish_resize"
+	evConfirmResize  = "compute_confirm_resize"
+	evRevertResize   = "compute_revert_resize"
+	evFinishRevert   = "compute_finish_revert_resize"
+	evLiveMigrate    = "conductor_live_migrate_instance"
+	evLiveMigration  = "compute_live_migration"
+	evPostLive       = "compute_post_live_migration_at_destination"
+	evEvacuate       = "conductor_rebuild_instance"
+	evShelve         = "compute_shelve_instance"
+	evShelveOffload  = "compute_shelve_offload_instance"
+	evUnshelve       = "conductor_unshelve_instance"
+	evUnshelveSpawn  = "compute_unshelve_instance"
+)
