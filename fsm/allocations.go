@@ -106,30 +106,35 @@ func (s *StateStore) UpdateAllocsFromClient(index uint64, e *structs.AllocClient
 	if err := hb.flush(txn, index); err != nil {
 		return err
 	}
-	return commitAt(txn, index, TableAllocations, TableInstances, TableHosts, TableEvals)
+	return commitAt(txn, index, TableAllocations, TableInstances, TableHosts, TableEvals, TableInstanceActions, TableMigrations)
 }
 
 func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry, old *structs.Allocation, u *structs.AllocClientUpdate, rescheduled map[string]bool, hb *hostBatch) error {
 	a := old.Copy()
 	a.ClientState, a.ClientDescription, a.PowerState = u.ClientState, u.ClientDescription, u.PowerState
 	if u.ActionDoneSeq > a.ActionDoneSeq {
-		a.ActionDoneSeq = u.ActionDoneSeq
+		a.ActionDoneSeq, a.ActionError = u.ActionDoneSeq, u.ActionError
 	}
 	actionDone := a.PendingAction != "" && a.ActionDoneSeq >= a.ActionSeq
 	if actionDone {
-		a.PendingAction = ""
+		a.PendingAction, a.ActionArg = "", ""
 	}
-	at := e.UpdatedAt
+	t := &taskTxn{txn: txn, index: index, at: e.UpdatedAt, hb: hb}
+	inst, err := t.instance(a.InstanceID)
+	if err != nil {
+		return err
+	}
+	inTask := inst != nil && inst.Task != nil
 	switch u.ClientState {
 	case structs.AllocClientDeleted:
-		if err := deleteAlloc(txn, old, hb); err != nil {
-			return err
-		}
-		if old.DesiredState == structs.AllocDesiredDeleted {
-			return purgeInstance(txn, index, old.InstanceID, hb)
-		}
-		return nil
+		return t.allocDeleted(inst, old, u)
 	case structs.AllocClientFailed:
+		if inTask {
+			handled, err := t.taskAllocFailed(inst, old, u.ClientDescription)
+			if err != nil || handled {
+				return err
+			}
+		}
 		return allocFailed(txn, index, e, old, a, rescheduled[a.InstanceID], hb)
 	}
 	if u.ClientState == structs.AllocClientStopped && a.DesiredState == structs.AllocDesiredRunning && a.PendingAction == "" &&
@@ -148,27 +153,130 @@ func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdat
 			return err
 		}
 	}
+	if inst == nil {
+		return nil
+	}
+	if inTask {
+		return t.advanceTask(inst, a, u)
+	}
+	if a.HostID != inst.HostID {
+		return nil // a leftover copy elsewhere (a resize's source): not the instance's state
+	}
+	if inst.VMState == structs.VMStateBuilding && u.ClientState == structs.AllocClientRunning {
+		if err := finishCreate(t, inst, ""); err != nil {
+			return err
+		}
+	}
 	return updateInstance(txn, index, a.InstanceID, func(i *structs.Instance) {
-		i.PowerState, i.UpdatedAt = u.PowerState, at
-		switch u.ClientState {
-		case structs.AllocClientSpawning:
-			i.VMState, i.TaskState = structs.VMStateBuilding, structs.TaskSpawning
-		case structs.AllocClientRunning:
+		deriveFromReport(i, a, u, actionDone, e.UpdatedAt)
+	})
+}
+
+// stickyStates are vm_states an agent's power report cannot change: only
+// an operation leaves them.
+var stickyStates = map[string]bool{
+	structs.VMStateResized: true, structs.VMStateRescued: true, structs.VMStateShelved: true,
+	structs.VMStateShelvedOffloaded: true, structs.VMStateSoftDeleted: true,
+}
+
+// deriveFromReport updates an instance outside any task from its
+// agent's report, the way Nova's compute manager and power sync do.
+func deriveFromReport(i *structs.Instance, a *structs.Allocation, u *structs.AllocClientUpdate, actionDone bool, at int64) {
+	i.PowerState, i.UpdatedAt = u.PowerState, at
+	sticky := stickyStates[i.VMState]
+	switch u.ClientState {
+	case structs.AllocClientSpawning:
+		if i.VMState == structs.VMStateBuilding {
+			i.TaskState = structs.TaskSpawning
+		}
+	case structs.AllocClientRunning:
+		if !sticky {
 			i.VMState = structs.VMStateActive
-			if u.PowerState == structs.PowerPaused {
+			switch u.PowerState {
+			case structs.PowerPaused:
 				i.VMState = structs.VMStatePaused
+			case structs.PowerSuspend:
+				i.VMState = structs.VMStateSuspended
 			}
 			i.Fault = nil
-			if i.TaskState != structs.TaskDeleting && (a.PendingAction == "" || actionDone) && a.DesiredState == structs.AllocDesiredRunning {
-				i.TaskState = ""
-			}
-		case structs.AllocClientStopped:
+		}
+		if i.TaskState != structs.TaskDeleting && (a.PendingAction == "" || actionDone) && a.DesiredState == structs.AllocDesiredRunning {
+			i.TaskState = ""
+		}
+	case structs.AllocClientStopped:
+		if !sticky {
 			i.VMState = structs.VMStateStopped
-			if i.TaskState != structs.TaskDeleting && a.DesiredState == structs.AllocDesiredStopped {
-				i.TaskState = ""
+		}
+		if i.TaskState != structs.TaskDeleting && a.DesiredState == structs.AllocDesiredStopped {
+			i.TaskState = ""
+		}
+	}
+}
+
+// finishCreate closes the create action of an instance that came up
+// (errText empty) or went to ERROR.
+func finishCreate(t *taskTxn, inst *structs.Instance, errText string) error {
+	acts, err := list[*structs.InstanceAction](t.txn, nil, TableInstanceActions, "instance", inst.ID)
+	if err != nil {
+		return err
+	}
+	for _, act := range acts {
+		if act.Action == "create" {
+			if err := finishEvent(t.txn, t.index, inst.ID, act.RequestID, errText, t.at); err != nil {
+				return err
 			}
 		}
-	})
+	}
+	return nil
+}
+
+// allocDeleted records that an agent destroyed an allocation's copy: the
+// allocation goes, a confirmed resize's migration completes, a task
+// waiting for it moves on, and a deleted instance goes once nothing of
+// it is left.
+func (t *taskTxn) allocDeleted(inst *structs.Instance, old *structs.Allocation, u *structs.AllocClientUpdate) error {
+	if err := deleteAlloc(t.txn, old, t.hb); err != nil {
+		return err
+	}
+	if inst == nil {
+		return nil
+	}
+	if inst.Task != nil {
+		return t.advanceTask(inst, old, u)
+	}
+	if err := t.confirmedSource(inst, old); err != nil {
+		return err
+	}
+	if inst.TaskState != structs.TaskDeleting {
+		return nil
+	}
+	allocs, err := allocsOfInstance(t.txn, inst.ID)
+	if err != nil {
+		return err
+	}
+	for _, a := range allocs {
+		if !a.Terminal() && a.DesiredState == structs.AllocDesiredDeleted {
+			return nil // another copy is still being destroyed
+		}
+	}
+	return purgeInstance(t.txn, t.index, inst.ID, t.hb)
+}
+
+// confirmedSource completes the migration whose confirmed resize was
+// waiting for this source copy to go.
+func (t *taskTxn) confirmedSource(inst *structs.Instance, old *structs.Allocation) error {
+	migs, err := list[*structs.Migration](t.txn, nil, TableMigrations, "instance", inst.ID)
+	if err != nil {
+		return err
+	}
+	for _, m := range migs {
+		if m.Status == structs.MigrationConfirming && m.SourceHostID == old.HostID {
+			if err := setMigration(t.txn, t.index, m.ID, structs.MigrationConfirmed, t.at, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // allocFailed handles a failed allocation: a failed build is recorded as
@@ -183,6 +291,11 @@ func allocFailed(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry
 		}
 		if err := updateHost(txn, index, a.HostID, func(h *structs.Host) { h.BuildFailures++ }); err != nil {
 			return err
+		}
+		if !reschedule {
+			if err := finishCreate(&taskTxn{txn: txn, index: index, at: e.UpdatedAt, hb: hb}, &structs.Instance{ID: a.InstanceID}, a.ClientDescription); err != nil {
+				return err
+			}
 		}
 		return updateInstance(txn, index, a.InstanceID, func(i *structs.Instance) {
 			i.Attempts = append(i.Attempts, &structs.BuildAttempt{HostID: a.HostID, Error: a.ClientDescription})

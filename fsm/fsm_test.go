@@ -176,6 +176,12 @@ func populate(t *testing.T, s *StateStore) {
 		VMState: structs.VMStateActive, PowerState: structs.PowerRunning, Metadata: map[string]string{"a": "b"}}))
 	must(s.UpsertAllocation(5, &structs.Allocation{ID: "a1", InstanceID: "i1", HostID: "h1", Resources: map[string]int64{"VCPU": 1}}))
 	must(s.UpsertEval(6, &structs.Evaluation{ID: "e1", InstanceIDs: []string{"i1"}, Status: structs.EvalStatusComplete}))
+	txn := s.writeTxn()
+	must(insertAction(txn, 6, &structs.InstanceAction{RequestID: "req-1", InstanceID: "i1", Action: "create",
+		Events: []*structs.InstanceActionEvent{{Event: evBuild, StartTime: 1, FinishTime: 2, Result: structs.EventSuccess}}}))
+	_, err := insertMigration(txn, 6, &structs.Migration{UUID: "m", InstanceID: "i1", Type: structs.MigrationTypeResize, Status: structs.MigrationFinished})
+	must(err)
+	must(commitAt(txn, 6, TableInstanceActions, TableMigrations))
 	populateIdentity(t, s)
 }
 

@@ -122,40 +122,94 @@ func (s *StateStore) CreateInstances(index uint64, e *structs.InstanceCreateEntr
 	return commitAt(txn, index, tables...)
 }
 
-// DeleteInstances marks instances with a live allocation as deleting
-// (their agent destroys them) and purges the others at once.
+// DeleteInstances deletes instances, whatever they are doing: a copy
+// on an up host is destroyed by its agent first (the instance is purged
+// when the last one reports gone); a copy on a down host, held for a
+// move, or failed is dropped at once; an instance with nothing left is
+// purged now. Purge instances are purged at once whatever their
+// allocations (the leader found their host down; an agent that returns
+// destroys what it no longer has an allocation for).
 func (s *StateStore) DeleteInstances(index uint64, e *structs.InstanceDeleteEntry) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
-	hb := newHostBatch()
+	t := &taskTxn{txn: txn, index: index, at: e.UpdatedAt, hb: newHostBatch()}
 	for _, id := range e.Deleting {
-		allocs, err := allocsOfInstance(txn, id)
-		if err != nil {
-			return err
-		}
-		for _, a := range allocs {
-			c := a.Copy()
-			c.DesiredState = structs.AllocDesiredDeleted
-			c.AllocModifyIndex = index
-			if err := insertAlloc(txn, index, c, hb); err != nil {
-				return err
-			}
-		}
-		if err := updateInstance(txn, index, id, func(i *structs.Instance) {
-			i.TaskState, i.UpdatedAt = structs.TaskDeleting, e.UpdatedAt
-		}); err != nil {
+		if err := t.deleteInstance(id, e, false); err != nil {
 			return err
 		}
 	}
 	for _, id := range e.Purge {
-		if err := purgeInstance(txn, index, id, hb); err != nil {
+		if err := t.deleteInstance(id, e, true); err != nil {
 			return err
 		}
 	}
-	if err := hb.flush(txn, index); err != nil {
+	if err := t.hb.flush(txn, index); err != nil {
 		return err
 	}
-	return commitAt(txn, index, TableInstances, TableAllocations, TableHosts)
+	return commitAt(txn, index, taskTables...)
+}
+
+func (t *taskTxn) deleteInstance(id string, e *structs.InstanceDeleteEntry, force bool) error {
+	inst, err := t.instance(id)
+	if err != nil || inst == nil {
+		return err
+	}
+	inst = inst.Copy()
+	if e.RequestID != "" {
+		err := insertAction(t.txn, t.index, &structs.InstanceAction{
+			RequestID: e.RequestID, InstanceID: id, Action: "delete", ProjectID: inst.ProjectID, UserID: e.UserID,
+			StartTime: e.UpdatedAt, Events: []*structs.InstanceActionEvent{{Event: evTerminate, StartTime: e.UpdatedAt, HostID: inst.HostID}},
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if inst.Task != nil {
+		if err := t.finishEvent(inst, inst.Task.RequestID, "the instance was deleted"); err != nil {
+			return err
+		}
+		if err := t.setMigration(inst.Task, structs.MigrationError, nil); err != nil {
+			return err
+		}
+	}
+	if inst.Resize != nil {
+		if err := setMigration(t.txn, t.index, inst.Resize.MigrationID, structs.MigrationError, t.at, nil); err != nil {
+			return err
+		}
+	}
+	if force {
+		return purgeInstance(t.txn, t.index, id, t.hb)
+	}
+	allocs, err := allocsOfInstance(t.txn, id)
+	if err != nil {
+		return err
+	}
+	waiting := false
+	for _, a := range allocs {
+		if a.DesiredState == structs.AllocDesiredDeleted && !a.Terminal() {
+			up, err := t.hostUp(a.HostID)
+			if err != nil {
+				return err
+			}
+			if up {
+				waiting = true // already being destroyed
+				continue
+			}
+		}
+		if err := t.release(a); err != nil {
+			return err
+		}
+		if up, err := t.hostUp(a.HostID); err != nil {
+			return err
+		} else if up && a.DesiredState != structs.AllocDesiredHeld && !a.Terminal() {
+			waiting = true
+		}
+	}
+	if !waiting {
+		return purgeInstance(t.txn, t.index, id, t.hb)
+	}
+	inst.Task, inst.Resize, inst.TaskState = nil, nil, structs.TaskDeleting
+	return t.putInstance(inst)
 }
 
 // purgeInstance removes an instance and its allocations, freeing usage.
@@ -167,6 +221,17 @@ func purgeInstance(txn *memdb.Txn, index uint64, id string, hb *hostBatch) error
 	for _, a := range allocs {
 		if err := deleteAlloc(txn, a, hb); err != nil {
 			return err
+		}
+	}
+	acts, err := list[*structs.InstanceAction](txn, nil, TableInstanceActions, "instance", id)
+	if err != nil {
+		return err
+	}
+	for _, act := range acts {
+		if act.Action == "delete" {
+			if err := finishEvent(txn, index, id, act.RequestID, "", act.UpdatedAt); err != nil {
+				return err
+			}
 		}
 	}
 	raw, err := txn.First(TableInstances, "id", id)

@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -24,7 +25,14 @@ func (s *StateStore) ApplyPlan(index uint64, e *structs.PlanApplyEntry) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
 	hb := newHostBatch()
+	t := &taskTxn{txn: txn, index: index, at: e.UpdatedAt, hb: hb}
 	for _, p := range e.Placements {
+		if done, err := t.placeTask(p.InstanceID, p, nil); err != nil || done {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		a := p.Copy()
 		a.AllocModifyIndex = index
 		if err := insertAlloc(txn, index, a, hb); err != nil {
@@ -46,8 +54,18 @@ func (s *StateStore) ApplyPlan(index uint64, e *structs.PlanApplyEntry) error {
 			return err
 		}
 	}
-	for id, f := range e.Faults {
+	for _, id := range sortedKeys(e.Faults) {
+		f := e.Faults[id]
+		if done, err := t.placeTask(id, nil, f); err != nil || done {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		fc := *f
+		if err := finishCreate(t, &structs.Instance{ID: id}, f.Message); err != nil {
+			return err
+		}
 		if err := updateInstance(txn, index, id, func(i *structs.Instance) {
 			i.VMState, i.TaskState, i.PowerState = structs.VMStateError, "", structs.PowerNoState
 			i.Fault, i.UpdatedAt = &fc, e.UpdatedAt
@@ -61,5 +79,28 @@ func (s *StateStore) ApplyPlan(index uint64, e *structs.PlanApplyEntry) error {
 	if err := hb.flush(txn, index); err != nil {
 		return err
 	}
-	return commitAt(txn, index, TableAllocations, TableInstances, TableHosts, TableEvals)
+	return commitAt(txn, index, TableAllocations, TableInstances, TableHosts, TableEvals, TableInstanceActions, TableMigrations)
+}
+
+// placeTask hands a placement (or a NoValidHost fault) to the task of
+// an instance whose move waits for it; done is false for instances
+// that are simply being built.
+func (t *taskTxn) placeTask(instanceID string, p *structs.Allocation, f *structs.Fault) (done bool, err error) {
+	inst, err := t.instance(instanceID)
+	if err != nil || inst == nil || inst.Task == nil {
+		return false, err
+	}
+	if inst.Task.Step != structs.StepSchedule {
+		return true, nil // a late duplicate: the task has moved on
+	}
+	return true, t.placeMove(inst.Copy(), p, f)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

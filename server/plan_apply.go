@@ -108,7 +108,7 @@ func (s *Server) evaluatePlan(state *fsm.StateStore, plan *structs.Plan, overlay
 		if err != nil {
 			return nil, err
 		}
-		if inst == nil || inst.HostID != "" || inst.VMState != structs.VMStateBuilding {
+		if inst == nil || !inst.AwaitsPlacement(plan.EvalID) {
 			continue // deleted, or placed by an earlier delivery of this eval
 		}
 		host, err := state.HostByID(nil, a.HostID)

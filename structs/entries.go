@@ -44,6 +44,9 @@ type InstanceDeleteEntry struct {
 	Deleting  []string
 	Purge     []string
 	UpdatedAt int64
+	// RequestID and UserID record each instance's delete action.
+	RequestID string
+	UserID    string
 }
 
 // InstanceActionEntry asks an instance's agent for a power action.

@@ -231,3 +231,12 @@ func (i *Instance) Stable() bool { return i.TaskState == "" && i.Task == nil }
 func (i *Instance) Resources() (map[string]int64, error) {
 	return FlavorResources(i.Flavor)
 }
+
+// AwaitsPlacement reports whether the instance waits for evalID to place
+// it: a new instance not yet on a host, or a move's destination.
+func (i *Instance) AwaitsPlacement(evalID string) bool {
+	if i.Task != nil {
+		return i.Task.Step == StepSchedule && i.Task.EvalID == evalID
+	}
+	return i.HostID == "" && i.VMState == VMStateBuilding
+}

@@ -81,6 +81,8 @@ type PendingResize struct {
 	SourceHostID  string
 	SourceAllocID string
 	OldFlavor     *Flavor
+	// PowerOn says whether a revert starts the source again.
+	PowerOn bool
 	// FinishedAt starts the automatic confirm window.
 	FinishedAt int64
 }
