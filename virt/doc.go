@@ -1,8 +1,8 @@
 // Package virt defines the contract between the hypervisor agent and a
 // virtualisation backend: a small core Driver interface every backend
 // implements, optional interfaces for what only some backends can do
-// (pause, suspend, resize, migrate, snapshot, consoles, hot-plug), and a
-// typed Capabilities struct. Drivers live in subpackages (virt/fake,
+// (pause, suspend, rescue, resize, migrate, live migration, snapshot,
+// consoles, hot-plug), and a typed Capabilities struct. Drivers live in subpackages (virt/fake,
 // virt/libvirt, …); virttest is the conformance suite they must pass.
 //
 // It must not know about Raft, RPC or the state store: a driver sees one

@@ -64,6 +64,18 @@ type Suspender interface {
 	Resume(ctx context.Context, id string) error
 }
 
+// Rescuer can boot an instance from a rescue image with its own disk
+// attached, and back again (Nova's rescue/unrescue). Rescuing a stopped
+// instance boots it; while rescued, GetInfo reports its power state as
+// usual.
+type Rescuer interface {
+	// Rescue reboots the instance from imageID, or from its own image
+	// when imageID is empty.
+	Rescue(ctx context.Context, id string, imageID string) error
+	// Unrescue reboots it from its own disk; it ends RUNNING.
+	Unrescue(ctx context.Context, id string) error
+}
+
 // Resizer can change an instance's flavor on the same host.
 type Resizer interface {
 	Resize(ctx context.Context, id string, spec *InstanceSpec) error
@@ -74,8 +86,11 @@ type Migrator interface {
 	MigrateDisks(ctx context.Context, id string, destination string) error
 }
 
-// LiveMigrator can move a running instance to another host.
+// LiveMigrator can move a running (or paused) instance to another host.
 type LiveMigrator interface {
+	// LiveMigrate sends the instance to destination, a backend-specific
+	// address of the other host. On success the instance no longer
+	// exists here; on failure it is still here, as it was.
 	LiveMigrate(ctx context.Context, id string, destination string) error
 }
 
@@ -108,9 +123,9 @@ type InterfaceAttacher interface {
 
 // Capabilities lists what a driver can do beyond the core.
 type Capabilities struct {
-	Pause, Suspend, Resize, Migrate, LiveMigrate bool
-	Snapshot, ConsoleOutput, RemoteConsole       bool
-	AttachVolume, AttachInterface                bool
+	Pause, Suspend, Rescue, Resize, Migrate, LiveMigrate bool
+	Snapshot, ConsoleOutput, RemoteConsole               bool
+	AttachVolume, AttachInterface                        bool
 }
 
 // InstanceSpec is everything a driver needs to build an instance.

@@ -52,6 +52,10 @@ func TestRegisterInventories(t *testing.T) {
 	if !reflect.DeepEqual(got.Traits, []string{"COMPUTE_NET_VIF_MODEL_VIRTIO", "HW_CPU_X86_AVX2"}) {
 		t.Errorf("traits %v", got.Traits)
 	}
+	wantCaps := []string{"console_output", "live_migrate", "pause", "rescue", "resize", "snapshot", "suspend"}
+	if !reflect.DeepEqual(got.Capabilities, wantCaps) {
+		t.Errorf("capabilities %v, want %v", got.Capabilities, wantCaps)
+	}
 	wantAttrs := map[string]string{"rack": "r1", "arch": "x86_64", "hypervisor_type": "fake", "cpu_model": "fake-cpu"}
 	if !reflect.DeepEqual(got.Attributes, wantAttrs) {
 		t.Errorf("attributes %v", got.Attributes)
@@ -71,7 +75,7 @@ func TestBuildHostReservations(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Reserved memory is capped at half the host's memory.
-	h := buildHost(&cfg, "id", "fake", &virt.HostInfo{VCPUs: 2, MemoryMB: 600, DiskGB: 10})
+	h := buildHost(&cfg, "id", "fake", nil, &virt.HostInfo{VCPUs: 2, MemoryMB: 600, DiskGB: 10})
 	if inv := h.Inventories[structs.ResourceMemoryMB]; inv.Reserved != 300 {
 		t.Fatalf("reserved memory %d, want 300", inv.Reserved)
 	}
@@ -86,7 +90,7 @@ func TestBuildHostReservations(t *testing.T) {
 	cfg, _ = Config{DataDir: "x", Driver: fake.New(fake.Config{}), RPC: newFakeServer(t), HostName: "explicit",
 		CPUAllocationRatio: 16, RAMAllocationRatio: 1.5, DiskAllocationRatio: 2, ReservedMemoryMB: -1,
 		ReservedVCPUs: 2, ReservedDiskGB: 50}.withDefaults()
-	h = buildHost(&cfg, "id", "fake", &virt.HostInfo{Hostname: "driver-name", VCPUs: 8, MemoryMB: 4096, DiskGB: 40})
+	h = buildHost(&cfg, "id", "fake", nil, &virt.HostInfo{Hostname: "driver-name", VCPUs: 8, MemoryMB: 4096, DiskGB: 40})
 	if h.Name != "explicit" {
 		t.Fatalf("name %q", h.Name)
 	}

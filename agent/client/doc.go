@@ -4,11 +4,19 @@
 // blocking query, and runs one runner per allocation that moves the
 // instance from its actual state to the desired one and reports back.
 //
+// Besides desired states (running, stopped, deleted, and held: a move's
+// destination, left alone until it becomes running or stopped), the
+// runner carries out one-off actions (reboot, pause, suspend, rescue,
+// rebuild, live migration and their reverses), each once per ActionSeq,
+// and reports it done with its error, if any.
+//
 // Local restart state (the host id and, per allocation, the instance id,
-// whether it was spawned, the last reboot carried out and the last state
-// reported) lives in a bbolt file, state.db, under the data directory, so
-// an agent that restarts re-attaches to its running instances instead of
-// spawning them again, and never repeats a reboot.
+// whether it was spawned, the last action carried out and its error, a
+// rebuild or live migration in progress, whether the instance is rescued
+// or migrated away, and the last state reported) lives in a bbolt file,
+// state.db, under the data directory, so an agent that restarts
+// re-attaches to its running instances instead of spawning them again,
+// finishes what it was doing, and never repeats an action.
 //
 // The agent must not decide placement and must not touch server state
 // except through RPC: every change it makes to the cluster is a report

@@ -131,8 +131,8 @@ func (s *fakeServer) RPC(method string, args, reply any) error {
 				continue
 			}
 			a.ClientState, a.ClientDescription, a.PowerState = u.ClientState, u.ClientDescription, u.PowerState
-			if u.ActionDoneSeq > a.ActionDoneSeq {
-				a.ActionDoneSeq = u.ActionDoneSeq
+			if u.ActionDoneSeq >= a.ActionDoneSeq {
+				a.ActionDoneSeq, a.ActionError = u.ActionDoneSeq, u.ActionError
 			}
 			a.ModifyIndex = s.index + 1
 		}
@@ -184,6 +184,18 @@ func (s *fakeServer) getHostAllocs(req *structs.AllocHostRequest, resp *structs.
 
 // addAllocs creates n allocations desired running on host, at one index.
 func (s *fakeServer) addAllocs(hostID string, n int) []*structs.Allocation {
+	return s.addAllocsWith(hostID, n, nil)
+}
+
+// addAllocWith creates one allocation on host, edited by fn (if not nil)
+// before any agent can see it.
+func (s *fakeServer) addAllocWith(hostID string, fn func(*structs.Allocation, *structs.Instance)) *structs.Allocation {
+	return s.addAllocsWith(hostID, 1, fn)[0]
+}
+
+// addAllocsWith is addAllocs with fn applied to each allocation and its
+// instance.
+func (s *fakeServer) addAllocsWith(hostID string, n int, fn func(*structs.Allocation, *structs.Instance)) []*structs.Allocation {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	idx := s.bump()
@@ -210,6 +222,9 @@ func (s *fakeServer) addAllocs(hostID string, n int) []*structs.Allocation {
 			CreateIndex:      idx,
 			ModifyIndex:      idx,
 			AllocModifyIndex: idx,
+		}
+		if fn != nil {
+			fn(a, inst)
 		}
 		s.instances[inst.ID] = inst
 		s.allocs[a.ID] = a
@@ -247,6 +262,21 @@ func (s *fakeServer) reboot(id string, hard bool) uint64 {
 		}
 		a.ActionSeq = idx
 	})
+}
+
+// action asks for a one-off action; the ActionSeq is the returned index.
+func (s *fakeServer) action(id, action, arg string) uint64 {
+	return s.change(id, func(a *structs.Allocation, idx uint64) {
+		a.PendingAction, a.ActionArg, a.ActionSeq = action, arg, idx
+	})
+}
+
+// setImage changes an instance's image, as a rebuild request does
+// before it asks the agent.
+func (s *fakeServer) setImage(instanceID, imageID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.instances[instanceID].ImageID = imageID
 }
 
 func (s *fakeServer) removeAlloc(id string) {

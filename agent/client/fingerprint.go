@@ -20,13 +20,39 @@ func (c *Client) fingerprint() (*structs.Host, error) {
 	if info == nil {
 		return nil, fmt.Errorf("fingerprint host: driver %s returned no host info", c.driver.Name())
 	}
-	return buildHost(&c.cfg, c.hostID, c.driver.Name(), info), nil
+	return buildHost(&c.cfg, c.hostID, c.driver.Name(), hostCapabilities(c.driver.Capabilities()), info), nil
 }
 
-// buildHost turns a driver's fingerprint into the host record the agent
-// registers. Usage, BuildFailures and the status timestamps are the
-// servers' to keep and stay zero.
-func buildHost(cfg *Config, hostID, driverName string, info *virt.HostInfo) *structs.Host {
+// hostCapabilities lists, sorted, the HostCapability* values a driver's
+// capabilities grant: the servers refuse an operation on a host whose
+// driver cannot do it instead of failing it on the agent.
+func hostCapabilities(caps virt.Capabilities) []string {
+	var out []string
+	for _, c := range []struct {
+		on   bool
+		name string
+	}{
+		{caps.Pause, structs.HostCapabilityPause},
+		{caps.Suspend, structs.HostCapabilitySuspend},
+		{caps.Rescue, structs.HostCapabilityRescue},
+		{caps.Resize, structs.HostCapabilityResize},
+		{caps.Migrate, structs.HostCapabilityMigrate},
+		{caps.LiveMigrate, structs.HostCapabilityLiveMigrate},
+		{caps.Snapshot, structs.HostCapabilitySnapshot},
+		{caps.ConsoleOutput, structs.HostCapabilityConsole},
+	} {
+		if c.on {
+			out = append(out, c.name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// buildHost turns a driver's fingerprint and capabilities (HostCapability*
+// values) into the host record the agent registers. Usage, BuildFailures
+// and the status timestamps are the servers' to keep and stay zero.
+func buildHost(cfg *Config, hostID, driverName string, caps []string, info *virt.HostInfo) *structs.Host {
 	name := cfg.HostName
 	if name == "" {
 		name = info.Hostname
@@ -51,7 +77,8 @@ func buildHost(cfg *Config, hostID, driverName string, info *virt.HostInfo) *str
 			structs.ResourceMemoryMB: inventory(info.MemoryMB, min(cfg.ReservedMemoryMB, info.MemoryMB/2), cfg.RAMAllocationRatio),
 			structs.ResourceDiskGB:   inventory(info.DiskGB, cfg.ReservedDiskGB, cfg.DiskAllocationRatio),
 		},
-		Attributes: maps.Clone(info.Attributes),
+		Attributes:   maps.Clone(info.Attributes),
+		Capabilities: caps,
 	}
 	for class, n := range info.CustomResources {
 		if !strings.HasPrefix(class, "CUSTOM_") {

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,8 @@ type harness struct {
 	fake   *fake.Driver
 	dir    string
 	tweak  func(*Config)
+	// statePath is the fake's state file, for reopen (persistent only).
+	statePath string
 }
 
 func newHarness(t *testing.T, cfg fake.Config) *harness {
@@ -127,4 +130,58 @@ func power(d virt.Driver, id string) int {
 		return -1
 	}
 	return info.PowerState
+}
+
+// newPersistentHarness is newHarness with a fake whose instances live in
+// a state file, so that a test can "restart the hypervisor" with reopen.
+func newPersistentHarness(t *testing.T, cfg fake.Config) *harness {
+	cfg.StatePath = filepath.Join(t.TempDir(), "hv.json")
+	d, err := fake.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{t: t, srv: newFakeServer(t), driver: d, fake: d, dir: t.TempDir(), statePath: cfg.StatePath}
+}
+
+// reopen replaces the harness's fake with a new one on the same state
+// file, as after a restart of the agent's process: the instances are
+// the same, the call counters start at zero.
+func (h *harness) reopen(cfg fake.Config) {
+	h.t.Helper()
+	cfg.StatePath = h.statePath
+	d, err := fake.Open(cfg)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.driver, h.fake = d, d
+}
+
+// waitAction waits until the servers hold the action seq as done.
+func waitAction(t *testing.T, s *fakeServer, allocID string, seq uint64) *structs.Allocation {
+	t.Helper()
+	var a *structs.Allocation
+	waitFor(t, fmt.Sprintf("action %d of allocation %s to be reported done", seq, allocID), func() bool {
+		a = s.alloc(allocID)
+		return a != nil && a.ActionDoneSeq >= seq
+	})
+	return a
+}
+
+// waitSyncs waits for n more GetInfo calls on the harness's fake: power
+// syncs of the running allocations, the clock of "nothing happened".
+func (h *harness) waitSyncs(n int) {
+	h.t.Helper()
+	gi := h.fake.Calls("GetInfo")
+	waitFor(h.t, "power syncs", func() bool { return h.fake.Calls("GetInfo") >= gi+n })
+}
+
+// noReport fails the test if the servers received a report about the
+// allocation that bad matches.
+func noReport(t *testing.T, s *fakeServer, allocID string, bad func(structs.AllocClientUpdate) bool) {
+	t.Helper()
+	for _, u := range s.reports(allocID) {
+		if bad(u) {
+			t.Fatalf("unexpected report %+v", u)
+		}
+	}
 }

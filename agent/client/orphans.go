@@ -15,7 +15,9 @@ func (c *Client) reapOrphans() {
 		if c.runner(allocID) != nil {
 			continue
 		}
-		if st.InstanceID != "" && !c.instanceManaged(st.InstanceID) {
+		// An instance that migrated away is not ours to destroy, even if
+		// it came back under an allocation not yet handed over.
+		if st.InstanceID != "" && !st.MigratedAway && !c.instanceManaged(st.InstanceID) {
 			if err := c.driver.Destroy(ctx, st.InstanceID); err != nil && !isNotFound(err) {
 				if ctx.Err() == nil {
 					c.logger.Error("cannot destroy the instance of a vanished allocation", "alloc_id", allocID, "instance_id", st.InstanceID, "error", err)

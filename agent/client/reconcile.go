@@ -15,6 +15,10 @@ const powerOffTimeout = 60 * time.Second
 // msgDisappeared describes an instance that vanished behind our back.
 const msgDisappeared = "instance disappeared from the hypervisor"
 
+// msgStopped is why an action other than rescue, unrescue, rebuild or
+// reboot is refused while the instance is desired stopped.
+const msgStopped = "instance is stopped"
+
 // reconcile moves the instance one step towards the desired state and
 // reports where it ended up. It runs on every update of the allocation
 // and on every power sync.
@@ -32,33 +36,68 @@ func (r *runner) reconcile() {
 	case a.InstanceID == "":
 		r.fail(fmt.Sprintf("allocation %s has no instance", a.ID))
 		return
+	case a.DesiredState == structs.AllocDesiredHeld:
+		// A move's destination only reserves resources: nothing to build
+		// or report until the servers make it running or stopped.
+		return
+	case r.st.MigratedAway:
+		r.stayAway()
+		return
 	}
+	var info *virt.InstanceInfo
+	booted, ok := false, true
+	if r.pendingAction() == structs.ActionRebuild {
+		if info, ok = r.rebuild(); !ok {
+			return
+		}
+		booted = info != nil
+	}
+	if info == nil {
+		if info, booted, ok = r.locate(); !ok {
+			return
+		}
+	}
+	r.converge(info.PowerState, booted)
+}
+
+// locate finds the instance, spawning it if it was never built, and
+// says whether this pass booted it. ok is false when there is nothing
+// more to do now: it vanished (reported), the driver failed (retried at
+// the next power sync) or the client is shutting down.
+func (r *runner) locate() (info *virt.InstanceInfo, booted, ok bool) {
+	a := r.alloc
 	ctx := r.c.ctx
 	info, err := r.c.driver.GetInfo(ctx, a.InstanceID)
 	if err != nil && !isNotFound(err) {
 		if ctx.Err() == nil {
 			r.logger.Warn("cannot read the instance's state", "error", err)
 		}
-		return
+		return nil, false, false
 	}
-	booted := false
 	switch {
+	case err != nil && r.st.MigrateSeq != 0:
+		// A live migration was under way when the agent stopped, and
+		// the instance has left: the migration went through.
+		r.logger.Info("the instance left while the agent was down during its live migration")
+		r.migratedAway(r.st.PowerState)
+		return nil, false, false
 	case err != nil && r.spawnedBefore():
 		r.disappeared()
-		return
+		return nil, false, false
 	case err != nil:
 		if info = r.spawn(); info == nil {
-			return
+			return nil, false, false
 		}
-		booted = true
+		return info, true, true
 	case !r.st.Spawned:
-		// It exists: never spawn it again, whoever created it.
+		// It exists: never spawn it again, whoever created it (a live
+		// migration creates it on its destination, for one).
 		st := r.st
 		st.Spawned, st.InstanceID = true, a.InstanceID
 		r.save(st)
 		r.logger.Info("re-attached to an existing instance", "power_state", info.PowerState)
 	}
-	r.converge(info.PowerState, booted)
+	return info, false, true
 }
 
 // terminal reports whether the allocation is failed or deleted, by our
@@ -86,10 +125,11 @@ func (r *runner) spawnedBefore() bool {
 // spawn builds the instance and returns its info, or nil if it failed
 // (reported) or was interrupted by shutdown (resumed at the next start).
 func (r *runner) spawn() *virt.InstanceInfo {
-	a, inst := r.alloc, r.inst
+	a := r.alloc
 	ctx := r.c.ctx
-	if inst == nil || inst.Flavor == nil {
-		r.fail(fmt.Sprintf("allocation %s came without its instance or flavor", a.ID))
+	spec, err := r.spec()
+	if err != nil {
+		r.fail(err.Error())
 		return nil
 	}
 	// Recorded before the driver creates anything, so a restart finds
@@ -99,9 +139,9 @@ func (r *runner) spawn() *virt.InstanceInfo {
 	st.ClientState, st.ClientDescription, st.PowerState = structs.AllocClientSpawning, "", virt.PowerNoState
 	r.save(st)
 	r.report(structs.AllocClientSpawning, "", virt.PowerNoState)
-	r.logger.Info("spawning instance", "flavor", inst.Flavor.Name, "image_id", inst.ImageID)
+	r.logger.Info("spawning instance", "vcpus", spec.VCPUs, "memory_mb", spec.MemoryMB, "image_id", spec.ImageID)
 
-	info, err := r.c.driver.Spawn(ctx, specFor(a.InstanceID, inst))
+	info, err := r.c.driver.Spawn(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
 			r.logger.Info("spawn interrupted by shutdown; the next start resumes it", "error", err)
@@ -121,9 +161,23 @@ func (r *runner) spawn() *virt.InstanceInfo {
 	return info
 }
 
-// specFor is the driver's spec of an instance, from its flavor.
-func specFor(id string, inst *structs.Instance) *virt.InstanceSpec {
-	f := inst.Flavor
+// spec is the driver's spec of the instance, with the allocation's
+// flavor when it has one (a resize's destination spawns the new flavor)
+// and the instance's otherwise.
+func (r *runner) spec() (*virt.InstanceSpec, error) {
+	a, inst := r.alloc, r.inst
+	if inst == nil || (a.Flavor == nil && inst.Flavor == nil) {
+		return nil, fmt.Errorf("allocation %s came without its instance or flavor", a.ID)
+	}
+	f := a.Flavor
+	if f == nil {
+		f = inst.Flavor
+	}
+	return specFor(a.InstanceID, inst, f), nil
+}
+
+// specFor is the driver's spec of an instance with flavor f.
+func specFor(id string, inst *structs.Instance, f *structs.Flavor) *virt.InstanceSpec {
 	return &virt.InstanceSpec{
 		ID:              id,
 		Name:            inst.Name,
@@ -139,101 +193,162 @@ func specFor(id string, inst *structs.Instance) *virt.InstanceSpec {
 	}
 }
 
-// converge applies the desired power state and any pending reboot to an
+// converge applies the desired power state and any pending action to an
 // instance that exists, then reports. A guest that is off while desired
 // running is powered on only for a desired change not yet acted upon: a
 // guest that shut itself down is reported stopped, not restarted (as in
-// Nova's _sync_power_states). A guest running while desired stopped is
-// always powered off.
+// Nova's _sync_power_states); a paused, suspended or rescued guest is
+// left as it is. A guest running while desired stopped is always powered
+// off, unless it runs a rescue image nobody asked to stop since.
 func (r *runner) converge(power int, booted bool) {
 	a := r.alloc
-	ctx := r.c.ctx
-	id := a.InstanceID
-	st := r.st
-	fresh := a.AllocModifyIndex > st.HandledIndex
-	rebootPending := (a.PendingAction == structs.ActionRebootSoft || a.PendingAction == structs.ActionRebootHard) &&
-		a.ActionSeq > st.ActionDoneSeq
-	desc := ""
-	acted := false
+	fresh := a.AllocModifyIndex > r.st.HandledIndex
+	p := &pass{power: power, booted: booted}
+	var goOn bool
 	switch a.DesiredState {
 	case structs.AllocDesiredRunning:
-		if power != virt.PowerRunning && fresh && !booted {
-			r.logger.Info("powering on", "power_state", power)
-			acted = true
-			if err := r.c.driver.PowerOn(ctx, id); err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				r.logger.Error("power on failed", "error", err)
-				desc = "power on failed: " + err.Error()
-			} else {
-				booted = true
-			}
-		}
-		if rebootPending {
-			if booted {
-				r.logger.Info("reboot satisfied by the boot", "action_seq", a.ActionSeq)
-			} else {
-				hard := a.PendingAction == structs.ActionRebootHard
-				r.logger.Info("rebooting", "hard", hard, "action_seq", a.ActionSeq)
-				acted = true
-				if err := r.c.driver.Reboot(ctx, id, hard); err != nil {
-					if ctx.Err() != nil {
-						return
-					}
-					r.logger.Error("reboot failed", "hard", hard, "error", err)
-					desc = "reboot failed: " + err.Error()
-				}
-			}
-			st.ActionDoneSeq = a.ActionSeq
-		}
+		goOn = r.convergeRunning(p, fresh)
 	case structs.AllocDesiredStopped:
-		if !poweredOff(power) {
-			r.logger.Info("powering off", "power_state", power)
-			acted = true
-			if err := r.c.driver.PowerOff(ctx, id, powerOffTimeout); err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				r.logger.Error("power off failed", "error", err)
-				desc = "power off failed: " + err.Error()
-			}
-		}
-		if rebootPending {
-			r.logger.Info("not rebooting a stopped instance", "action_seq", a.ActionSeq)
-			st.ActionDoneSeq = a.ActionSeq
-		}
+		goOn = r.convergeStopped(p, fresh)
 	default:
 		r.logger.Warn("unknown desired state; leaving the instance alone", "desired", a.DesiredState)
 		return
 	}
-	if acted {
-		info, err := r.c.driver.GetInfo(ctx, id)
-		switch {
-		case err == nil:
-			power = info.PowerState
-		case ctx.Err() != nil:
-			return
-		default:
-			r.logger.Warn("cannot read the instance's state after acting on it", "error", err)
-		}
+	if !goOn || (p.acted && !r.refresh(p)) {
+		return
 	}
 	// Paused and suspended guests still count as running (Nova keeps
 	// vm_state active for them); PowerState carries the detail.
 	clientState := structs.AllocClientRunning
-	if poweredOff(power) {
+	if poweredOff(p.power) {
 		clientState = structs.AllocClientStopped
 	}
-	if !fresh && !acted && r.st.ClientState == clientState {
-		desc = r.st.ClientDescription // nothing happened: keep the last word
+	st := r.st
+	desc := p.desc
+	if !fresh && !p.acted && st.ClientState == clientState {
+		desc = st.ClientDescription // nothing happened: keep the last word
 	}
-	if !fresh && !acted && (r.st.ClientState != clientState || r.st.PowerState != power) {
-		r.logger.Warn("power state changed on the hypervisor", "power_state", power, "was", r.st.PowerState, "desired", a.DesiredState)
+	if !fresh && !p.acted && (st.ClientState != clientState || st.PowerState != p.power) {
+		r.logger.Warn("power state changed on the hypervisor", "power_state", p.power, "was", st.PowerState, "desired", a.DesiredState)
 	}
 	st.HandledIndex = max(st.HandledIndex, a.AllocModifyIndex)
-	st.ClientState, st.ClientDescription, st.PowerState = clientState, desc, power
+	if p.done {
+		st.ActionDoneSeq, st.ActionError = a.ActionSeq, p.actionErr
+	}
+	if p.rescued != nil {
+		st.Rescued = *p.rescued
+	}
+	st.ClientState, st.ClientDescription, st.PowerState = clientState, desc, p.power
 	r.save(st)
-	r.report(clientState, desc, power)
+	r.report(clientState, desc, p.power)
+}
+
+// convergeRunning powers on a powered-off guest for a fresh desired
+// change, then carries out the pending action. It returns false when
+// converge must stop: shutdown, or the instance migrated away.
+func (r *runner) convergeRunning(p *pass, fresh bool) bool {
+	ctx := r.c.ctx
+	action := r.pendingAction()
+	// A rescue boots the guest itself.
+	if poweredOff(p.power) && fresh && !p.booted && action != structs.ActionRescue {
+		r.logger.Info("powering on", "power_state", p.power)
+		p.acted = true
+		if err := r.c.driver.PowerOn(ctx, r.alloc.InstanceID); err != nil {
+			if ctx.Err() != nil {
+				return false
+			}
+			r.logger.Error("power on failed", "error", err)
+			p.desc = "power on failed: " + err.Error()
+		} else {
+			p.booted = true
+		}
+	}
+	switch action {
+	case "":
+		return true
+	case structs.ActionLiveMigrate:
+		// The report after it carries the power the guest left in.
+		if p.acted && !r.refresh(p) {
+			return false
+		}
+		return r.liveMigrate(p)
+	}
+	return r.runAction(p, action)
+}
+
+// convergeStopped carries out the actions a stopped instance takes, then
+// powers off a guest that is not off (paused and suspended ones too). A
+// rescued guest stays up when its rescue came with this desired state or
+// nothing new was asked since; a fresh stop ends the rescue first. It
+// returns false on shutdown.
+func (r *runner) convergeStopped(p *pass, fresh bool) bool {
+	ctx := r.c.ctx
+	switch action := r.pendingAction(); action {
+	case "":
+	case structs.ActionRescue, structs.ActionUnrescue:
+		// Nova rescues SHUTOFF instances: the rescue boots the guest,
+		// which then stays up until it is unrescued.
+		if !r.runAction(p, action) || (p.acted && !r.refresh(p)) {
+			return false
+		}
+	case structs.ActionRebootSoft, structs.ActionRebootHard:
+		r.logger.Info("not rebooting a stopped instance", "action_seq", r.alloc.ActionSeq)
+		p.done = true
+	default:
+		r.logger.Warn("refusing an action on a stopped instance", "action", action, "action_seq", r.alloc.ActionSeq)
+		p.done = true
+		p.fail(action, msgStopped)
+	}
+	rescued := r.st.Rescued
+	if p.rescued != nil {
+		rescued = *p.rescued
+	}
+	if poweredOff(p.power) || (rescued && (!fresh || p.rescued != nil)) {
+		return true
+	}
+	if rescued && !r.endRescue(p) {
+		return false
+	}
+	r.logger.Info("powering off", "power_state", p.power)
+	p.acted = true
+	if err := r.c.driver.PowerOff(ctx, r.alloc.InstanceID, powerOffTimeout); err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		r.logger.Error("power off failed", "error", err)
+		p.desc = "power off failed: " + err.Error()
+	}
+	return true
+}
+
+// endRescue unrescues a guest that a fresh stop finds rescued: the
+// servers take a stopped instance as out of rescue, so its next start
+// must boot its own disk. A failure is logged and the stop goes on. It
+// returns false on shutdown.
+func (r *runner) endRescue(p *pass) bool {
+	r.logger.Info("ending the rescue of an instance desired stopped")
+	if err := r.driverAction(p, structs.ActionUnrescue); err != nil {
+		if r.c.ctx.Err() != nil {
+			return false
+		}
+		r.logger.Warn("cannot end the rescue; powering off the rescued guest", "error", err)
+	}
+	return true
+}
+
+// refresh reads the instance's power state into p after acting on it;
+// it returns false when the client is shutting down.
+func (r *runner) refresh(p *pass) bool {
+	info, err := r.c.driver.GetInfo(r.c.ctx, r.alloc.InstanceID)
+	switch {
+	case err == nil:
+		p.power = info.PowerState
+	case r.c.ctx.Err() != nil:
+		return false
+	default:
+		r.logger.Warn("cannot read the instance's state after acting on it", "error", err)
+	}
+	return true
 }
 
 // poweredOff reports whether a guest in this power state is not running
@@ -257,8 +372,12 @@ func (r *runner) disappeared() {
 	}
 	st.ClientState, st.ClientDescription, st.PowerState = structs.AllocClientStopped, msgDisappeared, virt.PowerNoState
 	st.HandledIndex = max(st.HandledIndex, a.AllocModifyIndex)
-	if a.ActionSeq > st.ActionDoneSeq {
-		st.ActionDoneSeq = a.ActionSeq
+	st.Rescued = false
+	if action := r.pendingAction(); action != "" {
+		st.ActionDoneSeq, st.ActionError = a.ActionSeq, msgDisappeared
+		if action == structs.ActionRebootSoft || action == structs.ActionRebootHard {
+			st.ActionError = "" // a stopped instance's reboot is moot, as in converge
+		}
 	}
 	r.save(st)
 	r.report(structs.AllocClientStopped, msgDisappeared, virt.PowerNoState)
@@ -318,7 +437,9 @@ func (r *runner) delete() {
 	}
 	ctx := r.c.ctx
 	id := a.InstanceID
-	if id != "" && !r.c.instanceInUse(id, r) {
+	// An instance that migrated away is not destroyed: if it is here, it
+	// came back under another allocation (see destroyVanished).
+	if id != "" && !r.st.MigratedAway && !r.c.instanceInUse(id, r) {
 		r.logger.Info("destroying instance")
 		if err := r.c.driver.Destroy(ctx, id); err != nil && !isNotFound(err) {
 			if ctx.Err() != nil {

@@ -124,7 +124,7 @@ func (r *runner) run() {
 		}
 		if next != nil {
 			if r.alloc == nil {
-				r.first(next)
+				r.first(next, inst)
 			}
 			r.alloc, r.inst = next, inst
 		}
@@ -135,19 +135,27 @@ func (r *runner) run() {
 }
 
 // first initialises the runner from the first version of its allocation:
-// what the servers last heard is the baseline for reports, and a reboot
+// what the servers last heard is the baseline for reports, and an action
 // the servers saw done is never repeated even if local state was lost.
-func (r *runner) first(a *structs.Allocation) {
+func (r *runner) first(a *structs.Allocation, inst *structs.Instance) {
 	r.last = structs.AllocClientUpdate{
 		AllocID:           a.ID,
 		ClientState:       a.ClientState,
 		ClientDescription: a.ClientDescription,
 		PowerState:        a.PowerState,
 		ActionDoneSeq:     a.ActionDoneSeq,
+		ActionError:       a.ActionError,
 	}
-	r.st.ActionDoneSeq = max(r.st.ActionDoneSeq, a.ActionDoneSeq)
+	if a.ActionDoneSeq > r.st.ActionDoneSeq {
+		r.st.ActionDoneSeq, r.st.ActionError = a.ActionDoneSeq, a.ActionError
+	}
 	if r.st.InstanceID == "" {
 		r.st.InstanceID = a.InstanceID
+	}
+	// Without a local record (a wiped data dir) the servers' word says
+	// whether the guest runs a rescue image, so it is not powered off.
+	if !r.hasState && inst != nil && inst.VMState == structs.VMStateRescued {
+		r.st.Rescued = true
 	}
 }
 
@@ -181,6 +189,7 @@ func (r *runner) report(clientState, desc string, power int) {
 		ClientDescription: desc,
 		PowerState:        power,
 		ActionDoneSeq:     r.st.ActionDoneSeq,
+		ActionError:       r.st.ActionError,
 	}
 	if u == r.last {
 		return
@@ -193,14 +202,16 @@ func (r *runner) report(clientState, desc string, power int) {
 // destroyVanished destroys the instance of an allocation the servers no
 // longer list, retrying until it works or the client shuts down (then
 // the local record stays, and the next start cleans up), and forgets it.
-// Nothing is reported: the allocation is gone.
+// Nothing is reported: the allocation is gone. An instance that migrated
+// away is not destroyed: if it is here again, it came back under another
+// allocation, perhaps one the watcher has not handed over yet.
 func (r *runner) destroyVanished() {
 	r.setLive(false)
 	id := r.managedInstance()
 	if r.st.InstanceID != "" {
 		id = r.st.InstanceID
 	}
-	if id != "" && !r.c.instanceInUse(id, r) {
+	if id != "" && !r.st.MigratedAway && !r.c.instanceInUse(id, r) {
 		b := r.c.newBackoff()
 		for {
 			err := r.c.driver.Destroy(r.c.ctx, id)

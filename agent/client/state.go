@@ -29,8 +29,11 @@ type allocState struct {
 	// the hypervisor): from then on the instance is never spawned again,
 	// and its absence means it disappeared.
 	Spawned bool
-	// ActionDoneSeq is the last ActionSeq carried out.
+	// ActionDoneSeq is the last ActionSeq carried out, and ActionError
+	// why it failed ("" if it did not): kept so that a report lost to a
+	// restart is sent again, and the action is never repeated.
 	ActionDoneSeq uint64
+	ActionError   string
 	// HandledIndex is the last AllocModifyIndex acted upon: a desired
 	// state is enforced (power on) only when it is newer, so a guest that
 	// shut itself down is not restarted behind the user's back.
@@ -39,6 +42,25 @@ type allocState struct {
 	ClientState       string
 	ClientDescription string
 	PowerState        int
+
+	// RebuildSeq is the ActionSeq of a rebuild in progress, recorded
+	// before the old instance is destroyed, so that a restart finishes
+	// the rebuild instead of reporting the instance disappeared.
+	// RebuildDestroyed says the old instance is gone: an instance found
+	// from then on is the new one, never destroyed again.
+	RebuildSeq       uint64
+	RebuildDestroyed bool
+	// MigrateSeq is the ActionSeq of a live migration in progress: a
+	// restart that finds the instance gone takes it as migrated.
+	MigrateSeq uint64
+	// MigratedAway is set once the instance left for another host: its
+	// absence is expected, and it is never spawned, powered or
+	// destroyed here again under this allocation.
+	MigratedAway bool
+	// Rescued is set while the instance runs from a rescue image: it is
+	// left running, even when desired stopped, until it is unrescued or
+	// a new stop is asked for.
+	Rescued bool
 }
 
 // stateDB is the agent's local bbolt store.

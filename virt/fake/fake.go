@@ -45,8 +45,8 @@ type Config struct {
 	// takes effect, and returns the context's error if ctx ends first
 	// (leaving the instance as it was). PowerLatency covers every power
 	// transition: PowerOn, PowerOff, Reboot, Pause, Unpause, Suspend and
-	// Resume.
-	SpawnLatency, DestroyLatency, PowerLatency time.Duration
+	// Resume, Rescue and Unrescue. MigrateLatency covers LiveMigrate.
+	SpawnLatency, DestroyLatency, PowerLatency, MigrateLatency time.Duration
 
 	// StatePath, with Open, keeps the instances in a file so they
 	// survive a restart of the agent, as a real hypervisor's do.
@@ -54,8 +54,9 @@ type Config struct {
 }
 
 // Driver is the fake driver. It implements virt.Driver, virt.Pauser,
-// virt.Suspender, virt.Resizer, virt.Snapshotter, virt.ConsoleOutputer
-// and virt.RemoteConsoler. All methods are safe for concurrent use.
+// virt.Suspender, virt.Rescuer, virt.Resizer, virt.LiveMigrator,
+// virt.Snapshotter, virt.ConsoleOutputer and virt.RemoteConsoler. All
+// methods are safe for concurrent use.
 type Driver struct {
 	cfg Config
 
@@ -65,6 +66,9 @@ type Driver struct {
 	calls      map[string]int
 	failNext   map[string][]error
 	failAlways map[string]error
+	// migrated records where LiveMigrate sent each instance, for
+	// MigratedTo; it is test bookkeeping and not persisted.
+	migrated map[string]string
 	// persistent is set by Open: every change is saved to StatePath.
 	persistent bool
 }
@@ -75,13 +79,18 @@ type instance struct {
 	power int
 	n     int // serial number within this driver
 	boots int // how many times the guest booted, for the console log
+	// rescued is set while the guest runs from rescueImage (Rescue).
+	rescued     bool
+	rescueImage string
 }
 
 var (
 	_ virt.Driver          = (*Driver)(nil)
 	_ virt.Pauser          = (*Driver)(nil)
 	_ virt.Suspender       = (*Driver)(nil)
+	_ virt.Rescuer         = (*Driver)(nil)
 	_ virt.Resizer         = (*Driver)(nil)
+	_ virt.LiveMigrator    = (*Driver)(nil)
 	_ virt.Snapshotter     = (*Driver)(nil)
 	_ virt.ConsoleOutputer = (*Driver)(nil)
 	_ virt.RemoteConsoler  = (*Driver)(nil)
@@ -120,13 +129,16 @@ func New(cfg Config) *Driver {
 // Name returns "fake".
 func (d *Driver) Name() string { return "fake" }
 
-// Capabilities reports Pause, Suspend, Resize, Snapshot, ConsoleOutput
-// and RemoteConsole; the fake cannot migrate or hot-plug.
+// Capabilities reports Pause, Suspend, Rescue, Resize, LiveMigrate,
+// Snapshot, ConsoleOutput and RemoteConsole; the fake cannot migrate
+// disks or hot-plug.
 func (d *Driver) Capabilities() virt.Capabilities {
 	return virt.Capabilities{
 		Pause:         true,
 		Suspend:       true,
+		Rescue:        true,
 		Resize:        true,
+		LiveMigrate:   true,
 		Snapshot:      true,
 		ConsoleOutput: true,
 		RemoteConsole: true,

@@ -19,9 +19,10 @@ func smallSpec(id string) *virt.InstanceSpec {
 
 func harness(cfg fake.Config) virttest.Harness {
 	return virttest.Harness{
-		New:     func(*testing.T) virt.Driver { return fake.New(cfg) },
-		Spec:    func(_ *testing.T, id string) *virt.InstanceSpec { return smallSpec(id) },
-		Timeout: 5 * time.Second,
+		New:                  func(*testing.T) virt.Driver { return fake.New(cfg) },
+		Spec:                 func(_ *testing.T, id string) *virt.InstanceSpec { return smallSpec(id) },
+		Timeout:              5 * time.Second,
+		MigrationDestination: "fake-host-2",
 	}
 }
 
@@ -36,6 +37,7 @@ func TestConformanceWithLatency(t *testing.T) {
 		SpawnLatency:   time.Millisecond,
 		DestroyLatency: time.Millisecond,
 		PowerLatency:   time.Millisecond,
+		MigrateLatency: time.Millisecond,
 	}))
 }
 

@@ -16,7 +16,8 @@ var ops = map[string]bool{
 	"PowerOn": true, "PowerOff": true, "Reboot": true,
 	"GetInfo": true, "ListInstances": true,
 	"Pause": true, "Unpause": true, "Suspend": true, "Resume": true,
-	"Resize": true, "Snapshot": true,
+	"Rescue": true, "Unrescue": true,
+	"Resize": true, "LiveMigrate": true, "Snapshot": true,
 	"ConsoleOutput": true, "RemoteConsole": true,
 }
 

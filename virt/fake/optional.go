@@ -2,6 +2,7 @@ package fake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -46,6 +47,99 @@ func move(from, to int, what string) func(*instance) error {
 		}
 		return invalid(in, what)
 	}
+}
+
+// Rescue reboots an instance from imageID (its own image when empty)
+// with its disk attached. A RUNNING or stopped instance ends RUNNING and
+// rescued, as Nova rescues ACTIVE and SHUTOFF instances; a PAUSED or
+// suspended one fails with ErrInvalidState. Rescuing a rescued instance
+// is a no-op, so retries are harmless. GetInfo reports a rescued
+// instance's power state as usual; Rescued says whether it is rescued.
+func (d *Driver) Rescue(ctx context.Context, id string, imageID string) error {
+	return d.transition(ctx, "Rescue", id, func(in *instance) error {
+		switch {
+		case in.rescued:
+			return nil
+		case in.power != virt.PowerRunning && !stopped(in.power):
+			return invalid(in, "rescue")
+		}
+		if imageID == "" {
+			imageID = in.spec.ImageID
+		}
+		in.rescued, in.rescueImage = true, imageID
+		in.power = virt.PowerRunning
+		in.boots++
+		return nil
+	})
+}
+
+// Unrescue reboots a rescued instance from its own disk, whatever its
+// power state; it ends RUNNING. Unrescuing an instance that is not
+// rescued is a no-op, so retries are harmless.
+func (d *Driver) Unrescue(ctx context.Context, id string) error {
+	return d.transition(ctx, "Unrescue", id, func(in *instance) error {
+		if !in.rescued {
+			return nil
+		}
+		in.rescued, in.rescueImage = false, ""
+		in.power = virt.PowerRunning
+		in.boots++
+		return nil
+	})
+}
+
+// Rescued reports whether instance id is rescued and from which image,
+// or returns an error wrapping virt.ErrNotFound. It is a test hook, like
+// Spec: neither counted nor failed by injection.
+func (d *Driver) Rescued(id string) (rescued bool, imageID string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	in, ok := d.instances[id]
+	if !ok {
+		return false, "", wrap("Rescued", id, virt.ErrNotFound)
+	}
+	return in.rescued, in.rescueImage, nil
+}
+
+// LiveMigrate sends a RUNNING or PAUSED instance to destination. The fake
+// cannot reach another host, so it only removes the instance here (the
+// destination's agent spawns its own copy) and records destination for
+// MigratedTo. Another power state fails with ErrInvalidState and an
+// empty destination with an error; a failed migration leaves the
+// instance as it was, as the virt.LiveMigrator contract requires.
+func (d *Driver) LiveMigrate(ctx context.Context, id string, destination string) error {
+	if err := d.begin(ctx, "LiveMigrate", d.cfg.MigrateLatency); err != nil {
+		return wrap("LiveMigrate", id, err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	in, ok := d.instances[id]
+	switch {
+	case !ok:
+		return wrap("LiveMigrate", id, virt.ErrNotFound)
+	case destination == "":
+		return wrap("LiveMigrate", id, errors.New("empty destination"))
+	case in.power != virt.PowerRunning && in.power != virt.PowerPaused:
+		return wrap("LiveMigrate", id, invalid(in, "live-migrate"))
+	}
+	delete(d.instances, id)
+	if err := d.saveLocked(); err != nil {
+		d.instances[id] = in
+		return wrap("LiveMigrate", id, err)
+	}
+	if d.migrated == nil {
+		d.migrated = make(map[string]string)
+	}
+	d.migrated[id] = destination
+	return nil
+}
+
+// MigratedTo returns where the last successful LiveMigrate of instance id
+// sent it, or "" if it never left. It is a test hook, like Spec.
+func (d *Driver) MigratedTo(id string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.migrated[id]
 }
 
 // Resize gives an instance spec's flavor (VCPUs, MemoryMB, RootGB,
@@ -123,6 +217,9 @@ func consoleLog(in *instance, host string) string {
 	for boot := max(1, in.boots-maxLoggedBoots+1); boot <= in.boots; boot++ {
 		fmt.Fprintf(&b, "[    0.000000] Linux version 6.1.0-fake (fake@%s) #%d SMP\n", host, boot)
 		fmt.Fprintf(&b, "[    0.000000] Command line: root=/dev/vda1 console=ttyS0\n")
+		if in.rescued && boot == in.boots {
+			fmt.Fprintf(&b, "[    0.000000] Booting rescue image %s, instance disk on /dev/vdb\n", in.rescueImage)
+		}
 		fmt.Fprintf(&b, "[    0.000000] DMI: Stratus fake, BIOS 1.0, instance %s\n", in.spec.ID)
 		fmt.Fprintf(&b, "[    0.000000] smpboot: Allowing %d CPUs\n", in.spec.VCPUs)
 		fmt.Fprintf(&b, "[    0.000000] Memory: %dK available\n", in.spec.MemoryMB*1024)

@@ -36,7 +36,8 @@ func Open(cfg Config) (*Driver, error) {
 		if p.Spec.ID == "" {
 			return nil, fmt.Errorf("fake: state file %s has an instance without id", cfg.StatePath)
 		}
-		d.instances[p.Spec.ID] = &instance{spec: p.Spec, power: p.Power, n: p.N, boots: p.Boots}
+		d.instances[p.Spec.ID] = &instance{spec: p.Spec, power: p.Power, n: p.N, boots: p.Boots,
+			rescued: p.Rescued, rescueImage: p.RescueImage}
 	}
 	return d, nil
 }
@@ -51,6 +52,10 @@ type persistedInstance struct {
 	Power int
 	N     int
 	Boots int
+	// Rescued and RescueImage are absent from files written before
+	// rescue existed, which decode as not rescued.
+	Rescued     bool   `json:",omitempty"`
+	RescueImage string `json:",omitempty"`
 }
 
 // saveLocked writes the instances to StatePath, if set; callers hold d.mu.
@@ -61,7 +66,8 @@ func (d *Driver) saveLocked() error {
 	}
 	st := persistedState{Serial: d.serial}
 	for _, in := range d.instances {
-		st.Instances = append(st.Instances, persistedInstance{Spec: in.spec, Power: in.power, N: in.n, Boots: in.boots})
+		st.Instances = append(st.Instances, persistedInstance{Spec: in.spec, Power: in.power, N: in.n, Boots: in.boots,
+			Rescued: in.rescued, RescueImage: in.rescueImage})
 	}
 	raw, err := json.Marshal(&st)
 	if err != nil {

@@ -54,6 +54,48 @@ func TestOpenPersistsInstancesAcrossRestarts(t *testing.T) {
 	}
 }
 
+// TestOpenPersistsRescueAndMigration: a rescued instance is still rescued
+// after a restart, and one that live-migrated away does not come back.
+func TestOpenPersistsRescueAndMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "hv.json")
+	d, err := Open(Config{StatePath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a", "b"} {
+		if _, err := d.Spawn(ctx, &virt.InstanceSpec{ID: id, VCPUs: 1, MemoryMB: 64, ImageID: "cirros"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Rescue(ctx, "a", "rescue-img"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.LiveMigrate(ctx, "b", "hv-2"); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(Config{StatePath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := again.ListInstances(ctx); len(ids) != 1 || ids[0] != "a" {
+		t.Fatalf("after reopen: %v, want only a (b left)", ids)
+	}
+	if rescued, img, err := again.Rescued("a"); err != nil || !rescued || img != "rescue-img" {
+		t.Fatalf("a after reopen: rescued %v from %q, %v", rescued, img, err)
+	}
+	if err := again.Unrescue(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	third, err := Open(Config{StatePath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rescued, _, _ := third.Rescued("a"); rescued {
+		t.Fatal("unrescue did not persist")
+	}
+}
+
 func TestPersistentFakeConforms(t *testing.T) {
 	virttest.Run(t, virttest.Harness{
 		New: func(t *testing.T) virt.Driver {
@@ -66,5 +108,6 @@ func TestPersistentFakeConforms(t *testing.T) {
 		Spec: func(t *testing.T, id string) *virt.InstanceSpec {
 			return &virt.InstanceSpec{ID: id, Name: id, VCPUs: 1, MemoryMB: 64, RootGB: 1}
 		},
+		MigrationDestination: "fake-host-2",
 	})
 }

@@ -31,6 +31,8 @@ func TestTransitions(t *testing.T) {
 		unp    = op{"Unpause", func(d *fake.Driver) error { return d.Unpause(ctx, "a") }}
 		susp   = op{"Suspend", func(d *fake.Driver) error { return d.Suspend(ctx, "a") }}
 		resume = op{"Resume", func(d *fake.Driver) error { return d.Resume(ctx, "a") }}
+		rescue = op{"Rescue", func(d *fake.Driver) error { return d.Rescue(ctx, "a", "") }}
+		unres  = op{"Unrescue", func(d *fake.Driver) error { return d.Unrescue(ctx, "a") }}
 	)
 	R, P, S, X, C := virt.PowerRunning, virt.PowerPaused, virt.PowerShutdown, virt.PowerSuspend, virt.PowerCrashed
 	cases := []struct {
@@ -47,6 +49,9 @@ func TestTransitions(t *testing.T) {
 		{P, unp, ok, R}, {R, unp, ok, R}, {S, unp, bad, S}, {X, unp, bad, X},
 		{R, susp, ok, X}, {X, susp, ok, X}, {S, susp, bad, S}, {P, susp, bad, P},
 		{X, resume, ok, R}, {R, resume, ok, R}, {S, resume, bad, S}, {P, resume, bad, P},
+		{R, rescue, ok, R}, {S, rescue, ok, R}, {C, rescue, ok, R}, {P, rescue, bad, P}, {X, rescue, bad, X},
+		// Unrescuing an instance that is not rescued changes nothing.
+		{R, unres, ok, R}, {S, unres, ok, S}, {P, unres, ok, P},
 	}
 	for _, c := range cases {
 		d := spawned(t, fake.Config{}, "a")
@@ -87,15 +92,13 @@ func TestSpawnReturnsExistingAndListIsSorted(t *testing.T) {
 
 func TestCapabilitiesMatchInterfaces(t *testing.T) {
 	var d virt.Driver = fake.New(fake.Config{})
-	want := virt.Capabilities{Pause: true, Suspend: true, Resize: true, Snapshot: true, ConsoleOutput: true, RemoteConsole: true}
+	want := virt.Capabilities{Pause: true, Suspend: true, Rescue: true, Resize: true, LiveMigrate: true,
+		Snapshot: true, ConsoleOutput: true, RemoteConsole: true}
 	if got := d.Capabilities(); got != want {
 		t.Errorf("Capabilities = %+v, want %+v", got, want)
 	}
 	if _, ok := d.(virt.Migrator); ok {
 		t.Error("implements Migrator but does not claim Migrate")
-	}
-	if _, ok := d.(virt.LiveMigrator); ok {
-		t.Error("implements LiveMigrator but does not claim LiveMigrate")
 	}
 	if _, ok := d.(virt.VolumeAttacher); ok {
 		t.Error("implements VolumeAttacher but does not claim AttachVolume")

@@ -3,6 +3,7 @@ package virttest
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,7 +28,7 @@ type optional struct {
 	calls []call
 }
 
-// optionals lists the driver's ten optional capabilities.
+// optionals lists the driver's eleven optional capabilities.
 func (s *suite) optionals(t *testing.T, d virt.Driver) []optional {
 	caps := d.Capabilities()
 	var o []optional
@@ -42,6 +43,10 @@ func (s *suite) optionals(t *testing.T, d virt.Driver) []optional {
 	add("Suspend", caps.Suspend, ok,
 		call{"Suspend", func(ctx context.Context, id string) error { return su.Suspend(ctx, id) }},
 		call{"Resume", func(ctx context.Context, id string) error { return su.Resume(ctx, id) }})
+	rs, ok := d.(virt.Rescuer)
+	add("Rescue", caps.Rescue, ok,
+		call{"Rescue", func(ctx context.Context, id string) error { return rs.Rescue(ctx, id, "") }},
+		call{"Unrescue", func(ctx context.Context, id string) error { return rs.Unrescue(ctx, id) }})
 	rz, ok := d.(virt.Resizer)
 	add("Resize", caps.Resize, ok,
 		call{"Resize", func(ctx context.Context, id string) error { return rz.Resize(ctx, id, s.spec(t, id)) }})
@@ -179,6 +184,77 @@ func (s *suite) testSuspend(t *testing.T, d virt.Driver) {
 		t.Fatalf("Resume: %v", err)
 	}
 	s.waitPower(t, d, id, virt.PowerRunning)
+}
+
+// testRescue checks a rescue boots the instance whatever its power
+// (running or stopped) and an unrescue leaves it RUNNING: the agent
+// rescues stopped instances and relies on both ending RUNNING.
+func (s *suite) testRescue(t *testing.T, d virt.Driver) {
+	rs := capable[virt.Rescuer](t, d, d.Capabilities().Rescue, "Rescue")
+	id := instanceID(1)
+	s.spawn(t, d, id)
+	for _, stopFirst := range []bool{false, true} {
+		if stopFirst {
+			if err := d.PowerOff(s.ctx(t), id, s.h.Timeout/4); err != nil {
+				t.Fatalf("PowerOff: %v", err)
+			}
+			s.waitPower(t, d, id, virt.PowerShutdown)
+		}
+		if err := rs.Rescue(s.ctx(t), id, ""); err != nil {
+			t.Fatalf("Rescue (stopped first: %v): %v", stopFirst, err)
+		}
+		s.waitPower(t, d, id, virt.PowerRunning)
+		if err := rs.Unrescue(s.ctx(t), id); err != nil {
+			t.Fatalf("Unrescue (stopped first: %v): %v", stopFirst, err)
+		}
+		s.waitPower(t, d, id, virt.PowerRunning)
+	}
+}
+
+// testLiveMigrate checks the contract the agent builds on: a live
+// migration that succeeds leaves nothing of the instance here, one that
+// fails leaves it as it was. A stopped instance may go either way.
+func (s *suite) testLiveMigrate(t *testing.T, d virt.Driver) {
+	lm := capable[virt.LiveMigrator](t, d, d.Capabilities().LiveMigrate, "LiveMigrate")
+	dest := s.h.MigrationDestination
+	if dest == "" {
+		t.Skip("Harness.MigrationDestination is empty")
+	}
+	a, b := instanceID(1), instanceID(2)
+	s.spawn(t, d, a)
+	s.spawn(t, d, b)
+	if err := d.PowerOff(s.ctx(t), b, s.h.Timeout/4); err != nil {
+		t.Fatalf("PowerOff: %v", err)
+	}
+	s.waitPower(t, d, b, virt.PowerShutdown)
+	if err := lm.LiveMigrate(s.ctx(t), b, dest); err != nil {
+		// Still here, still stopped.
+		s.waitPower(t, d, b, virt.PowerShutdown)
+	} else {
+		s.waitGone(t, d, b)
+	}
+	if err := lm.LiveMigrate(s.ctx(t), a, dest); err != nil {
+		t.Fatalf("LiveMigrate of a running instance to %q: %v", dest, err)
+	}
+	s.waitGone(t, d, a)
+}
+
+// waitGone polls until instance id is unknown here (a backend may
+// undefine the source a moment after the migration returns).
+func (s *suite) waitGone(t *testing.T, d virt.Driver, id string) {
+	t.Helper()
+	ok := s.poll(func() bool {
+		ctx, cancel := context.WithTimeout(t.Context(), s.h.Timeout)
+		defer cancel()
+		_, err := d.GetInfo(ctx, id)
+		return errors.Is(err, virt.ErrNotFound)
+	})
+	if !ok {
+		t.Fatalf("instance %q still here %v after it migrated away, want GetInfo to fail with virt.ErrNotFound", id, s.h.Timeout)
+	}
+	if ids := s.list(t, d); slices.Contains(ids, id) {
+		t.Errorf("ListInstances = %v, still contains %q after it migrated away", ids, id)
+	}
 }
 
 func (s *suite) testConsoleOutput(t *testing.T, d virt.Driver) {

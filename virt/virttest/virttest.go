@@ -3,8 +3,10 @@
 // and valid specs; the suite then checks, through the public virt API
 // only, what the control plane relies on: host fingerprinting, spawn and
 // its idempotency, power transitions, destroy, ErrNotFound for unknown
-// instances, rejection of invalid specs, independence of instances, and
-// that the optional interfaces work exactly when Capabilities says so.
+// instances, rejection of invalid specs, independence of instances, that
+// the optional interfaces work exactly when Capabilities says so, and the
+// contracts of the optional operations the agent relies on (pause,
+// suspend, rescue, live migration, consoles, snapshots).
 //
 // It owns no driver and must not reach into one: behaviour specific to a
 // backend (failure injection, timings, real guests) belongs in that
@@ -34,6 +36,10 @@ type Harness struct {
 	// Timeout bounds each operation (libvirt under TCG is slow);
 	// default 2 minutes.
 	Timeout time.Duration
+	// MigrationDestination is the address the LiveMigrate subtest sends
+	// an instance to: a host the driver can really live-migrate to. Empty
+	// skips that subtest (the capability checks still run).
+	MigrationDestination string
 }
 
 // DefaultTimeout is the Timeout used when Harness.Timeout is zero.
@@ -70,6 +76,8 @@ func Run(t *testing.T, h Harness) {
 		{"Capabilities", s.testCapabilities},
 		{"PauseUnpause", s.testPause},
 		{"SuspendResume", s.testSuspend},
+		{"RescueUnrescue", s.testRescue},
+		{"LiveMigrate", s.testLiveMigrate},
 		{"ConsoleOutput", s.testConsoleOutput},
 		{"RemoteConsole", s.testRemoteConsole},
 		{"Snapshot", s.testSnapshot},

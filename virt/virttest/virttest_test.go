@@ -27,8 +27,9 @@ func (coreOnly) Capabilities() virt.Capabilities { return virt.Capabilities{} }
 // passes: the optional subtests skip instead of failing.
 func TestCoreOnlyDriverPasses(t *testing.T) {
 	virttest.Run(t, virttest.Harness{
-		New:  func(*testing.T) virt.Driver { return coreOnly{fake.New(fake.Config{})} },
-		Spec: spec,
+		New:                  func(*testing.T) virt.Driver { return coreOnly{fake.New(fake.Config{})} },
+		Spec:                 spec,
+		MigrationDestination: "virttest-destination",
 	})
 }
 
@@ -43,6 +44,9 @@ type (
 	rebootStops   struct{ *fake.Driver } // hard reboot leaves it off
 	silentConsole struct{ *fake.Driver } // console log stays empty
 	stubPause     struct{ *fake.Driver } // Pause claimed, does nothing
+	stubRescue    struct{ *fake.Driver } // Rescue leaves a stopped guest off
+	migrateStays  struct{ *fake.Driver } // LiveMigrate succeeds, instance stays
+	migrateLoses  struct{ *fake.Driver } // a failed LiveMigrate loses the instance
 )
 
 func (capLie) Capabilities() virt.Capabilities { return virt.Capabilities{Suspend: true} }
@@ -89,6 +93,18 @@ func (silentConsole) ConsoleOutput(context.Context, string, int) (string, error)
 
 func (stubPause) Pause(context.Context, string) error { return nil }
 
+func (stubRescue) Rescue(context.Context, string, string) error { return nil }
+
+func (migrateStays) LiveMigrate(context.Context, string, string) error { return nil }
+
+func (d migrateLoses) LiveMigrate(ctx context.Context, id, dest string) error {
+	if err := d.Driver.LiveMigrate(ctx, id, dest); err != nil {
+		_ = d.Driver.Destroy(ctx, id)
+		return err
+	}
+	return nil
+}
+
 var broken = map[string]struct {
 	new      func() virt.Driver
 	subtests []string // that must fail
@@ -104,6 +120,9 @@ var broken = map[string]struct {
 	}, []string{"HostInfo"}},
 	"silentConsole": {func() virt.Driver { return silentConsole{fake.New(fake.Config{})} }, []string{"ConsoleOutput"}},
 	"stubPause":     {func() virt.Driver { return stubPause{fake.New(fake.Config{})} }, []string{"PauseUnpause"}},
+	"stubRescue":    {func() virt.Driver { return stubRescue{fake.New(fake.Config{})} }, []string{"RescueUnrescue"}},
+	"migrateStays":  {func() virt.Driver { return migrateStays{fake.New(fake.Config{})} }, []string{"LiveMigrate"}},
+	"migrateLoses":  {func() virt.Driver { return migrateLoses{fake.New(fake.Config{})} }, []string{"LiveMigrate"}},
 }
 
 // TestSuiteCatchesBrokenDrivers proves the suite has teeth: each broken
@@ -119,9 +138,10 @@ func TestSuiteCatchesBrokenDrivers(t *testing.T) {
 			t.Fatalf("no broken driver %q", name)
 		}
 		virttest.Run(t, virttest.Harness{
-			New:     func(*testing.T) virt.Driver { return b.new() },
-			Spec:    spec,
-			Timeout: 200 * time.Millisecond,
+			New:                  func(*testing.T) virt.Driver { return b.new() },
+			Spec:                 spec,
+			Timeout:              200 * time.Millisecond,
+			MigrationDestination: "virttest-destination",
 		})
 		return
 	}
