@@ -183,6 +183,7 @@ func populate(t *testing.T, s *StateStore) {
 	must(err)
 	must(commitAt(txn, 6, TableInstanceActions, TableMigrations))
 	populateIdentity(t, s)
+	populatePlacement(t, s)
 }
 
 func dump(t *testing.T, s *StateStore) map[string][]any {

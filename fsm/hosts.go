@@ -81,7 +81,7 @@ func init() {
 			return structs.Errorf(structs.KindNotFound, "host %q not found", e.HostID)
 		}
 		if err := updateHost(txn, index, e.HostID, func(h *structs.Host) {
-			h.Enabled, h.DisabledReason = e.Enabled, e.Reason
+			h.Enabled, h.DisabledReason, h.Drain = e.Enabled, e.Reason, e.Drain
 			if e.Enabled {
 				h.DisabledReason = ""
 			}
@@ -113,7 +113,7 @@ func (s *StateStore) RegisterHost(index uint64, h *structs.Host) error {
 		c.CreateIndex = old.CreateIndex
 		c.Usage = copyUsage(old.Usage)
 		c.BuildFailures = old.BuildFailures
-		c.Enabled, c.DisabledReason = old.Enabled, old.DisabledReason
+		c.Enabled, c.DisabledReason, c.Drain = old.Enabled, old.DisabledReason, old.Drain
 	}
 	c.ModifyIndex = index
 	if err := txn.Insert(TableHosts, c); err != nil {

@@ -29,5 +29,8 @@ func (s *StateStore) UpdateInstance(index uint64, e *structs.InstanceUpdateEntry
 	if err := updateInstance(txn, index, e.InstanceID, e.Apply); err != nil {
 		return err
 	}
+	if err := checkMetadataQuota(txn, e.InstanceID); err != nil {
+		return err
+	}
 	return commitAt(txn, index, TableInstances)
 }

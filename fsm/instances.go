@@ -91,6 +91,9 @@ func init() {
 func (s *StateStore) CreateInstances(index uint64, e *structs.InstanceCreateEntry) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
+	if err := admitCreate(txn, index, e); err != nil {
+		return err
+	}
 	for _, inst := range e.Instances {
 		c := inst.Copy()
 		if c.Flavor == nil {

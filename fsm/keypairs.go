@@ -53,6 +53,9 @@ func (s *StateStore) UpsertKeyPairs(index uint64, kps []*structs.KeyPair) error 
 			return structs.Errorf(structs.KindInvalid, "keypair upsert with an empty keypair")
 		}
 		c := *kp
+		if err := checkKeyPairQuota(txn, &c); err != nil {
+			return err
+		}
 		err := upsert(txn, TableKeyPairs, index, &c,
 			func(create, modify uint64) { c.CreateIndex, c.ModifyIndex = create, modify },
 			func(o any) uint64 { return o.(*structs.KeyPair).CreateIndex }, c.UserID, c.Name)

@@ -42,7 +42,10 @@ func (s *StateStore) ApplyPlan(index uint64, e *structs.PlanApplyEntry) error {
 		if raw, err := txn.First(TableHosts, "id", a.HostID); err != nil {
 			return fmt.Errorf("host lookup %s: %w", a.HostID, err)
 		} else if raw != nil {
-			hostAZ = raw.(*structs.Host).AZ
+			// The effective zone: an aggregate's, else the agent's.
+			if hostAZ, err = hostZone(txn, nil, raw.(*structs.Host)); err != nil {
+				return err
+			}
 		}
 		if err := updateInstance(txn, index, a.InstanceID, func(i *structs.Instance) {
 			i.HostID, i.UpdatedAt = a.HostID, e.UpdatedAt

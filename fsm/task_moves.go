@@ -73,7 +73,7 @@ func (t *taskTxn) startMove(inst *structs.Instance, e *structs.InstanceTaskEntry
 			return structs.Errorf(structs.KindInvalid, "When resizing, instances must change flavor!")
 		}
 		if inst.Flavor != nil {
-			if err := resizeQuota(t.txn, inst.ProjectID, e.NewFlavor.VCPUs-inst.Flavor.VCPUs, e.NewFlavor.MemoryMB-inst.Flavor.MemoryMB); err != nil {
+			if err := checkQuotaDelta(t.txn, inst.ProjectID, e.NewFlavor.VCPUs-inst.Flavor.VCPUs, e.NewFlavor.MemoryMB-inst.Flavor.MemoryMB); err != nil {
 				return err
 			}
 		}

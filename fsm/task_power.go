@@ -138,10 +138,6 @@ func (t *taskTxn) advancePower(inst *structs.Instance, a *structs.Allocation, u 
 	switch {
 	case op.action != "":
 		if a.ActionSeq == 0 || u.ActionDoneSeq < a.ActionSeq {
-			if inst.TaskState == structs.TaskRebuilding && u.ClientState == structs.AllocClientSpawning {
-				inst.TaskState = structs.TaskRebuildSpawning
-				return t.putInstance(inst)
-			}
 			return nil
 		}
 		errText = u.ActionError

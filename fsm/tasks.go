@@ -313,7 +313,3 @@ func (t *taskTxn) taskAllocFailed(inst *structs.Instance, old *structs.Allocatio
 	}
 	return false, t.end(inst, desc)
 }
-
-// resizeQuota checks a resize's growth against the project's quota.
-// TODO(lifecycle): wired to checkQuotaDelta when quotas land.
-func resizeQuota(_ *memdb.Txn, _ string, _, _ int) error { return nil }

@@ -76,7 +76,13 @@ func (e *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 		return err
 	}
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, state *fsm.StateStore) (any, uint64, error) {
-		allocs, err := state.Allocations(ws)
+		var allocs []*structs.Allocation
+		var err error
+		if args.InstanceID != "" {
+			allocs, err = state.AllocationsByInstance(ws, args.InstanceID)
+		} else {
+			allocs, err = state.Allocations(ws)
+		}
 		reply.Allocs = allocs
 		return allocs, state.Index(fsm.TableAllocations), err
 	})

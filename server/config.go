@@ -60,6 +60,17 @@ type Config struct {
 	// MaxBuildAttempts is how many hosts a build is tried on before the
 	// instance goes to ERROR (Nova's max_attempts, default 3).
 	MaxBuildAttempts int
+	// ResizeConfirmWindow confirms a finished resize or migration
+	// automatically after this long (Nova's resize_confirm_window; 0
+	// never does).
+	ResizeConfirmWindow time.Duration
+	// ShelvedOffloadTime is how long a shelved instance keeps its host
+	// (Nova's shelved_offload_time: 0 offloads at once, negative never).
+	ShelvedOffloadTime time.Duration
+	// ReclaimInstanceInterval, when positive, makes deletes soft: the
+	// instance is kept (SOFT_DELETED, restorable) this long (Nova's
+	// reclaim_instance_interval).
+	ReclaimInstanceInterval time.Duration
 	// EvalNackTimeout is how long a worker may hold an evaluation.
 	EvalNackTimeout time.Duration
 

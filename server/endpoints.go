@@ -6,16 +6,22 @@ import "fmt"
 // ("Flavor.Upsert", …).
 func (s *Server) registerEndpoints() error {
 	endpoints := map[string]any{
-		"Status":   &Status{srv: s},
-		"Flavor":   &Flavor{srv: s},
-		"Operator": &Operator{srv: s},
-		"Host":     &Host{srv: s},
-		"Instance": &Instance{srv: s},
-		"Alloc":    &Alloc{srv: s},
-		"Eval":     &Eval{srv: s},
-		"Plan":     &Plan{srv: s},
-		"Identity": &Identity{srv: s},
-		"KeyPair":  &KeyPair{srv: s},
+		"Status":    &Status{srv: s},
+		"Flavor":    &Flavor{srv: s},
+		"Operator":  &Operator{srv: s},
+		"Host":      &Host{srv: s},
+		"Instance":  &Instance{srv: s},
+		"Alloc":     &Alloc{srv: s},
+		"Eval":      &Eval{srv: s},
+		"Plan":      &Plan{srv: s},
+		"Identity":  &Identity{srv: s},
+		"KeyPair":   &KeyPair{srv: s},
+		"Migration": &Migration{srv: s},
+
+		// Server groups, aggregates and availability zones, quotas.
+		"ServerGroup": &ServerGroup{srv: s},
+		"Aggregate":   &Aggregate{srv: s},
+		"Quota":       &Quota{srv: s},
 	}
 	for name, e := range endpoints {
 		if err := s.rpcServer.Register(name, e); err != nil {

@@ -116,7 +116,19 @@ func (e *Host) UpdateEnabled(args *structs.HostUpdateEnabledRequest, reply *stru
 	if len(args.Reason) > 255 {
 		return structs.Errorf(structs.KindInvalid, "disabled reason is longer than 255 characters")
 	}
-	index, err := e.srv.apply(structs.HostEnabledUpdateType, &structs.HostEnabledUpdateEntry{HostID: h.ID, Enabled: args.Enabled, Reason: args.Reason})
+	entry := &structs.HostEnabledUpdateEntry{HostID: h.ID, Enabled: args.Enabled, Reason: args.Reason}
+	if args.Drain {
+		if args.Enabled {
+			return structs.Errorf(structs.KindInvalid, "a drained host is disabled: drain and enable together make no sense")
+		}
+		if entry.Reason == "" {
+			entry.Reason = "draining"
+		}
+		entry.Drain = &structs.DrainState{StartedAt: time.Now().UnixNano()}
+	} else if !args.Enabled && h.Drain != nil {
+		entry.Drain = h.Drain // disabling again keeps the drain going
+	}
+	index, err := e.srv.apply(structs.HostEnabledUpdateType, entry)
 	reply.Index = index
 	return err
 }

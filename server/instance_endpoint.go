@@ -96,8 +96,12 @@ func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.Inst
 	if _, _, err := structs.FlavorTraits(flavor); err != nil {
 		return nil, err
 	}
+	groupID, hints, targetHostID, err := s.resolveCreatePlacement(state, args)
+	if err != nil {
+		return nil, err
+	}
 	if args.AZ != "" {
-		if ok, err := azExists(state, args.AZ); err != nil {
+		if ok, err := zoneExists(state, args.AZ); err != nil {
 			return nil, err
 		} else if !ok {
 			return nil, structs.Errorf(structs.KindInvalid, "availability zone %q does not exist", args.AZ)
@@ -106,7 +110,11 @@ func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.Inst
 	now := time.Now().UnixNano()
 	reservation := "r-" + uuid.NewString()[:8]
 	ev := &structs.Evaluation{ID: uuid.NewString(), TriggeredBy: structs.EvalTriggerCreate, Status: structs.EvalStatusPending, CreatedAt: now}
-	entry := &structs.InstanceCreateEntry{Eval: ev}
+	requestID := args.RequestID
+	if requestID == "" {
+		requestID = "req-" + uuid.NewString()
+	}
+	entry := &structs.InstanceCreateEntry{Eval: ev, RequestID: requestID, CreatedAt: now}
 	for n := 1; n <= count; n++ {
 		name := args.Name
 		if count > 1 {
@@ -119,24 +127,12 @@ func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.Inst
 			ImageID: args.ImageID, ImageProperties: args.ImageProperties, KeyName: args.KeyName, AZ: args.AZ,
 			VMState: structs.VMStateBuilding, TaskState: structs.TaskScheduling, PowerState: structs.PowerNoState,
 			Metadata: args.Metadata, CreatedAt: now, UpdatedAt: now,
+			ServerGroupID: groupID, Hints: hints.Copy(), TargetHostID: targetHostID,
 		}
 		entry.Instances = append(entry.Instances, inst)
 		ev.InstanceIDs = append(ev.InstanceIDs, inst.ID)
 	}
 	return entry, nil
-}
-
-func azExists(state *fsm.StateStore, az string) (bool, error) {
-	hosts, err := state.Hosts(nil)
-	if err != nil {
-		return false, err
-	}
-	for _, h := range hosts {
-		if h.AZ == az {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // List reads instances, all or one host's.
@@ -196,7 +192,9 @@ func (e *Instance) Get(args *structs.InstanceSpecificRequest, reply *structs.Sin
 
 // Delete deletes instances: one running on an up host is destroyed by its
 // agent first; one never placed, failed, or on a down host is removed at
-// once (its agent destroys the leftover when it returns).
+// once (its agent destroys the leftover when it returns). With
+// ReclaimInstanceInterval set, a delete is soft (restorable) unless
+// forced.
 func (e *Instance) Delete(args *structs.InstanceDeleteRequest, reply *structs.GenericResponse) error {
 	if done, err := e.srv.forward("Instance.Delete", args, args, reply); done {
 		return err
@@ -204,15 +202,32 @@ func (e *Instance) Delete(args *structs.InstanceDeleteRequest, reply *structs.Ge
 	if len(args.InstanceIDs) == 0 {
 		return structs.Errorf(structs.KindInvalid, "no instances to delete")
 	}
+	requestID := args.RequestID
+	if requestID == "" {
+		requestID = "req-" + uuid.NewString()
+	}
 	state := e.srv.fsm.State()
-	entry := &structs.InstanceDeleteEntry{UpdatedAt: time.Now().UnixNano()}
+	entry := &structs.InstanceDeleteEntry{UpdatedAt: time.Now().UnixNano(), RequestID: requestID, UserID: args.UserID}
 	for _, id := range args.InstanceIDs {
 		inst, err := state.InstanceByID(nil, id)
 		if err != nil {
 			return err
 		}
-		if inst == nil {
-			return structs.Errorf(structs.KindNotFound, "instance %q not found", id)
+		if inst == nil || (!args.Admin && args.ProjectID != "" && inst.ProjectID != args.ProjectID) {
+			return structs.Errorf(structs.KindNotFound, "Instance %s could not be found.", id)
+		}
+		if inst.Locked && !args.Admin {
+			return structs.Errorf(structs.KindConflict, "Instance %s is locked", inst.ID)
+		}
+		if e.srv.config.ReclaimInstanceInterval > 0 && !args.Force && inst.VMState != structs.VMStateSoftDeleted {
+			if len(args.InstanceIDs) != 1 {
+				return structs.Errorf(structs.KindInvalid, "soft delete takes one instance at a time")
+			}
+			var out structs.InstanceTaskResponse
+			err := e.Task(&structs.InstanceTaskRequest{InstanceID: id, Op: structs.OpSoftDelete, ProjectID: args.ProjectID,
+				UserID: args.UserID, Admin: args.Admin, RequestID: requestID}, &out)
+			reply.Index = out.Index
+			return err
 		}
 		live, err := liveAllocOnUpHost(state, inst)
 		if err != nil {
@@ -230,66 +245,40 @@ func (e *Instance) Delete(args *structs.InstanceDeleteRequest, reply *structs.Ge
 }
 
 func liveAllocOnUpHost(state *fsm.StateStore, inst *structs.Instance) (bool, error) {
-	if inst.HostID == "" {
-		return false, nil
-	}
-	host, err := state.HostByID(nil, inst.HostID)
-	if err != nil || host == nil || !host.Up() {
-		return false, err
-	}
 	allocs, err := state.AllocationsByInstance(nil, inst.ID)
 	if err != nil {
 		return false, err
 	}
 	for _, a := range allocs {
-		if !a.Terminal() {
+		if a.Terminal() {
+			continue
+		}
+		host, err := state.HostByID(nil, a.HostID)
+		if err != nil {
+			return false, err
+		}
+		if host != nil && host.Up() {
 			return true, nil
 		}
 	}
 	return false, nil
 }
 
-// actionAllowed lists the vm_states each action may start from, as
-// Nova's API checks them (409 otherwise).
-var actionAllowed = map[string][]string{
-	"start":                  {structs.VMStateStopped},
-	"stop":                   {structs.VMStateActive, structs.VMStateError},
-	structs.ActionRebootSoft: {structs.VMStateActive},
-	structs.ActionRebootHard: {structs.VMStateActive, structs.VMStateStopped, structs.VMStatePaused, structs.VMStateSuspended, structs.VMStateError},
-}
-
-// Action asks an instance's agent for start, stop or reboot.
+// Action asks an instance's agent for start, stop or reboot: the power
+// operations of Instance.Task under their native API names.
 func (e *Instance) Action(args *structs.InstanceActionRequest, reply *structs.GenericResponse) error {
 	if done, err := e.srv.forward("Instance.Action", args, args, reply); done {
 		return err
 	}
-	allowed, ok := actionAllowed[args.Action]
-	if !ok {
+	switch args.Action {
+	case structs.OpStart, structs.OpStop, structs.OpRebootSoft, structs.OpRebootHard:
+	default:
 		return structs.Errorf(structs.KindInvalid, "unknown action %q (start, stop, reboot_soft, reboot_hard)", args.Action)
 	}
-	state := e.srv.fsm.State()
-	inst, err := state.InstanceByID(nil, args.InstanceID)
-	if err != nil {
-		return err
-	}
-	if inst == nil {
-		return structs.Errorf(structs.KindNotFound, "instance %q not found", args.InstanceID)
-	}
-	if inst.TaskState != "" {
-		return structs.Errorf(structs.KindConflict, "cannot %s instance %s while it is in task_state %s", args.Action, inst.ID, inst.TaskState)
-	}
-	if !contains(allowed, inst.VMState) {
-		return structs.Errorf(structs.KindConflict, "cannot %s instance %s while it is in vm_state %s", args.Action, inst.ID, inst.VMState)
-	}
-	if live, err := liveAllocOnUpHost(state, inst); err != nil {
-		return err
-	} else if !live {
-		return structs.Errorf(structs.KindConflict, "instance %s has no running allocation on an up host", inst.ID)
-	}
-	index, err := e.srv.apply(structs.InstanceActionType, &structs.InstanceActionEntry{
-		InstanceID: inst.ID, Action: args.Action, UpdatedAt: time.Now().UnixNano(),
-	})
-	reply.Index = index
+	var out structs.InstanceTaskResponse
+	err := e.Task(&structs.InstanceTaskRequest{InstanceID: args.InstanceID, Op: args.Action,
+		ProjectID: args.ProjectID, UserID: args.UserID, Admin: args.Admin}, &out)
+	reply.Index = out.Index
 	return err
 }
 

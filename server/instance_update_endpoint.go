@@ -86,7 +86,7 @@ func validateInstanceUpdate(args *structs.InstanceUpdateRequest) error {
 }
 
 // checkMetadataChange applies Nova's rules for metadata changes: stable
-// states only, deleted keys must exist, and at most maxMetadataItems keys.
+// states only, and deleted keys must exist.
 func checkMetadataChange(inst *structs.Instance, entry *structs.InstanceUpdateEntry) error {
 	if inst.TaskState != "" {
 		return structs.Errorf(structs.KindConflict, "cannot update metadata of instance %s while it is in task_state %s", inst.ID, inst.TaskState)
@@ -105,8 +105,7 @@ func checkMetadataChange(inst *structs.Instance, entry *structs.InstanceUpdateEn
 		}
 		delete(after.Metadata, k)
 	}
-	if len(after.Metadata) > maxMetadataItems {
-		return structs.Errorf(structs.KindQuotaReached, "maximum number of metadata items exceeds %d", maxMetadataItems)
-	}
+	// The project's metadata_items quota (maxMetadataItems by default)
+	// is checked by the FSM as it applies the update.
 	return nil
 }

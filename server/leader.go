@@ -85,10 +85,14 @@ func (s *Server) leaderLoop(stopCh chan struct{}) {
 // (rebuilt from state), the plan applier and host liveness.
 func (s *Server) establishLeadership(stopCh chan struct{}) error {
 	s.evalBroker.SetEnabled(true)
-	s.leaderWG.Add(2)
+	s.leaderWG.Add(3)
 	go func() {
 		defer s.leaderWG.Done()
 		s.planApplier(stopCh)
+	}()
+	go func() {
+		defer s.leaderWG.Done()
+		s.lifecycle(stopCh)
 	}()
 	go func() {
 		defer s.leaderWG.Done()

@@ -69,6 +69,19 @@ func (e *Operator) RaftRemovePeer(args *structs.RaftPeerRequest, reply *structs.
 	return structs.Errorf(structs.KindNotFound, "no raft peer with id %q or address %q", args.ID, args.Address)
 }
 
+// RaftTransferLeadership hands leadership to another voter, for
+// maintenance of the leader's machine (and to exercise leader changes).
+func (e *Operator) RaftTransferLeadership(args *structs.GenericRequest, reply *structs.GenericResponse) error {
+	if done, err := e.srv.forward("Operator.RaftTransferLeadership", args, args, reply); done {
+		return err
+	}
+	if err := e.srv.raft.LeadershipTransfer().Error(); err != nil {
+		return structs.Errorf(structs.KindUnavailable, "transfer leadership: %v", err)
+	}
+	e.srv.logger.Info("leadership transferred by operator request")
+	return nil
+}
+
 // SnapshotSave takes a snapshot of the state on the leader and returns it.
 func (e *Operator) SnapshotSave(args *structs.GenericRequest, reply *structs.SnapshotResponse) error {
 	if done, err := e.srv.forward("Operator.SnapshotSave", args, args, reply); done {

@@ -91,6 +91,11 @@ func (s *Server) applyPlanBatch(batch []*pendingPlan) {
 			}
 		}
 	}
+	if index == 0 {
+		// Nothing committed: a refused plan's worker still re-plans no
+		// earlier than the state this batch was checked against.
+		index = state.LatestIndex()
+	}
 	for i, p := range batch {
 		if results[i] != nil {
 			results[i].Index = index
@@ -119,6 +124,13 @@ func (s *Server) evaluatePlan(state *fsm.StateStore, plan *structs.Plan, overlay
 			res.Refused = append(res.Refused, a.InstanceID)
 			continue
 		}
+		if ok, err := groupAllows(state, inst, host.ID, overlay); err != nil {
+			return nil, err
+		} else if !ok {
+			res.Refused = append(res.Refused, a.InstanceID)
+			continue
+		}
+		recordGroupPlacement(inst, host.ID, overlay)
 		if overlay[host.ID] == nil {
 			overlay[host.ID] = map[string]int64{}
 		}

@@ -118,7 +118,10 @@ func (w *worker) waitForIndex(index uint64) error {
 	return nil
 }
 
-// pendingInstances are the evaluation's instances still waiting for a host.
+// pendingInstances are the evaluation's instances still waiting for a
+// host. A moving instance is scheduled as its destination will run it:
+// with the new flavor, away from its source host, on the admin's target
+// host if one was given.
 func pendingInstances(state *fsm.StateStore, ev *structs.Evaluation) ([]*structs.Instance, error) {
 	var out []*structs.Instance
 	for _, id := range ev.InstanceIDs {
@@ -126,9 +129,30 @@ func pendingInstances(state *fsm.StateStore, ev *structs.Evaluation) ([]*structs
 		if err != nil {
 			return nil, err
 		}
-		if inst != nil && inst.HostID == "" && inst.VMState == structs.VMStateBuilding {
-			out = append(out, inst)
+		if inst == nil || !inst.AwaitsPlacement(ev.ID) {
+			continue
 		}
+		if t := inst.Task; t != nil {
+			inst = inst.Copy()
+			if t.NewFlavor != nil {
+				inst.Flavor, inst.FlavorID = t.NewFlavor, t.NewFlavor.ID
+			}
+			if t.Kind == structs.TaskKindLiveMigrate && inst.Flavor != nil {
+				// Only hosts whose driver can receive a live guest.
+				f := inst.Flavor.Copy()
+				if f.ExtraSpecs == nil {
+					f.ExtraSpecs = map[string]string{}
+				}
+				f.ExtraSpecs["capabilities:"+scheduler.DriverCapabilityKey+structs.HostCapabilityLiveMigrate] = "true"
+				inst.Flavor = f
+			}
+			if t.SourceHostID != "" {
+				// RetryFilter keeps the destination off the source.
+				inst.Attempts = append(inst.Attempts, &structs.BuildAttempt{HostID: t.SourceHostID, Error: "source host of the move"})
+			}
+			inst.TargetHostID = t.TargetHostID
+		}
+		out = append(out, inst)
 	}
 	return out, nil
 }

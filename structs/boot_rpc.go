@@ -52,6 +52,8 @@ type HostUpdateEnabledRequest struct {
 	HostID  string
 	Enabled bool
 	Reason  string
+	// Drain, with Enabled false, also moves every instance off the host.
+	Drain bool
 	WriteRequest
 }
 
@@ -114,6 +116,14 @@ type SingleInstanceResponse struct {
 // InstanceDeleteRequest deletes instances.
 type InstanceDeleteRequest struct {
 	InstanceIDs []string
+	// Force deletes at once even when soft delete is configured, and
+	// deletes soft-deleted instances (Nova's forceDelete).
+	Force bool
+	// Caller, as for InstanceTaskRequest.
+	ProjectID string
+	UserID    string
+	Admin     bool
+	RequestID string
 	WriteRequest
 }
 
@@ -122,6 +132,10 @@ type InstanceDeleteRequest struct {
 type InstanceActionRequest struct {
 	InstanceID string
 	Action     string
+	// Caller, as for InstanceTaskRequest.
+	ProjectID string
+	UserID    string
+	Admin     bool
 	WriteRequest
 }
 
@@ -152,8 +166,9 @@ type AllocListResponse struct {
 	QueryMeta
 }
 
-// AllocListRequest lists every allocation.
+// AllocListRequest lists every allocation, or one instance's.
 type AllocListRequest struct {
+	InstanceID string
 	QueryOptions
 }
 

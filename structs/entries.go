@@ -20,6 +20,9 @@ type HostEnabledUpdateEntry struct {
 	HostID  string
 	Enabled bool
 	Reason  string
+	// Drain starts or records a drain; nil ends any drain (enabling a
+	// host cancels its drain).
+	Drain *DrainState
 }
 
 // InstanceCreateEntry commits new instances and the evaluation that will

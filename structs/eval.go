@@ -11,6 +11,10 @@ const (
 const (
 	EvalTriggerCreate     = "instance-create"
 	EvalTriggerReschedule = "reschedule"
+	EvalTriggerResize     = "resize"
+	EvalTriggerMigrate    = "migrate"
+	EvalTriggerEvacuate   = "evacuate"
+	EvalTriggerUnshelve   = "unshelve"
 )
 
 // Evaluation is a unit of scheduling work: decide where the instances of

@@ -101,6 +101,10 @@ type Host struct {
 	// its desired state changed). Agents block on it.
 	AllocsIndex uint64
 
+	// Drain is the operator's request to move everything off the host,
+	// nil when none.
+	Drain *DrainState
+
 	// StatusUpdatedAt is unix nanoseconds, chosen before proposal.
 	StatusUpdatedAt int64
 
@@ -124,6 +128,10 @@ func (h *Host) Copy() *Host {
 	c.Traits = append([]string(nil), h.Traits...)
 	c.Capabilities = append([]string(nil), h.Capabilities...)
 	c.Usage = copyInt64Map(h.Usage)
+	if h.Drain != nil {
+		d := *h.Drain
+		c.Drain = &d
+	}
 	c.Attributes = copyStringMap(h.Attributes)
 	return &c
 }
@@ -200,3 +208,12 @@ func (h *Host) Validate() error {
 
 // Up reports whether the scheduler may place work on the host.
 func (h *Host) Up() bool { return h.Status == HostStatusUp }
+
+// DrainState is a host's drain: the leader live-migrates (or
+// cold-migrates and confirms) every instance off it, offloads shelved
+// ones, and marks it complete when no allocation is left.
+type DrainState struct {
+	StartedAt   int64
+	Complete    bool
+	CompletedAt int64
+}

@@ -35,6 +35,10 @@ const (
 	InstanceUpdateType       MessageType = 17
 	InstanceTaskType         MessageType = 18
 	// 20-29 are reserved for server groups, aggregates and quotas.
+	ServerGroupCreateType MessageType = 20
+	ServerGroupDeleteType MessageType = 21
+	AggregateUpdateType   MessageType = 22
+	QuotaUpdateType       MessageType = 23
 )
 
 // String names a message type for logs and errors.
@@ -65,6 +69,10 @@ var messageTypeNames = map[MessageType]string{
 	TokenRevokeType:          "TokenRevoke",
 	InstanceUpdateType:       "InstanceUpdate",
 	InstanceTaskType:         "InstanceTask",
+	ServerGroupCreateType:    "ServerGroupCreate",
+	ServerGroupDeleteType:    "ServerGroupDelete",
+	AggregateUpdateType:      "AggregateUpdate",
+	QuotaUpdateType:          "QuotaUpdate",
 }
 
 // EntryVersion is the format version this build writes into every Raft
@@ -128,6 +136,9 @@ const (
 	InstanceActionSnapshot SnapshotType = 14
 	MigrationSnapshot      SnapshotType = 15
 	// 20-29 are reserved for server groups, aggregates and quotas.
+	ServerGroupSnapshot SnapshotType = 20
+	AggregateSnapshot   SnapshotType = 21
+	QuotaSnapshot       SnapshotType = 22
 )
 
 // SnapshotVersion is the version written in each snapshot's header.

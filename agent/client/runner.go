@@ -211,7 +211,10 @@ func (r *runner) destroyVanished() {
 	if r.st.InstanceID != "" {
 		id = r.st.InstanceID
 	}
-	if id != "" && !r.st.MigratedAway && !r.c.instanceInUse(id, r) {
+	// A runner that destroyed its instance and reported it deleted has
+	// nothing left to destroy: the allocation vanished because of that
+	// report.
+	if id != "" && !r.deleted && !r.st.MigratedAway && !r.c.instanceInUse(id, r) {
 		b := r.c.newBackoff()
 		for {
 			err := r.c.driver.Destroy(r.c.ctx, id)

@@ -48,9 +48,12 @@ func TestDefaultStack(t *testing.T) {
 	for _, w := range DefaultWeighers() {
 		weighers = append(weighers, w.Name())
 	}
-	wantFilters := []string{"ComputeFilter", "RetryFilter", "ResourceFilter", "AvailabilityZoneFilter",
-		"ComputeCapabilitiesFilter", "ImagePropertiesFilter", "TraitsFilter"}
-	wantWeighers := []string{"RAMWeigher", "CPUWeigher", "DiskWeigher", "BuildFailureWeigher"}
+	wantFilters := []string{"TargetHostFilter", "ComputeFilter", "RetryFilter", "ResourceFilter", "AvailabilityZoneFilter",
+		"AggregateMultiTenancyIsolation", "AggregateInstanceExtraSpecsFilter",
+		"ComputeCapabilitiesFilter", "ImagePropertiesFilter", "TraitsFilter",
+		"SameHostFilter", "DifferentHostFilter", "ServerGroupAntiAffinityFilter", "ServerGroupAffinityFilter"}
+	wantWeighers := []string{"RAMWeigher", "CPUWeigher", "DiskWeigher", "BuildFailureWeigher",
+		"ServerGroupSoftAffinityWeigher", "ServerGroupSoftAntiAffinityWeigher"}
 	if !slices.Equal(filters, wantFilters) || !slices.Equal(weighers, wantWeighers) {
 		t.Fatalf("filters %v, weighers %v", filters, weighers)
 	}

@@ -22,13 +22,20 @@ type applier interface {
 // them; a host rejected by several counts only for the first.
 func DefaultFilters() []Filter {
 	return []Filter{
+		TargetHostFilter{},
 		ComputeFilter{},
 		RetryFilter{},
 		ResourceFilter{},
 		AvailabilityZoneFilter{},
+		AggregateMultiTenancyIsolation{},
+		AggregateInstanceExtraSpecsFilter{},
 		ComputeCapabilitiesFilter{},
 		ImagePropertiesFilter{},
 		TraitsFilter{},
+		SameHostFilter{},
+		DifferentHostFilter{},
+		ServerGroupAntiAffinityFilter{},
+		ServerGroupAffinityFilter{},
 	}
 }
 

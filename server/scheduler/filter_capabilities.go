@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -57,8 +58,17 @@ func capabilityChecks(specs map[string]string) []capabilityCheck {
 	return out
 }
 
+// DriverCapabilityKey is the capabilities: key that requires the host's
+// driver to support an operation (structs.HostCapability*), as in
+// "capabilities:driver:live_migrate" = "true"; a live migration asks it
+// of its destination.
+const DriverCapabilityKey = "driver:"
+
 // capability returns a host's value for a capability key.
 func capability(h *structs.Host, key string) (string, bool) {
+	if c, ok := strings.CutPrefix(key, DriverCapabilityKey); ok {
+		return strconv.FormatBool(h.HasCapability(c)), true
+	}
 	var field string
 	switch key {
 	case "hypervisor_type":

@@ -69,5 +69,8 @@ func TestComputeCapabilitiesFilter(t *testing.T) {
 		{"hypervisor_version field", testHost("h"), inst("capabilities:hypervisor_version=>= 8.1"), true, ""},
 		{"field falls back to attribute", testHost("h", withAttr("arch", "ppc64le"), func(h *structs.Host) { h.Arch = "" }), inst("capabilities:arch=ppc64le"), true, ""},
 		{"first mismatch by key", testHost("h"), inst("capabilities:b=1", "capabilities:a=1"), false, "capabilities mismatch a"},
+		{"driver capability present", testHost("h", func(h *structs.Host) { h.Capabilities = []string{structs.HostCapabilityLiveMigrate} }),
+			inst("capabilities:driver:live_migrate=true"), true, ""},
+		{"driver capability missing", testHost("h"), inst("capabilities:driver:live_migrate=true"), false, "capabilities mismatch driver:live_migrate"},
 	})
 }

@@ -36,6 +36,10 @@ type Request struct {
 	// Reasons, precomputed so a rejection does not allocate.
 	missingReasons   []string
 	forbiddenReasons []string
+	// place is what the request needs from the topology (zones,
+	// aggregates, server group, hinted hosts), bound by Schedule; nil
+	// without one.
+	place *requestPlacement
 }
 
 // classRequest is one resource class of a request.

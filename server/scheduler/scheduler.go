@@ -30,6 +30,11 @@ type Config struct {
 	// host picked at random among the best HostSubsetSize (values below
 	// 1 mean 1).
 	HostSubsetSize int
+	// SoftAffinityWeightMultiplier and SoftAntiAffinityWeightMultiplier
+	// scale the soft server group weighers (Nova's
+	// soft_affinity_weight_multiplier and
+	// soft_anti_affinity_weight_multiplier).
+	SoftAffinityWeightMultiplier, SoftAntiAffinityWeightMultiplier float64
 }
 
 // DefaultConfig returns Nova's defaults.
@@ -40,6 +45,9 @@ func DefaultConfig() Config {
 		DiskWeightMultiplier:         1.0,
 		BuildFailureWeightMultiplier: 1000000.0,
 		HostSubsetSize:               1,
+
+		SoftAffinityWeightMultiplier:     1.0,
+		SoftAntiAffinityWeightMultiplier: 1.0,
 	}
 }
 
@@ -64,6 +72,13 @@ func Schedule(state State, eval *structs.Evaluation, instances []*structs.Instan
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
+	var topo *Topology
+	if ts, ok := state.(TopologyState); ok {
+		if topo, err = ts.Topology(instances); err != nil {
+			return nil, fmt.Errorf("schedule eval %s: reading topology: %w", eval.ID, err)
+		}
+	}
+	place := newPlacement(topo)
 	s := newRun(hosts, cfg, rng)
 	defer s.release()
 	plan := &structs.Plan{EvalID: eval.ID}
@@ -78,11 +93,13 @@ func Schedule(state State, eval *structs.Evaluation, instances []*structs.Instan
 			})
 			continue
 		}
+		place.bind(req)
 		v, failure := s.place(req)
 		if failure != nil {
 			plan.Failures = append(plan.Failures, failure)
 			continue
 		}
+		place.record(req, v.Host.ID)
 		plan.Placements = append(plan.Placements, &structs.Allocation{
 			ID:           newUUID(rng),
 			InstanceID:   inst.ID,

@@ -17,7 +17,8 @@ type Weigher interface {
 
 // DefaultWeighers returns the weighers Schedule uses.
 func DefaultWeighers() []Weigher {
-	return []Weigher{RAMWeigher{}, CPUWeigher{}, DiskWeigher{}, BuildFailureWeigher{}}
+	return []Weigher{RAMWeigher{}, CPUWeigher{}, DiskWeigher{}, BuildFailureWeigher{},
+		ServerGroupSoftAffinityWeigher{}, ServerGroupSoftAntiAffinityWeigher{}}
 }
 
 // weigh fills weights[i] with the total weight of views[cands[i]], using

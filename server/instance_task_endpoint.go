@@ -1,0 +1,236 @@
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stratus-cloud/stratus/fsm"
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// adminOps are operations only admins may ask for (Nova's default
+// policy: moving instances between hosts is an operator's job).
+var adminOps = map[string]bool{
+	structs.OpMigrate: true, structs.OpLiveMigrate: true, structs.OpEvacuate: true,
+}
+
+// moveTriggers names the evaluation of each operation that schedules.
+var moveTriggers = map[string]string{
+	structs.OpResize: structs.EvalTriggerResize, structs.OpMigrate: structs.EvalTriggerMigrate,
+	structs.OpLiveMigrate: structs.EvalTriggerMigrate, structs.OpEvacuate: structs.EvalTriggerEvacuate,
+	structs.OpUnshelve: structs.EvalTriggerUnshelve,
+}
+
+// Task starts an operation on an instance: it checks the caller may,
+// resolves what the operation needs (flavor, target host), and commits
+// the operation's first step in one entry; the FSM takes it from there.
+func (e *Instance) Task(args *structs.InstanceTaskRequest, reply *structs.InstanceTaskResponse) error {
+	if done, err := e.srv.forward("Instance.Task", args, args, reply); done {
+		return err
+	}
+	entry, err := e.srv.buildTask(args)
+	if err != nil {
+		return err
+	}
+	return e.srv.applyTask(entry, reply)
+}
+
+// applyTask commits a task entry and hands its evaluation to the broker.
+func (s *Server) applyTask(entry *structs.InstanceTaskEntry, reply *structs.InstanceTaskResponse) error {
+	index, err := s.apply(structs.InstanceTaskType, entry)
+	if err != nil {
+		return err
+	}
+	if entry.Eval != nil {
+		ev := entry.Eval.Copy()
+		ev.CreateIndex, ev.ModifyIndex = index, index
+		s.evalBroker.Enqueue(ev)
+	}
+	reply.Index = index
+	if entry.Action != nil {
+		reply.RequestID = entry.Action.RequestID
+	}
+	if entry.Migration != nil {
+		reply.MigrationID = index
+	}
+	inst, err := s.fsm.State().InstanceByID(nil, entry.InstanceID)
+	if err != nil {
+		return err
+	}
+	reply.Instance = inst
+	return nil
+}
+
+func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.InstanceTaskEntry, error) {
+	state := s.fsm.State()
+	inst, err := state.InstanceByID(nil, args.InstanceID)
+	if err != nil {
+		return nil, err
+	}
+	if inst == nil || (!args.Admin && args.ProjectID != "" && inst.ProjectID != args.ProjectID) {
+		return nil, structs.Errorf(structs.KindNotFound, "Instance %s could not be found.", args.InstanceID)
+	}
+	if adminOps[args.Op] && !args.Admin && args.ProjectID != "" {
+		return nil, structs.Errorf(structs.KindPermission, "Policy doesn't allow %s to be performed.", args.Op)
+	}
+	if err := checkLock(inst, args); err != nil {
+		return nil, err
+	}
+	now := time.Now().UnixNano()
+	requestID := args.RequestID
+	if requestID == "" {
+		requestID = "req-" + uuid.NewString()
+	}
+	entry := &structs.InstanceTaskEntry{
+		InstanceID: inst.ID, Op: args.Op, ImageID: args.ImageID, ImageProperties: args.ImageProperties,
+		Reason: args.Reason, UpdatedAt: now,
+		Action: &structs.InstanceAction{RequestID: requestID, InstanceID: inst.ID, Action: actionName(args.Op),
+			ProjectID: inst.ProjectID, UserID: args.UserID, StartTime: now},
+	}
+	switch args.Op {
+	case structs.OpLock:
+		entry.LockedBy = "owner"
+		if args.Admin && (args.ProjectID == "" || args.ProjectID != inst.ProjectID) {
+			entry.LockedBy = "admin"
+		}
+	case structs.OpRebuild:
+		if args.ImageID == "" {
+			entry.ImageID, entry.ImageProperties = inst.ImageID, inst.ImageProperties
+		}
+	case structs.OpResize:
+		if args.FlavorID == "" {
+			return nil, structs.Errorf(structs.KindInvalid, "resize needs a flavor")
+		}
+		f, err := state.FlavorByIDOrName(nil, args.FlavorID)
+		if err != nil {
+			return nil, err
+		}
+		if f == nil {
+			return nil, structs.Errorf(structs.KindInvalid, "Flavor %s could not be found.", args.FlavorID)
+		}
+		if f.Disabled {
+			return nil, structs.Errorf(structs.KindInvalid, "flavor %q is disabled", f.Name)
+		}
+		if inst.Flavor != nil && f.RootGB < inst.Flavor.RootGB {
+			return nil, structs.Errorf(structs.KindInvalid, "Resizing to a smaller disk (%d GB, from %d GB) is not allowed.", f.RootGB, inst.Flavor.RootGB)
+		}
+		entry.NewFlavor = f.Copy()
+	case structs.OpShelve:
+		entry.Offload = s.config.ShelvedOffloadTime == 0
+	}
+	if err := s.resolveTarget(state, inst, args, entry); err != nil {
+		return nil, err
+	}
+	if trigger, ok := moveTriggers[args.Op]; ok && !(args.Op == structs.OpUnshelve && inst.VMState != structs.VMStateShelvedOffloaded) {
+		entry.Eval = &structs.Evaluation{ID: uuid.NewString(), InstanceIDs: []string{inst.ID}, TriggeredBy: trigger,
+			Status: structs.EvalStatusPending, CreatedAt: now}
+		if args.Op != structs.OpUnshelve {
+			entry.Migration = s.newMigration(state, inst, entry)
+		}
+	}
+	return entry, nil
+}
+
+// checkLock refuses a locked instance's operations to everyone but
+// admins, and an admin's lock to its owner (Nova's locked_by rules).
+func checkLock(inst *structs.Instance, args *structs.InstanceTaskRequest) error {
+	if !inst.Locked || args.Admin {
+		return nil
+	}
+	if args.Op == structs.OpUnlock {
+		if inst.LockedBy == "admin" {
+			return structs.Errorf(structs.KindPermission, "Instance %s was locked by an administrator and can only be unlocked by one.", inst.ID)
+		}
+		return nil
+	}
+	if args.Op == structs.OpLock {
+		return nil
+	}
+	return structs.Errorf(structs.KindConflict, "Instance %s is locked", inst.ID)
+}
+
+// resolveTarget turns an admin's target host into an id and checks it.
+func (s *Server) resolveTarget(state *fsm.StateStore, inst *structs.Instance, args *structs.InstanceTaskRequest, entry *structs.InstanceTaskEntry) error {
+	if args.TargetHost == "" {
+		return nil
+	}
+	if !args.Admin && args.ProjectID != "" {
+		return structs.Errorf(structs.KindPermission, "Policy doesn't allow a target host to be chosen.")
+	}
+	h, err := hostByIDOrName(state, args.TargetHost)
+	if err != nil {
+		return err
+	}
+	if h == nil {
+		return structs.Errorf(structs.KindInvalid, "Compute host %s could not be found.", args.TargetHost)
+	}
+	if h.ID == inst.HostID {
+		return structs.Errorf(structs.KindInvalid, "The target host can't be the same one.")
+	}
+	if !h.Up() {
+		return structs.Errorf(structs.KindInvalid, "Compute service of %s is unavailable at this time.", h.Name)
+	}
+	if args.Op == structs.OpLiveMigrate && !h.HasCapability(structs.HostCapabilityLiveMigrate) {
+		return structs.Errorf(structs.KindConflict, "Cannot live-migrate to host %s: its %s driver does not support live migration", h.Name, h.Driver)
+	}
+	entry.TargetHostID = h.ID
+	return nil
+}
+
+func hostByIDOrName(state *fsm.StateStore, key string) (*structs.Host, error) {
+	h, err := state.HostByID(nil, key)
+	if err != nil || h != nil {
+		return h, err
+	}
+	hosts, err := state.Hosts(nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range hosts {
+		if h.Name == key {
+			return h, nil
+		}
+	}
+	return nil, nil
+}
+
+func (s *Server) newMigration(state *fsm.StateStore, inst *structs.Instance, entry *structs.InstanceTaskEntry) *structs.Migration {
+	m := &structs.Migration{UUID: uuid.NewString(), InstanceID: inst.ID, ProjectID: inst.ProjectID, UserID: inst.UserID,
+		SourceHostID: inst.HostID, OldFlavorID: inst.FlavorID, NewFlavorID: inst.FlavorID}
+	if h, err := state.HostByID(nil, inst.HostID); err == nil && h != nil {
+		m.SourceHost = h.Name
+	}
+	if entry.NewFlavor != nil {
+		m.NewFlavorID = entry.NewFlavor.ID
+	}
+	return m
+}
+
+// actionName is the os-instance-actions name of an operation.
+func actionName(op string) string {
+	switch op {
+	case structs.OpRebootSoft, structs.OpRebootHard:
+		return "reboot"
+	case structs.OpSoftDelete:
+		return "delete"
+	case structs.OpAutoConfirm:
+		return "confirmResize"
+	}
+	return op
+}
+
+// systemTask starts one of the servers' own operations (auto-confirm,
+// offload, reclaim, abort) as an admin would.
+func (s *Server) systemTask(instanceID, op, reason string) error {
+	var reply structs.InstanceTaskResponse
+	entry, err := s.buildTask(&structs.InstanceTaskRequest{InstanceID: instanceID, Op: op, Reason: reason, Admin: true})
+	if err != nil {
+		return fmt.Errorf("%s of instance %s: %w", op, instanceID, err)
+	}
+	if op == structs.OpAbortMigration {
+		entry.Action = nil
+	}
+	return s.applyTask(entry, &reply)
+}

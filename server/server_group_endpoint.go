@@ -1,0 +1,143 @@
+package server
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/stratus-cloud/stratus/fsm"
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// ServerGroup is the endpoint for server groups. Who may see or change
+// which group (a project's own, all for admins) is the API's policy; the
+// endpoint trusts its callers as the other endpoints do.
+type ServerGroup struct{ srv *Server }
+
+// Create stores a new group; the FSM checks the project's server_groups
+// quota in the same entry.
+func (e *ServerGroup) Create(args *structs.ServerGroupCreateRequest, reply *structs.SingleServerGroupResponse) error {
+	if done, err := e.srv.forward("ServerGroup.Create", args, args, reply); done {
+		return err
+	}
+	if args.Group == nil {
+		return structs.Errorf(structs.KindInvalid, "no server group to create")
+	}
+	g := args.Group.Copy()
+	g.ID, g.Members, g.CreatedAt = uuid.NewString(), nil, time.Now().UnixNano()
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	index, err := e.srv.apply(structs.ServerGroupCreateType, &structs.ServerGroupCreateEntry{Group: g})
+	if err != nil {
+		return err
+	}
+	g.CreateIndex, g.ModifyIndex = index, index
+	reply.Group, reply.Index = g, index
+	return nil
+}
+
+// Get reads one group with its members that still exist.
+func (e *ServerGroup) Get(args *structs.ServerGroupSpecificRequest, reply *structs.SingleServerGroupResponse) error {
+	if done, err := e.srv.forward("ServerGroup.Get", args, args, reply); done {
+		return err
+	}
+	err := e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, state *fsm.StateStore) (any, uint64, error) {
+		g, err := state.ServerGroupByID(ws, args.GroupID)
+		reply.Group = g
+		return g, groupsIndex(state), err
+	})
+	if err == nil && reply.Group == nil {
+		return groupNotFound(args.GroupID)
+	}
+	return err
+}
+
+// List reads the groups of one project, or every group.
+func (e *ServerGroup) List(args *structs.ServerGroupListRequest, reply *structs.ServerGroupListResponse) error {
+	if done, err := e.srv.forward("ServerGroup.List", args, args, reply); done {
+		return err
+	}
+	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, state *fsm.StateStore) (any, uint64, error) {
+		groups, err := state.ServerGroups(ws, args.ProjectID)
+		reply.Groups = groups
+		return groups, groupsIndex(state), err
+	})
+}
+
+// Delete removes a group; its members keep running.
+func (e *ServerGroup) Delete(args *structs.ServerGroupDeleteRequest, reply *structs.GenericResponse) error {
+	if done, err := e.srv.forward("ServerGroup.Delete", args, args, reply); done {
+		return err
+	}
+	g, err := e.srv.fsm.State().ServerGroupByID(nil, args.GroupID)
+	if err != nil {
+		return err
+	}
+	if g == nil {
+		return groupNotFound(args.GroupID)
+	}
+	index, err := e.srv.apply(structs.ServerGroupDeleteType, &structs.ServerGroupDeleteEntry{GroupIDs: []string{g.ID}})
+	reply.Index = index
+	return err
+}
+
+// groupsIndex is the index a group read reflects: groups change with
+// their own table and their members with the instances'.
+func groupsIndex(state *fsm.StateStore) uint64 {
+	return max(state.Index(fsm.TableServerGroups), state.Index(fsm.TableInstances))
+}
+
+func groupNotFound(id string) error {
+	return structs.Errorf(structs.KindNotFound, "Instance group %s could not be found.", id)
+}
+
+// resolveCreatePlacement works out a create request's scheduler hints:
+// the server group it joins (which must exist), the hints it keeps, and
+// the admin's target host (by id or name; "" for none).
+func (s *Server) resolveCreatePlacement(state *fsm.StateStore, args *structs.InstanceCreateRequest) (groupID string, hints *structs.SchedulerHints, targetHostID string, err error) {
+	if h := args.Hints; h != nil && (h.Group != "" || len(h.SameHost) > 0 || len(h.DifferentHost) > 0) {
+		hints = h.Copy()
+		if len(hints.SameHost) == 0 {
+			hints.SameHost = nil
+		}
+		if len(hints.DifferentHost) == 0 {
+			hints.DifferentHost = nil
+		}
+		if h.Group != "" {
+			g, err := state.ServerGroupByID(nil, h.Group)
+			if err != nil {
+				return "", nil, "", err
+			}
+			if g == nil {
+				return "", nil, "", structs.Errorf(structs.KindInvalid, "Instance group %s could not be found.", h.Group)
+			}
+			groupID = g.ID
+		}
+	}
+	if args.TargetHost != "" {
+		host, err := state.HostByID(nil, args.TargetHost)
+		if err == nil && host == nil {
+			host, err = state.HostByName(nil, args.TargetHost)
+		}
+		if err != nil {
+			return "", nil, "", err
+		}
+		if host == nil {
+			return "", nil, "", structs.Errorf(structs.KindInvalid, "Compute host %s could not be found.", args.TargetHost)
+		}
+		targetHostID = host.ID
+	}
+	return groupID, hints, targetHostID, nil
+}
+
+// zoneExists reports whether some host is in the availability zone (its
+// effective zone: an aggregate's, its agent's, or the default).
+func zoneExists(state *fsm.StateStore, az string) (bool, error) {
+	zones, err := state.AvailabilityZones(nil)
+	if err != nil {
+		return false, err
+	}
+	return len(zones[az]) > 0, nil
+}
