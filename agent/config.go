@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -115,6 +116,16 @@ type ServerConfig struct {
 	HeartbeatTTL string `hcl:"heartbeat_ttl,optional"`
 	// MaxBuildAttempts is Nova's max_attempts (default 3).
 	MaxBuildAttempts int `hcl:"max_build_attempts,optional"`
+	// ResizeConfirmWindow confirms finished resizes and migrations after
+	// this long, e.g. "1h" (Nova's resize_confirm_window; "0" never).
+	ResizeConfirmWindow string `hcl:"resize_confirm_window,optional"`
+	// ShelvedOffloadTime is how long a shelved instance keeps its host
+	// (Nova's shelved_offload_time: "0" offloads at once, "-1" never).
+	ShelvedOffloadTime string `hcl:"shelved_offload_time,optional"`
+	// ReclaimInstanceInterval makes deletes soft and restorable for this
+	// long (Nova's reclaim_instance_interval; "0", the default, deletes
+	// at once).
+	ReclaimInstanceInterval string `hcl:"reclaim_instance_interval,optional"`
 
 	Scheduler *SchedulerConfig `hcl:"scheduler,block"`
 }
@@ -266,6 +277,12 @@ func (c *Config) Finalize() error {
 			return fmt.Errorf("heartbeat_ttl %q is not a positive duration such as 10s", c.Server.HeartbeatTTL)
 		}
 	}
+	for name, v := range map[string]string{"resize_confirm_window": c.Server.ResizeConfirmWindow,
+		"shelved_offload_time": c.Server.ShelvedOffloadTime, "reclaim_instance_interval": c.Server.ReclaimInstanceInterval} {
+		if _, err := lifecycleDuration(v, name == "shelved_offload_time"); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	if c.Server.NumSchedulers < 0 || c.Server.MaxBuildAttempts < 0 {
 		return fmt.Errorf("num_schedulers and max_build_attempts must not be negative")
 	}
@@ -380,6 +397,30 @@ func (c *Config) heartbeatTTL() time.Duration {
 	return d
 }
 
+// lifecycleDuration parses one of Nova's lifecycle timers: a duration
+// such as "1h", or a number of seconds as Nova writes them; "-1" (never)
+// only where allowNever.
+func lifecycleDuration(v string, allowNever bool) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		n, nerr := strconv.Atoi(v)
+		if nerr != nil {
+			return 0, fmt.Errorf("%q is not a duration such as 1h or a number of seconds", v)
+		}
+		d = time.Duration(n) * time.Second
+	}
+	if d < 0 && !allowNever {
+		return 0, fmt.Errorf("%q must not be negative", v)
+	}
+	if d < 0 {
+		d = -1
+	}
+	return d, nil
+}
+
 // gossipKey decodes the gossip encryption key (nil when unset).
 func (c *Config) gossipKey() ([]byte, error) {
 	if c.Encrypt == "" {
@@ -390,4 +431,10 @@ func (c *Config) gossipKey() ([]byte, error) {
 		return nil, fmt.Errorf("encrypt must be base64 of a 16, 24 or 32 byte key")
 	}
 	return key, nil
+}
+
+// mustDuration parses a lifecycle timer Validate already accepted.
+func mustDuration(v string) time.Duration {
+	d, _ := lifecycleDuration(v, true)
+	return d
 }

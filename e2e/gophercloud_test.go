@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -12,8 +13,10 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/availabilityzones"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/hypervisors"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/instanceactions"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/limits"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/migrations"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/quotasets"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/services"
@@ -153,6 +156,189 @@ func TestGophercloudDrivesTheComputeAPI(t *testing.T) {
 	}
 	eventually(t, "server gone", 60*time.Second, func() error {
 		_, err := servers.Get(ctx, compute, srv.ID).Extract()
+		if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+			return nil
+		}
+		return errors.New("still there")
+	})
+}
+
+// waitServer waits until the server shows status with no task running.
+func waitServer(ctx context.Context, t *testing.T, c *gophercloud.ServiceClient, id, status string) *servers.Server {
+	t.Helper()
+	var s *servers.Server
+	eventually(t, id+" "+status, 90*time.Second, func() error {
+		var err error
+		if s, err = servers.Get(ctx, c, id).Extract(); err != nil {
+			return err
+		}
+		if s.Status == "ERROR" && status != "ERROR" {
+			return fmt.Errorf("server in ERROR: %v", s.Fault)
+		}
+		if s.Status != status || s.TaskState != "" {
+			return fmt.Errorf("status %s task %q", s.Status, s.TaskState)
+		}
+		return nil
+	})
+	return s
+}
+
+func TestGophercloudServerActions(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dev := startAgent(t, "gcact", "--dev", "--dev-hosts", "1")
+	admin, _ := computeClient(t, ctx, dev.http, "admin")
+	demo, _ := computeClient(t, ctx, dev.http, "demo")
+	eventually(t, "two hypervisors up", 60*time.Second, func() error {
+		pages, err := hypervisors.List(admin, nil).AllPages(ctx)
+		if err != nil {
+			return err
+		}
+		hvs, err := hypervisors.ExtractHypervisors(pages)
+		if err != nil {
+			return err
+		}
+		up := 0
+		for _, hv := range hvs {
+			if hv.State == "up" {
+				up++
+			}
+		}
+		if up != 2 {
+			return fmt.Errorf("%d of %d hypervisors up", up, len(hvs))
+		}
+		return nil
+	})
+
+	srv, err := servers.Create(ctx, demo, servers.CreateOpts{Name: "gc-act", ImageRef: "cirros", FlavorRef: "1"}, nil).Extract()
+	if err != nil {
+		t.Fatalf("server create: %v", err)
+	}
+	id := srv.ID
+	waitServer(ctx, t, demo, id, "ACTIVE")
+	step := func(name string, err error, want string) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		waitServer(ctx, t, demo, id, want)
+	}
+	step("pause", servers.Pause(ctx, demo, id).ExtractErr(), "PAUSED")
+	step("unpause", servers.Unpause(ctx, demo, id).ExtractErr(), "ACTIVE")
+	step("suspend", servers.Suspend(ctx, demo, id).ExtractErr(), "SUSPENDED")
+	step("resume", servers.Resume(ctx, demo, id).ExtractErr(), "ACTIVE")
+
+	// A locked server refuses its project's members (409) until unlocked.
+	demo273 := *demo
+	demo273.Microversion = "2.73"
+	step("lock", servers.Lock(ctx, demo, id).ExtractErr(), "ACTIVE")
+	if s, err := servers.Get(ctx, &demo273, id).Extract(); err != nil || s.Locked == nil || !*s.Locked {
+		t.Fatalf("locked server: %+v %v", s, err)
+	}
+	if err := servers.Stop(ctx, demo, id).ExtractErr(); !gophercloud.ResponseCodeIs(err, http.StatusConflict) {
+		t.Fatalf("stop of a locked server: %v", err)
+	}
+	step("unlock", servers.Unlock(ctx, demo, id).ExtractErr(), "ACTIVE")
+
+	pass, err := servers.Rescue(ctx, demo, id, servers.RescueOpts{}).Extract()
+	step("rescue", err, "RESCUE")
+	if pass == "" {
+		t.Fatal("rescue answered no password")
+	}
+	step("unrescue", servers.Unrescue(ctx, demo, id).ExtractErr(), "ACTIVE")
+
+	step("resize", servers.Resize(ctx, demo, id, servers.ResizeOpts{FlavorRef: "2"}).ExtractErr(), "VERIFY_RESIZE")
+	step("confirm resize", servers.ConfirmResize(ctx, demo, id).ExtractErr(), "ACTIVE")
+	if s := waitServer(ctx, t, demo, id, "ACTIVE"); s.Flavor["id"] != "2" {
+		t.Fatalf("resized flavor %v", s.Flavor)
+	}
+	step("resize", servers.Resize(ctx, demo, id, servers.ResizeOpts{FlavorRef: "3"}).ExtractErr(), "VERIFY_RESIZE")
+	step("revert resize", servers.RevertResize(ctx, demo, id).ExtractErr(), "ACTIVE")
+	if s := waitServer(ctx, t, demo, id, "ACTIVE"); s.Flavor["id"] != "2" {
+		t.Fatalf("reverted flavor %v", s.Flavor)
+	}
+
+	// Moves are for admins.
+	if err := servers.Migrate(ctx, demo, id).ExtractErr(); !gophercloud.ResponseCodeIs(err, http.StatusForbidden) {
+		t.Fatalf("member migrate: %v", err)
+	}
+	if _, err := migrations.List(demo, nil).AllPages(ctx); !gophercloud.ResponseCodeIs(err, http.StatusForbidden) {
+		t.Fatalf("member os-migrations: %v", err)
+	}
+	before := waitServer(ctx, t, admin, id, "ACTIVE").Host
+	step("migrate", servers.Migrate(ctx, admin, id).ExtractErr(), "VERIFY_RESIZE")
+	step("confirm migration", servers.ConfirmResize(ctx, admin, id).ExtractErr(), "ACTIVE")
+	after := waitServer(ctx, t, admin, id, "ACTIVE").Host
+	if after == before || after == "" {
+		t.Fatalf("migrate: host %q, was %q", after, before)
+	}
+	no := false
+	step("live migrate", servers.LiveMigrate(ctx, admin, id, servers.LiveMigrateOpts{BlockMigration: &no, DiskOverCommit: &no}).ExtractErr(), "ACTIVE")
+	if back := waitServer(ctx, t, admin, id, "ACTIVE").Host; back != before {
+		t.Fatalf("live migrate: host %q, want %q", back, before)
+	}
+
+	step("shelve", servers.Shelve(ctx, demo, id).ExtractErr(), "SHELVED_OFFLOADED")
+	step("unshelve", servers.Unshelve(ctx, demo, id, servers.UnshelveOpts{}).ExtractErr(), "ACTIVE")
+
+	rebuilt, err := servers.Rebuild(ctx, demo, id, servers.RebuildOpts{ImageRef: "cirros", Name: "gc-act-2"}).Extract()
+	if err != nil || rebuilt.Name != "gc-act-2" || rebuilt.AdminPass == "" {
+		t.Fatalf("rebuild: %+v %v", rebuilt, err)
+	}
+	step("rebuild", nil, "ACTIVE")
+
+	pages, err := instanceactions.List(demo, id, nil).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts, err := instanceactions.ExtractInstanceActions(pages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, a := range acts {
+		seen[a.Action] = a.RequestID
+	}
+	for _, want := range []string{"create", "pause", "unpause", "suspend", "resume", "lock", "unlock", "rescue", "unrescue",
+		"resize", "confirmResize", "revertResize", "migrate", "live-migration", "shelve", "unshelve", "rebuild"} {
+		if seen[want] == "" {
+			t.Errorf("no %q instance action in %v", want, seen)
+		}
+	}
+	detail, err := instanceactions.Get(ctx, admin, id, seen["pause"]).Extract()
+	if err != nil || detail.Action != "pause" || detail.Events == nil || len(*detail.Events) == 0 || (*detail.Events)[0].Result != "Success" {
+		t.Fatalf("pause action: %+v %v", detail, err)
+	}
+
+	// migration_type is shown from 2.23.
+	admin280 := *admin
+	admin280.Microversion = "2.80"
+	instanceID := id
+	migPages, err := migrations.List(&admin280, migrations.ListOpts{InstanceID: &instanceID}).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := migrations.ExtractMigrations(migPages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]int{}
+	for _, m := range ms {
+		types[m.MigrationType]++
+		if m.InstanceID != id || m.SourceCompute == "" || m.DestCompute == "" || m.UUID == "" || m.ProjectID == "" {
+			t.Errorf("migration %+v", m)
+		}
+	}
+	if types["resize"] != 2 || types["migration"] != 1 || types["live-migration"] != 1 {
+		t.Fatalf("migrations by type %v", types)
+	}
+
+	if err := servers.Delete(ctx, demo, id).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "server gone", 60*time.Second, func() error {
+		_, err := servers.Get(ctx, demo, id).Extract()
 		if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
 			return nil
 		}

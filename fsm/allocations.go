@@ -241,11 +241,12 @@ func (t *taskTxn) allocDeleted(inst *structs.Instance, old *structs.Allocation, 
 	if inst == nil {
 		return nil
 	}
-	if inst.Task != nil {
-		return t.advanceTask(inst, old, u)
-	}
+	// A confirmed resize's source copy may go while a later task runs.
 	if err := t.confirmedSource(inst, old); err != nil {
 		return err
+	}
+	if inst.Task != nil {
+		return t.advanceTask(inst, old, u)
 	}
 	if inst.TaskState != structs.TaskDeleting {
 		return nil

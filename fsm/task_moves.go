@@ -142,7 +142,11 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 	if dest != nil {
 		destName = dest.Name
 	}
-	if err := t.setMigration(task, structs.MigrationMigrating, func(m *structs.Migration) {
+	status := structs.MigrationMigrating
+	if task.Kind == structs.TaskKindLiveMigrate {
+		status = structs.MigrationRunning // Nova's name for a live migration under way
+	}
+	if err := t.setMigration(task, status, func(m *structs.Migration) {
 		m.DestHostID, m.DestHost = a.HostID, destName
 	}); err != nil {
 		return err

@@ -146,6 +146,10 @@ func checkLock(inst *structs.Instance, args *structs.InstanceTaskRequest) error 
 		return nil
 	}
 	if args.Op == structs.OpLock {
+		if inst.LockedBy == "admin" {
+			// Re-locking would make the lock the owner's to lift.
+			return structs.Errorf(structs.KindConflict, "Instance %s is locked by an administrator", inst.ID)
+		}
 		return nil
 	}
 	return structs.Errorf(structs.KindConflict, "Instance %s is locked", inst.ID)

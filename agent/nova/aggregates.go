@@ -1,11 +1,9 @@
 package nova
 
 import (
-	"hash/crc32"
 	"net/http"
 	"strconv"
-
-	"github.com/google/uuid"
+	"strings"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -15,84 +13,274 @@ const aggregateRule = "os_compute_api:os-aggregates:"
 func (a *API) aggregateRoutes() []routeSpec {
 	return []routeSpec{
 		{pattern: "GET /os-aggregates", access: admin, policy: aggregateRule + "index", handle: a.aggregateList},
+		{pattern: "POST /os-aggregates", access: admin, policy: aggregateRule + "create", handle: a.aggregateCreate},
 		{pattern: "GET /os-aggregates/{id}", access: admin, policy: aggregateRule + "show", handle: a.aggregateShow},
-		{pattern: "POST /os-aggregates", access: admin, policy: aggregateRule + "create", handle: a.aggregateWrite},
-		{pattern: "PUT /os-aggregates/{id}", access: admin, policy: aggregateRule + "update", handle: a.aggregateWrite},
-		{pattern: "DELETE /os-aggregates/{id}", access: admin, policy: aggregateRule + "delete", handle: a.aggregateWrite},
-		{pattern: "POST /os-aggregates/{id}/action", access: admin, policy: aggregateRule + "add_host", handle: a.aggregateWrite},
+		{pattern: "PUT /os-aggregates/{id}", access: admin, policy: aggregateRule + "update", handle: a.aggregateUpdate},
+		{pattern: "DELETE /os-aggregates/{id}", access: admin, policy: aggregateRule + "delete", handle: a.aggregateDelete},
+		// Each action has its own rule, checked once the body names it.
+		{pattern: "POST /os-aggregates/{id}/action", access: anyone, policy: aggregateRule + "add_host", handle: a.aggregateAction},
+		{pattern: "POST /os-aggregates/{id}/images", minV: 81, access: admin, policy: "compute:aggregates:images", handle: a.aggregateImages},
 	}
 }
 
-// aggregate is a host aggregate as Stratus has them: one per
-// availability zone other than the default, whose hosts are the zone's
-// (in Nova an availability zone is an aggregate with that metadata).
-type aggregate struct {
-	zone  string
-	hosts []*structs.Host
+// Nova's aggregate schemas: a name and an optional zone (null for
+// none); update needs one of them; the actions name a host or give
+// metadata whose null values delete keys.
+var (
+	zoneNameSchema  = &schema{types: tString | tNull, minLen: 1, maxLen: 255, format: checkZoneName}
+	aggregateSchema = &schema{types: tObject, required: []string{"aggregate"}, props: map[string]*schema{
+		"aggregate": {types: tObject, required: []string{"name"}, props: map[string]*schema{
+			"name": nameSchema, "availability_zone": zoneNameSchema}},
+	}}
+	aggregateUpdateSchema = &schema{types: tObject, required: []string{"aggregate"}, props: map[string]*schema{
+		"aggregate": {types: tObject, props: map[string]*schema{
+			"name": {types: tString, minLen: 1, maxLen: 255, format: checkPrintable}, "availability_zone": zoneNameSchema}},
+	}}
+	aggregateHostSchema = &schema{types: tObject, required: []string{"host"}, props: map[string]*schema{
+		"host": {types: tString, minLen: 1, maxLen: 255}}}
+	aggregateMetadataSchema = &schema{types: tObject, required: []string{"metadata"}, props: map[string]*schema{
+		"metadata": {types: tObject, open: true, keys: metadataKeyPattern, extra: &schema{types: tString | tNull, maxLen: 255}}}}
+)
+
+// checkZoneName is Nova's az_name format, and refuses ':' which
+// separates the zone from a host in "az:host".
+func checkZoneName(s string) string {
+	if msg := checkName(s); msg != "" {
+		return strings.ReplaceAll(msg, "'name'", "'availability_zone'")
+	}
+	if strings.Contains(s, ":") {
+		return "An invalid 'availability_zone' value was provided. The availability zone name must not contain ':'."
+	}
+	return ""
 }
 
-// aggregateID is a zone's aggregate id: stable, derived from its name.
-func aggregateID(zone string) int64 { return int64(crc32.ChecksumIEEE([]byte(zone)) & 0x7fffffff) }
+// aggregateID reads the {id} of the path: Nova's aggregate ids are
+// integers.
+func (q *request) aggregateID() (int64, error) {
+	id, err := strconv.ParseInt(q.param("id"), 10, 64)
+	if err != nil {
+		return 0, badRequest("Invalid input received: id must be an integer")
+	}
+	return id, nil
+}
 
-func (q *request) aggregates() ([]*aggregate, error) {
+// hostNames maps host ids to names, for the aggregates' host lists.
+func (q *request) hostNames() (map[string]string, error) {
 	hosts, err := q.listHosts()
 	if err != nil {
 		return nil, err
 	}
-	names, byZone := zoneHosts(hosts)
-	var out []*aggregate
-	for _, z := range names {
-		if z != defaultZone {
-			out = append(out, &aggregate{zone: z, hosts: byZone[z]})
-		}
+	names := make(map[string]string, len(hosts))
+	for _, h := range hosts {
+		names[h.ID] = h.Name
 	}
-	return out, nil
+	return names, nil
 }
 
-func (q *request) aggregateView(ag *aggregate) map[string]any {
-	hosts := make([]string, 0, len(ag.hosts))
-	for _, h := range ag.hosts {
-		hosts = append(hosts, h.Name)
+// aggregateView is an aggregate in Nova's body; hosts are named as
+// Nova's services are.
+func (q *request) aggregateView(ag *structs.Aggregate, names map[string]string) map[string]any {
+	hosts := make([]string, 0, len(ag.Hosts))
+	for _, id := range ag.Hosts {
+		if n, ok := names[id]; ok {
+			hosts = append(hosts, n)
+		} else {
+			hosts = append(hosts, id)
+		}
 	}
-	v := map[string]any{"id": aggregateID(ag.zone), "name": ag.zone, "availability_zone": ag.zone, "hosts": hosts,
-		"metadata": map[string]string{"availability_zone": ag.zone}, "created_at": nil, "updated_at": nil,
+	metadata := ag.Metadata
+	if metadata == nil {
+		metadata = map[string]string{}
+	}
+	v := map[string]any{"id": ag.ID, "name": ag.Name, "availability_zone": nullString(ag.AZ()), "hosts": hosts,
+		"metadata": metadata, "created_at": pyTime(ag.CreatedAt), "updated_at": pyTime(ag.UpdatedAt),
 		"deleted": false, "deleted_at": nil}
 	if q.atLeast(41) {
-		v["uuid"] = uuid.NewSHA1(serviceNamespace, []byte("aggregate/"+ag.zone)).String()
+		v["uuid"] = ag.UUID
 	}
 	return v
 }
 
-// aggregateList answers GET /os-aggregates (admin).
-func (a *API) aggregateList(q *request) (*reply, error) {
-	ags, err := q.aggregates()
+func (q *request) aggregateReply(ag *structs.Aggregate) (*reply, error) {
+	names, err := q.hostNames()
 	if err != nil {
 		return nil, err
 	}
-	views := make([]any, 0, len(ags))
-	for _, ag := range ags {
-		views = append(views, q.aggregateView(ag))
+	return okReply(map[string]any{"aggregate": q.aggregateView(ag, names)})
+}
+
+// aggregateList answers GET /os-aggregates (admin).
+func (a *API) aggregateList(q *request) (*reply, error) {
+	var out structs.AggregateListResponse
+	if err := q.call("Aggregate.List", &structs.AggregateListRequest{}, &out); err != nil {
+		return nil, err
+	}
+	names, err := q.hostNames()
+	if err != nil {
+		return nil, err
+	}
+	views := make([]any, 0, len(out.Aggregates))
+	for _, ag := range out.Aggregates {
+		views = append(views, q.aggregateView(ag, names))
 	}
 	return okReply(map[string]any{"aggregates": views})
 }
 
 func (a *API) aggregateShow(q *request) (*reply, error) {
-	ags, err := q.aggregates()
+	id, err := q.aggregateID()
 	if err != nil {
 		return nil, err
 	}
-	id := q.param("id")
-	for _, ag := range ags {
-		if strconv.FormatInt(aggregateID(ag.zone), 10) == id {
-			return okReply(map[string]any{"aggregate": q.aggregateView(ag)})
-		}
+	var out structs.SingleAggregateResponse
+	if err := q.call("Aggregate.Get", &structs.AggregateSpecificRequest{AggregateID: id}, &out); err != nil {
+		return nil, notFoundAs(err, "Aggregate %d could not be found.", id)
 	}
-	return nil, notFound("Aggregate %s could not be found.", id)
+	return q.aggregateReply(out.Aggregate)
 }
 
-// aggregateWrite answers the aggregate writes: aggregates follow the
-// hosts' availability zones, which each agent's configuration sets.
-func (a *API) aggregateWrite(q *request) (*reply, error) {
-	return nil, faultf(http.StatusNotImplemented,
-		"Host aggregates are derived from the hosts' availability zones and cannot be changed through this API yet.")
+// aggregateCreate answers POST /os-aggregates: 200 with the aggregate,
+// without hosts and metadata as in Nova; a name in use is 409.
+func (a *API) aggregateCreate(q *request) (*reply, error) {
+	body, err := decodeBody(q, aggregateSchema)
+	if err != nil {
+		return nil, err
+	}
+	in := object(body, "aggregate")
+	args := &structs.AggregateCreateRequest{}
+	args.Name, _ = stringOf(in, "name")
+	args.AZ, _ = stringOf(in, "availability_zone")
+	var out structs.SingleAggregateResponse
+	if err := q.call("Aggregate.Create", args, &out); err != nil {
+		return nil, err
+	}
+	v := q.aggregateView(out.Aggregate, nil)
+	delete(v, "hosts")
+	delete(v, "metadata")
+	return okReply(map[string]any{"aggregate": v})
+}
+
+// aggregateUpdate answers PUT /os-aggregates/{id}: a new name or zone.
+func (a *API) aggregateUpdate(q *request) (*reply, error) {
+	body, err := decodeBody(q, aggregateUpdateSchema)
+	if err != nil {
+		return nil, err
+	}
+	in := object(body, "aggregate")
+	if len(in) == 0 {
+		return nil, validationError([]string{"aggregate"}, in, pyRepr(in)+" is not valid under any of the given schemas")
+	}
+	id, err := q.aggregateID()
+	if err != nil {
+		return nil, err
+	}
+	args := &structs.AggregateUpdateRequest{AggregateID: id}
+	if name, ok := stringOf(in, "name"); ok {
+		name = strings.TrimSpace(name)
+		args.Name = &name
+	}
+	if _, ok := in["availability_zone"]; ok {
+		az, _ := stringOf(in, "availability_zone")
+		args.AZ = &az
+	}
+	var out structs.SingleAggregateResponse
+	if err := q.call("Aggregate.Update", args, &out); err != nil {
+		return nil, notFoundAs(err, "Aggregate %d could not be found.", id)
+	}
+	return q.aggregateReply(out.Aggregate)
+}
+
+// aggregateDelete answers DELETE /os-aggregates/{id}: 200 without a
+// body, as Nova; an aggregate with hosts is 400.
+func (a *API) aggregateDelete(q *request) (*reply, error) {
+	id, err := q.aggregateID()
+	if err != nil {
+		return nil, err
+	}
+	if err := q.call("Aggregate.Delete", &structs.AggregateDeleteRequest{AggregateID: id}, &structs.GenericResponse{}); err != nil {
+		return nil, notFoundAs(err, "Aggregate %d could not be found.", id)
+	}
+	return &reply{status: http.StatusOK}, nil
+}
+
+// aggregateAction answers POST /os-aggregates/{id}/action: exactly one
+// of add_host, remove_host, set_metadata, each admin-only.
+func (a *API) aggregateAction(q *request) (*reply, error) {
+	body, err := decodeBody(q, anyBody)
+	if err != nil {
+		return nil, err
+	}
+	if len(body) != 1 {
+		return nil, badRequest("Malformed request body")
+	}
+	var name string
+	for k := range body {
+		name = k
+	}
+	var s *schema
+	switch name {
+	case "add_host", "remove_host":
+		s = aggregateHostSchema
+	case "set_metadata":
+		s = aggregateMetadataSchema
+	default:
+		return nil, badRequest("There is no such action: %s", name)
+	}
+	if !q.isAdmin() {
+		return nil, policyFault(aggregateRule + name)
+	}
+	if err := s.validate(body[name], []string{name}); err != nil {
+		return nil, err
+	}
+	in := object(body, name)
+	id, err := q.aggregateID()
+	if err != nil {
+		return nil, err
+	}
+	var out structs.SingleAggregateResponse
+	switch name {
+	case "add_host":
+		host, _ := stringOf(in, "host")
+		// Nova's own words come back: not found (404), already there
+		// or in another zone (409).
+		if err := q.call("Aggregate.AddHost", &structs.AggregateHostRequest{AggregateID: id, Host: host}, &out); err != nil {
+			return nil, err
+		}
+	case "remove_host":
+		host, _ := stringOf(in, "host")
+		if err := q.call("Aggregate.RemoveHost", &structs.AggregateHostRequest{AggregateID: id, Host: host}, &out); err != nil {
+			switch structs.KindOf(err) {
+			case structs.KindNotFound:
+				return nil, notFound("Cannot remove host %s in aggregate %d", host, id)
+			case structs.KindConflict, structs.KindInvalid:
+				return nil, faultf(http.StatusConflict, "Cannot remove host %s in aggregate %d", host, id)
+			}
+			return nil, err
+		}
+	case "set_metadata":
+		args := &structs.AggregateMetadataRequest{AggregateID: id, Set: map[string]string{}}
+		for k, v := range object(in, "metadata") {
+			if s, ok := v.(string); ok {
+				args.Set[k] = s
+			} else {
+				args.Delete = append(args.Delete, k)
+			}
+		}
+		if err := q.call("Aggregate.SetMetadata", args, &out); err != nil {
+			return nil, notFoundAs(err, "Aggregate %d could not be found.", id)
+		}
+	}
+	return q.aggregateReply(out.Aggregate)
+}
+
+// aggregateImages answers 2.81's image cache request: Stratus's drivers
+// keep no image cache to warm.
+func (a *API) aggregateImages(q *request) (*reply, error) {
+	id, err := q.aggregateID()
+	if err != nil {
+		return nil, err
+	}
+	if err := q.call("Aggregate.Get", &structs.AggregateSpecificRequest{AggregateID: id}, &structs.SingleAggregateResponse{}); err != nil {
+		return nil, notFoundAs(err, "Aggregate %d could not be found.", id)
+	}
+	return nil, notSupported()
 }

@@ -23,6 +23,7 @@ type fakeRPC struct {
 	index     uint64
 	calls     []fakeCall
 	fail      map[string]error // method → error to return
+	ext       *fakeExt         // server groups, aggregates, quotas (placement_fake_test.go)
 }
 
 type fakeCall struct {
@@ -87,6 +88,9 @@ func (f *fakeRPC) RPC(method string, args, reply any) error {
 		return err
 	}
 	f.index++
+	if handled, err := f.extRPC(method, args, reply); handled {
+		return err
+	}
 	switch method {
 	case "Flavor.List":
 		out := reply.(*structs.FlavorListResponse)

@@ -144,7 +144,7 @@ func (a *API) keypairShow(q *request) (*reply, error) {
 
 // keypairCreate answers POST /os-keypairs: an imported public key, or
 // (before 2.92) a generated key pair whose private key is returned once.
-// Key pair quotas are not enforced yet.
+// Over the user's key_pairs quota the servers refuse it (Nova's 403).
 func (a *API) keypairCreate(q *request) (*reply, error) {
 	body, err := decodeBody(q, keypairCreateSchema(q.mv))
 	if err != nil {

@@ -1,74 +1,65 @@
 package nova
 
 import (
-	"net/http"
+	"regexp"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-// Nova's default quotas. Stratus does not enforce them yet (quotas
-// become enforceable in their own change); limits and os-quota-sets
-// report them with the project's real usage.
-const (
-	maxServerMeta = 128
-)
+// Quotas are stored and enforced by the servers (see fsm/quotas.go);
+// this file shows them in Nova's shapes and edits them.
 
-// quota is one of Nova's quota resources and the microversion range it
-// is shown in (0: unbounded).
+// quota is one of Nova's quota resources, its names in GET /limits, and
+// the microversions it is shown in by os-quota-sets (maxV) and by
+// os-quota-class-sets (classMinV, classMaxV); 0 is unbounded.
 type quota struct {
 	name, limitName string // os-quota-sets key, limits key ("" for none)
 	usedName        string // limits' usage key ("" for none)
-	value           int
 	maxV            int
+	classMinV       int
+	classMaxV       int
 }
 
-// quotas are Nova's defaults, in the order Nova lists them. Network and
-// file-injection quotas disappeared in 2.36 and 2.57.
+// quotas are Nova's quota resources, in the order Nova lists them.
+// Network quotas disappeared in 2.36 (2.50 for quota classes, which
+// gained the server group ones there), file injection ones in 2.57.
 var quotas = []quota{
-	{"cores", "maxTotalCores", "totalCoresUsed", 20, 0},
-	{"fixed_ips", "", "", -1, 35},
-	{"floating_ips", "maxTotalFloatingIps", "totalFloatingIpsUsed", -1, 35},
-	{"injected_file_content_bytes", "maxPersonalitySize", "", 10240, 56},
-	{"injected_file_path_bytes", "", "", 255, 56},
-	{"injected_files", "maxPersonality", "", 5, 56},
-	{"instances", "maxTotalInstances", "totalInstancesUsed", 10, 0},
-	{"key_pairs", "maxTotalKeypairs", "", 100, 0},
-	{"metadata_items", "maxServerMeta", "", maxServerMeta, 0},
-	{"ram", "maxTotalRAMSize", "totalRAMUsed", 51200, 0},
-	{"security_group_rules", "maxSecurityGroupRules", "", -1, 35},
-	{"security_groups", "maxSecurityGroups", "totalSecurityGroupsUsed", -1, 35},
-	{"server_groups", "maxServerGroups", "totalServerGroupsUsed", 10, 0},
-	{"server_group_members", "maxServerGroupMembers", "", 10, 0},
+	{"cores", "maxTotalCores", "totalCoresUsed", 0, 0, 0},
+	{"fixed_ips", "", "", 35, 0, 49},
+	{"floating_ips", "maxTotalFloatingIps", "totalFloatingIpsUsed", 35, 0, 49},
+	{"injected_file_content_bytes", "maxPersonalitySize", "", 56, 0, 56},
+	{"injected_file_path_bytes", "", "", 56, 0, 56},
+	{"injected_files", "maxPersonality", "", 56, 0, 56},
+	{"instances", "maxTotalInstances", "totalInstancesUsed", 0, 0, 0},
+	{"key_pairs", "maxTotalKeypairs", "", 0, 0, 0},
+	{"metadata_items", "maxServerMeta", "", 0, 0, 0},
+	{"ram", "maxTotalRAMSize", "totalRAMUsed", 0, 0, 0},
+	{"security_group_rules", "maxSecurityGroupRules", "", 35, 0, 49},
+	{"security_groups", "maxSecurityGroups", "totalSecurityGroupsUsed", 35, 0, 49},
+	{"server_groups", "maxServerGroups", "totalServerGroupsUsed", 0, 50, 0},
+	{"server_group_members", "maxServerGroupMembers", "", 0, 50, 0},
 }
 
-// shown reports whether the quota exists at the request's microversion.
+// shown reports whether the quota exists in os-quota-sets and limits at
+// the request's microversion.
 func (q *request) shown(qt quota) bool { return qt.maxV == 0 || q.mv <= qt.maxV }
 
-// usage is what a project consumes, by quota name.
-func (q *request) usage(projectID string) (map[string]int, error) {
-	var out structs.InstanceListResponse
-	if err := q.call("Instance.List", &structs.InstanceListRequest{ProjectID: projectID}, &out); err != nil {
-		return nil, err
-	}
-	used := map[string]int{}
-	for _, inst := range out.Instances {
-		used["instances"]++
-		if inst.Flavor != nil {
-			used["cores"] += inst.Flavor.VCPUs
-			used["ram"] += inst.Flavor.MemoryMB
-		}
-	}
-	return used, nil
+// shownInClass reports whether the quota exists in os-quota-class-sets.
+func (q *request) shownInClass(qt quota) bool {
+	return q.mv >= qt.classMinV && (qt.classMaxV == 0 || q.mv <= qt.classMaxV)
 }
 
 func (a *API) quotaRoutes() []routeSpec {
 	const rule = "os_compute_api:os-quota-sets:"
+	const classRule = "os_compute_api:os-quota-class-sets:"
 	return []routeSpec{
 		{pattern: "GET /os-quota-sets/{project}", access: reader, policy: rule + "show", handle: a.quotaShow},
 		{pattern: "GET /os-quota-sets/{project}/defaults", access: anyone, policy: rule + "defaults", handle: a.quotaDefaults},
 		{pattern: "GET /os-quota-sets/{project}/detail", access: reader, policy: rule + "detail", handle: a.quotaDetail},
-		{pattern: "PUT /os-quota-sets/{project}", access: admin, policy: rule + "update", handle: a.quotaWrite},
-		{pattern: "DELETE /os-quota-sets/{project}", access: admin, policy: rule + "delete", handle: a.quotaWrite},
+		{pattern: "PUT /os-quota-sets/{project}", access: admin, policy: rule + "update", handle: a.quotaUpdate},
+		{pattern: "DELETE /os-quota-sets/{project}", access: admin, policy: rule + "delete", handle: a.quotaDelete},
+		{pattern: "GET /os-quota-class-sets/{class}", access: admin, policy: classRule + "show", handle: a.quotaClassShow},
+		{pattern: "PUT /os-quota-class-sets/{class}", access: admin, policy: classRule + "update", handle: a.quotaClassUpdate},
 	}
 }
 
@@ -82,69 +73,208 @@ func (q *request) quotaProject(rule string) (string, error) {
 	return p, nil
 }
 
-// quotaSet is the project's quota set: limits, or with usage the
-// {in_use, limit, reserved} detail.
-func (q *request) quotaSet(project string, used map[string]int) map[string]any {
-	set := map[string]any{"id": project}
+// projectQuota reads a project's effective limits and, with usage, what
+// it uses (key pairs are the caller's own, as they are per user).
+func (q *request) projectQuota(project string, usage bool) (*structs.QuotaResponse, error) {
+	var out structs.QuotaResponse
+	err := q.call("Quota.Get", &structs.QuotaGetRequest{ProjectID: project, UserID: q.token.UserID, Usage: usage}, &out)
+	return &out, err
+}
+
+// quotaSet is a quota set body: limits, or with usage the {in_use,
+// limit, reserved} detail; id is left out when empty (update answers).
+func (q *request) quotaSet(id string, limits, used map[string]int64) map[string]any {
+	set := map[string]any{}
+	if id != "" {
+		set["id"] = id
+	}
 	for _, qt := range quotas {
 		if !q.shown(qt) {
 			continue
 		}
 		if used == nil {
-			set[qt.name] = qt.value
+			set[qt.name] = limits[qt.name]
 		} else {
-			set[qt.name] = map[string]int{"in_use": used[qt.name], "limit": qt.value, "reserved": 0}
+			set[qt.name] = map[string]int64{"in_use": used[qt.name], "limit": limits[qt.name], "reserved": 0}
 		}
 	}
 	return map[string]any{"quota_set": set}
 }
 
-// quotaShow answers GET /os-quota-sets/{project}: the defaults, since
-// Stratus has no per-project quotas yet (a user_id asks for a user's,
-// which are the project's).
+// quotaShow answers GET /os-quota-sets/{project}. A user_id asks for a
+// user's quotas, which in Stratus are the project's.
 func (a *API) quotaShow(q *request) (*reply, error) {
+	if err := q.checkQuery("user_id"); err != nil {
+		return nil, err
+	}
 	project, err := q.quotaProject("show")
 	if err != nil {
 		return nil, err
 	}
-	return okReply(q.quotaSet(project, nil))
+	out, err := q.projectQuota(project, false)
+	if err != nil {
+		return nil, err
+	}
+	return okReply(q.quotaSet(project, out.Limits, nil))
 }
 
+// quotaDefaults answers GET /os-quota-sets/{project}/defaults: the
+// default class's limits.
 func (a *API) quotaDefaults(q *request) (*reply, error) {
-	return okReply(q.quotaSet(q.param("project"), nil))
+	var out structs.QuotaResponse
+	if err := q.call("Quota.GetClass", &structs.QuotaClassRequest{Class: structs.QuotaDefaultClass}, &out); err != nil {
+		return nil, err
+	}
+	return okReply(q.quotaSet(q.param("project"), out.Limits, nil))
 }
 
 // quotaDetail answers GET /os-quota-sets/{project}/detail with the
 // project's usage; key pairs count the caller's own.
 func (a *API) quotaDetail(q *request) (*reply, error) {
+	if err := q.checkQuery("user_id"); err != nil {
+		return nil, err
+	}
 	project, err := q.quotaProject("detail")
 	if err != nil {
 		return nil, err
 	}
-	used, err := q.usage(project)
+	out, err := q.projectQuota(project, true)
 	if err != nil {
 		return nil, err
 	}
-	var kps structs.KeyPairListResponse
-	if err := q.call("KeyPair.List", &structs.KeyPairListRequest{UserID: q.token.UserID}, &kps); err != nil {
-		return nil, err
+	if out.Usage == nil {
+		out.Usage = map[string]int64{}
 	}
-	used["key_pairs"] = len(kps.KeyPairs)
-	return okReply(q.quotaSet(project, used))
+	return okReply(q.quotaSet(project, out.Limits, out.Usage))
 }
 
-// quotaWrite answers PUT and DELETE: quotas cannot be changed until
-// they are stored and enforced.
-func (a *API) quotaWrite(q *request) (*reply, error) {
-	return nil, faultf(http.StatusNotImplemented, "Changing quotas is not implemented yet: the default quotas apply to every project.")
+// quotaValuePattern is Nova's common_quota: an integer, -1 unlimited.
+var quotaValuePattern = regexp.MustCompile(`^-?[0-9]+$`)
+
+func quotaValueSchema() *schema {
+	return &schema{types: tInteger | tString, pattern: quotaValuePattern, min: ptr(-1), max: ptr(0x7FFFFFFF)}
+}
+
+// quotaUpdateSchema is Nova's PUT /os-quota-sets body at a version: the
+// resources it shows, and force.
+func (q *request) quotaUpdateSchema() *schema {
+	props := map[string]*schema{"force": booleanSchema}
+	for _, qt := range quotas {
+		if q.shown(qt) {
+			props[qt.name] = quotaValueSchema()
+		}
+	}
+	return &schema{types: tObject, required: []string{"quota_set"}, props: map[string]*schema{
+		"quota_set": {types: tObject, props: props}}}
+}
+
+// quotaLimits reads the validated limits of a quota body.
+func quotaLimits(in map[string]any) map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range in {
+		if _, ok := structs.DefaultQuotas[k]; ok {
+			out[k] = intOf(v)
+		}
+	}
+	return out
+}
+
+// quotaUpdate answers PUT /os-quota-sets/{project} (admin) with the
+// project's limits. A limit below what the project uses is 400 unless
+// force is set. Per-user quotas (user_id) are not supported.
+func (a *API) quotaUpdate(q *request) (*reply, error) {
+	if err := q.checkQuery("user_id"); err != nil {
+		return nil, err
+	}
+	body, err := decodeBody(q, q.quotaUpdateSchema())
+	if err != nil {
+		return nil, err
+	}
+	if q.query().Has("user_id") {
+		return nil, notSupported()
+	}
+	in := object(body, "quota_set")
+	var out structs.QuotaResponse
+	err = q.call("Quota.Update", &structs.QuotaUpdateRequest{Scope: structs.QuotaScopeProject, ID: q.param("project"),
+		Limits: quotaLimits(in), Force: boolOf(in["force"])}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return okReply(q.quotaSet("", out.Limits, nil))
+}
+
+// quotaDelete answers DELETE /os-quota-sets/{project} (admin): the
+// project's own limits are dropped and the defaults apply again (202).
+func (a *API) quotaDelete(q *request) (*reply, error) {
+	if err := q.checkQuery("user_id"); err != nil {
+		return nil, err
+	}
+	if q.query().Has("user_id") {
+		return nil, notSupported()
+	}
+	if err := q.call("Quota.Delete", &structs.QuotaDeleteRequest{ProjectID: q.param("project")}, &structs.GenericResponse{}); err != nil {
+		return nil, err
+	}
+	return acceptedReply(nil)
+}
+
+// quotaClassSet is a quota class body at the request's version.
+func (q *request) quotaClassSet(id string, limits map[string]int64) map[string]any {
+	set := map[string]any{}
+	if id != "" {
+		set["id"] = id
+	}
+	for _, qt := range quotas {
+		if q.shownInClass(qt) {
+			set[qt.name] = limits[qt.name]
+		}
+	}
+	return map[string]any{"quota_class_set": set}
+}
+
+// quotaClassShow answers GET /os-quota-class-sets/{class} (admin);
+// "default" holds the defaults every project without its own gets.
+func (a *API) quotaClassShow(q *request) (*reply, error) {
+	var out structs.QuotaResponse
+	if err := q.call("Quota.GetClass", &structs.QuotaClassRequest{Class: q.param("class")}, &out); err != nil {
+		return nil, err
+	}
+	return okReply(q.quotaClassSet(q.param("class"), out.Limits))
+}
+
+// quotaClassUpdate answers PUT /os-quota-class-sets/{class} (admin):
+// editing the "default" class changes every project's defaults.
+func (a *API) quotaClassUpdate(q *request) (*reply, error) {
+	props := map[string]*schema{}
+	for _, qt := range quotas {
+		if q.shownInClass(qt) {
+			props[qt.name] = quotaValueSchema()
+		}
+	}
+	body, err := decodeBody(q, &schema{types: tObject, required: []string{"quota_class_set"}, props: map[string]*schema{
+		"quota_class_set": {types: tObject, props: props}}})
+	if err != nil {
+		return nil, err
+	}
+	class := q.param("class")
+	if len(class) > 255 {
+		return nil, badRequest("quota_class_name must be at most 255 characters")
+	}
+	var out structs.QuotaResponse
+	err = q.call("Quota.Update", &structs.QuotaUpdateRequest{Scope: structs.QuotaScopeClass, ID: class,
+		Limits: quotaLimits(object(body, "quota_class_set"))}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return okReply(q.quotaClassSet("", out.Limits))
 }
 
 func (a *API) limitRoutes() []routeSpec {
 	return []routeSpec{{pattern: "GET /limits", access: anyone, policy: "os_compute_api:limits", handle: a.limits}}
 }
 
-// limits answers GET /limits: Nova's default absolute limits with the
-// project's usage (an admin may name another project with tenant_id).
+// limits answers GET /limits: the project's absolute limits with its
+// usage (an admin may name another project with tenant_id).
 func (a *API) limits(q *request) (*reply, error) {
 	if err := q.checkQuery("tenant_id", "reserved"); err != nil {
 		return nil, err
@@ -156,22 +286,22 @@ func (a *API) limits(q *request) (*reply, error) {
 		}
 		project = t
 	}
-	used, err := q.usage(project)
+	out, err := q.projectQuota(project, true)
 	if err != nil {
 		return nil, err
 	}
-	abs := map[string]int{}
+	abs := map[string]int64{}
 	for _, qt := range quotas {
 		if !q.shown(qt) || qt.limitName == "" {
 			continue
 		}
-		abs[qt.limitName] = qt.value
+		abs[qt.limitName] = out.Limits[qt.name]
 		if qt.usedName != "" {
-			abs[qt.usedName] = used[qt.name]
+			abs[qt.usedName] = out.Usage[qt.name]
 		}
 	}
 	if !q.atLeast(39) {
-		abs["maxImageMeta"] = maxServerMeta
+		abs["maxImageMeta"] = out.Limits[structs.QuotaMetadataItems]
 	}
 	return okReply(map[string]any{"limits": map[string]any{"rate": []any{}, "absolute": abs}})
 }

@@ -1,58 +1,100 @@
 package nova
 
 import (
+	"net/http"
 	"strings"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
 
+// serverActionRoutes are the routes of server actions and of what they
+// leave behind: instance actions (os-instance-actions) and migrations
+// (os-migrations, /servers/{id}/migrations).
 func (a *API) serverActionRoutes() []routeSpec {
-	return []routeSpec{
+	routes := []routeSpec{
 		{pattern: "POST /servers/{id}/action", access: reader, policy: serverRule + "action", handle: a.serverAction},
 	}
+	routes = append(routes, a.instanceActionRoutes()...)
+	return append(routes, a.migrationRoutes()...)
 }
 
-// powerActions are the server actions Stratus performs, with their
-// policy rule and how they map to Instance.Action.
-var powerActions = map[string]struct {
-	rule   string
-	action func(body any) (string, error)
-}{
-	"reboot":   {serverRule + "reboot", rebootAction},
-	"os-start": {serverRule + "start", func(any) (string, error) { return "start", nil }},
-	"os-stop":  {serverRule + "stop", func(any) (string, error) { return "stop", nil }},
+// Nova's policy rule prefixes of the server actions.
+const (
+	pauseRule    = "os_compute_api:os-pause-server:"
+	suspendRule  = "os_compute_api:os-suspend-server:"
+	lockRule     = "os_compute_api:os-lock-server:"
+	migrateRule  = "os_compute_api:os-migrate-server:"
+	shelveRule   = "os_compute_api:os-shelve:"
+	deferredRule = "os_compute_api:os-deferred-delete:"
+)
+
+// serverActionSpec is one action of POST /servers/{id}/action.
+type serverActionSpec struct {
+	// rule is Nova's policy rule, named when the caller may not act.
+	rule string
+	// admin makes the action admin-only (Nova's default policy).
+	admin bool
+	// schema validates the action's value at the request's
+	// microversion; nil (or a nil result) accepts any value, as Nova
+	// accepts anything for the actions that take no arguments.
+	schema func(mv int) *schema
+	// check validates what a schema cannot say (nil for nothing).
+	check func(mv int, v any) error
+	// do carries the action out once the caller passed the policy.
+	do func(q *request, inst *structs.Instance, arg any) (*reply, error)
+}
+
+// serverActions are the actions Stratus performs, by name.
+var serverActions map[string]*serverActionSpec
+
+func init() {
+	serverActions = map[string]*serverActionSpec{
+		"reboot":   {rule: serverRule + "reboot", schema: func(int) *schema { return rebootSchema }, do: actReboot},
+		"os-start": {rule: serverRule + "start", do: taskAction("start", structs.OpStart)},
+		"os-stop":  {rule: serverRule + "stop", do: taskAction("stop", structs.OpStop)},
+		"pause":    {rule: pauseRule + "pause", do: taskAction("pause", structs.OpPause)},
+		"unpause":  {rule: pauseRule + "unpause", do: taskAction("unpause", structs.OpUnpause)},
+		"suspend":  {rule: suspendRule + "suspend", do: taskAction("suspend", structs.OpSuspend)},
+		"resume":   {rule: suspendRule + "resume", do: taskAction("resume", structs.OpResume)},
+		"lock":     {rule: lockRule + "lock", schema: lockSchema, do: actLockServer},
+		"unlock":   {rule: lockRule + "unlock", do: actUnlockServer},
+		"rescue":   {rule: "os_compute_api:os-rescue", schema: func(int) *schema { return rescueSchema }, do: actRescue},
+		"unrescue": {rule: "os_compute_api:os-unrescue", do: taskAction("unrescue", structs.OpUnrescue)},
+		"rebuild":  {rule: serverRule + "rebuild", schema: rebuildSchema, do: actRebuild},
+		"resize":   {rule: serverRule + "resize", schema: func(int) *schema { return resizeSchema }, do: actResize},
+		"confirmResize": {rule: serverRule + "confirm_resize", do: func(q *request, inst *structs.Instance, _ any) (*reply, error) {
+			return q.finishResize(inst, "confirmResize", structs.OpConfirmResize, http.StatusNoContent)
+		}},
+		"revertResize": {rule: serverRule + "revert_resize", do: func(q *request, inst *structs.Instance, _ any) (*reply, error) {
+			return q.finishResize(inst, "revertResize", structs.OpRevertResize, http.StatusAccepted)
+		}},
+		// migrate checks its own policy: naming a host is its own rule.
+		"migrate":        {rule: migrateRule + "migrate", schema: migrateSchema, do: actMigrate},
+		"os-migrateLive": {rule: migrateRule + "migrate_live", admin: true, schema: liveMigrateSchema, do: actLiveMigrate},
+		"evacuate":       {rule: "os_compute_api:os-evacuate", admin: true, schema: evacuateSchema, do: actEvacuate},
+		"shelve":         {rule: shelveRule + "shelve", do: taskAction("shelve", structs.OpShelve)},
+		"shelveOffload":  {rule: shelveRule + "shelve_offload", admin: true, do: taskAction("shelveOffload", structs.OpShelveOffload)},
+		"unshelve":       {rule: shelveRule + "unshelve", schema: unshelveSchema, check: checkUnshelve, do: actUnshelve},
+		"forceDelete":    {rule: deferredRule + "force", do: actForceDelete},
+		"restore":        {rule: deferredRule + "restore", do: taskAction("restore", structs.OpRestore)},
+	}
 }
 
 // knownActions are Nova's other server actions, which Stratus does not
 // support yet: they answer Nova's "not supported" 501, while an unknown
 // action is "There is no such action".
-var knownActions = []string{"pause", "unpause", "suspend", "resume", "resize", "confirmResize", "revertResize",
-	"rebuild", "createImage", "createBackup", "changePassword", "lock", "unlock", "rescue", "unrescue",
-	"shelve", "shelveOffload", "unshelve", "migrate", "os-migrateLive", "evacuate", "addSecurityGroup",
-	"removeSecurityGroup", "forceDelete", "restore", "trigger_crash_dump", "os-resetState", "resetNetwork",
-	"injectNetworkInfo", "os-getConsoleOutput", "os-getVNCConsole", "os-getSPICEConsole", "os-getSerialConsole",
-	"os-getRDPConsole", "addFixedIp", "removeFixedIp", "addFloatingIp", "removeFloatingIp", "os-resetNetwork"}
+var knownActions = []string{"createImage", "createBackup", "changePassword", "addSecurityGroup",
+	"removeSecurityGroup", "trigger_crash_dump", "os-resetState", "resetNetwork", "injectNetworkInfo",
+	"os-getConsoleOutput", "os-getVNCConsole", "os-getSPICEConsole", "os-getSerialConsole", "os-getRDPConsole",
+	"addFixedIp", "removeFixedIp", "addFloatingIp", "removeFloatingIp", "os-resetNetwork"}
 
-var rebootSchema = &schema{types: tObject, required: []string{"type"}, props: map[string]*schema{
-	"type": {types: tString, enum: []string{"HARD", "Hard", "hard", "SOFT", "Soft", "soft"}},
-}}
-
-func rebootAction(body any) (string, error) {
-	if err := rebootSchema.validate(body, []string{"reboot"}); err != nil {
-		return "", err
-	}
-	if strings.EqualFold(body.(map[string]any)["type"].(string), "HARD") {
-		return structs.ActionRebootHard, nil
-	}
-	return structs.ActionRebootSoft, nil
-}
-
-// anyBody accepts any JSON value; actions validate their own part.
+// anyBody accepts any JSON object; handlers validate their own parts.
 var anyBody = &schema{types: tObject, open: true}
 
 // serverAction answers POST /servers/{id}/action: a body of exactly one
-// action. Start, stop and reboot go to Instance.Action (202); Nova's
-// state rules answer 409 conflictingRequest.
+// action. As in Nova the body is validated first, then the server is
+// looked up (another project's is a 404), then the policy applies; the
+// servers decide the rest (state rules and locks: 409).
 func (a *API) serverAction(q *request) (*reply, error) {
 	body, err := decodeBody(q, anyBody)
 	if err != nil {
@@ -65,7 +107,7 @@ func (a *API) serverAction(q *request) (*reply, error) {
 	for k := range body {
 		name = k
 	}
-	act, ok := powerActions[name]
+	spec, ok := serverActions[name]
 	if !ok {
 		if containsString(knownActions, name) {
 			if _, err := q.getServer(q.param("id")); err != nil {
@@ -75,20 +117,196 @@ func (a *API) serverAction(q *request) (*reply, error) {
 		}
 		return nil, badRequest("There is no such action: %s", name)
 	}
-	action, err := act.action(body[name])
-	if err != nil {
-		return nil, err
+	if spec.schema != nil {
+		if s := spec.schema(q.mv); s != nil {
+			if err := s.validate(body[name], []string{name}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if spec.check != nil {
+		if err := spec.check(q.mv, body[name]); err != nil {
+			return nil, err
+		}
 	}
 	inst, err := q.getServer(q.param("id"))
 	if err != nil {
 		return nil, err
 	}
-	if !q.isMember() {
-		return nil, policyFault(act.rule)
+	if !q.isMember() || (spec.admin && !q.isAdmin()) {
+		return nil, policyFault(spec.rule)
 	}
-	err = q.call("Instance.Action", &structs.InstanceActionRequest{InstanceID: inst.ID, Action: action}, &structs.GenericResponse{})
+	return spec.do(q, inst, body[name])
+}
+
+// runTask asks the servers for an operation on inst on the caller's
+// behalf, naming the instance action after this request's id. action is
+// Nova's name of it, which a refusal's message uses.
+func (q *request) runTask(inst *structs.Instance, action, op string, fill func(*structs.InstanceTaskRequest)) (*structs.InstanceTaskResponse, error) {
+	args := &structs.InstanceTaskRequest{InstanceID: inst.ID, Op: op, ProjectID: q.token.ProjectID,
+		UserID: q.token.UserID, Admin: q.isAdmin(), RequestID: q.id}
+	if fill != nil {
+		fill(args)
+	}
+	var out structs.InstanceTaskResponse
+	if err := q.call("Instance.Task", args, &out); err != nil {
+		return nil, taskFault(err, inst.ID, action, op)
+	}
+	return &out, nil
+}
+
+// taskFault words a refused operation as Nova does: the instance not
+// found, and state conflicts naming Nova's action ("Cannot
+// 'os-migrateLive' instance …") rather than the servers' operation.
+func taskFault(err error, id, action, op string) error {
+	switch structs.KindOf(err) {
+	case structs.KindNotFound:
+		return notFoundAs(err, "Instance %s could not be found.", id)
+	case structs.KindConflict:
+		msg := structs.Message(err)
+		if op != action {
+			msg = strings.Replace(msg, "'"+op+"'", "'"+action+"'", 1)
+		}
+		return faultf(http.StatusConflict, "%s", msg)
+	}
+	return err
+}
+
+// taskAction is an action that is one operation and answers 202.
+func taskAction(action, op string) func(*request, *structs.Instance, any) (*reply, error) {
+	return func(q *request, inst *structs.Instance, _ any) (*reply, error) {
+		if _, err := q.runTask(inst, action, op, nil); err != nil {
+			return nil, err
+		}
+		return acceptedReply(nil)
+	}
+}
+
+var rebootSchema = &schema{types: tObject, required: []string{"type"}, props: map[string]*schema{
+	"type": {types: tString, enum: []string{"HARD", "Hard", "hard", "SOFT", "Soft", "soft"}},
+}}
+
+func actReboot(q *request, inst *structs.Instance, arg any) (*reply, error) {
+	op := structs.OpRebootSoft
+	if strings.EqualFold(arg.(map[string]any)["type"].(string), "HARD") {
+		op = structs.OpRebootHard
+	}
+	return taskAction("reboot", op)(q, inst, arg)
+}
+
+// lockSchema is the lock action from 2.73, which takes a reason; before
+// it the value is not looked at.
+func lockSchema(mv int) *schema {
+	if mv < 73 {
+		return nil
+	}
+	return &schema{types: tObject | tNull, props: map[string]*schema{
+		"locked_reason": {types: tString, minLen: 1, maxLen: 255},
+	}}
+}
+
+// actLockServer locks a server. As in Nova the owner's lock of a locked
+// server changes nothing (an admin's lock stays an admin's), while an
+// admin of another project takes the lock over.
+func actLockServer(q *request, inst *structs.Instance, arg any) (*reply, error) {
+	if inst.Locked && inst.ProjectID == q.token.ProjectID {
+		return acceptedReply(nil)
+	}
+	reason := ""
+	if o, ok := arg.(map[string]any); ok && q.atLeast(73) {
+		reason, _ = stringOf(o, "locked_reason")
+	}
+	if _, err := q.runTask(inst, "lock", structs.OpLock, func(r *structs.InstanceTaskRequest) { r.Reason = reason }); err != nil {
+		return nil, err
+	}
+	return acceptedReply(nil)
+}
+
+// actUnlockServer unlocks a server; a lock an admin took needs an admin
+// (Nova's unlock_override rule).
+func actUnlockServer(q *request, inst *structs.Instance, _ any) (*reply, error) {
+	override := policyFault(lockRule + "unlock:unlock_override")
+	if inst.Locked && inst.LockedBy == "admin" && !q.isAdmin() {
+		return nil, override
+	}
+	if _, err := q.runTask(inst, "unlock", structs.OpUnlock, nil); err != nil {
+		if structs.KindOf(err) == structs.KindPermission {
+			return nil, override
+		}
+		return nil, err
+	}
+	return acceptedReply(nil)
+}
+
+var rescueSchema = &schema{types: tObject | tNull, props: map[string]*schema{
+	"adminPass":        {types: tString},
+	"rescue_image_ref": {types: tString},
+}}
+
+// actRescue boots the server from a rescue image (the server's own by
+// default) and answers 200 with the rescue password.
+func actRescue(q *request, inst *structs.Instance, arg any) (*reply, error) {
+	o, _ := arg.(map[string]any)
+	password, ok := stringOf(o, "adminPass")
+	if !ok {
+		password = adminPassword()
+	}
+	image, _ := stringOf(o, "rescue_image_ref")
+	image = lastSegment(strings.TrimSpace(image))
+	if _, err := q.runTask(inst, "rescue", structs.OpRescue, func(r *structs.InstanceTaskRequest) { r.ImageID = image }); err != nil {
+		return nil, err
+	}
+	return okReply(map[string]any{"adminPass": password})
+}
+
+var resizeSchema = &schema{types: tObject, required: []string{"flavorRef"}, props: map[string]*schema{
+	"flavorRef":         {types: tString | tInteger, minLen: 1},
+	"OS-DCF:diskConfig": {types: tString, enum: []string{"AUTO", "MANUAL"}},
+}}
+
+// actResize moves the server to another flavor (and host); it ends in
+// VERIFY_RESIZE. The disk config is accepted and not used.
+func actResize(q *request, inst *structs.Instance, arg any) (*reply, error) {
+	ref := ""
+	switch v := arg.(map[string]any)["flavorRef"].(type) {
+	case string:
+		ref = lastSegment(v)
+	default:
+		ref = pyStr(v)
+	}
+	f, err := q.getFlavor(ref)
 	if err != nil {
-		return nil, notFoundAs(err, "Instance %s could not be found.", inst.ID)
+		if isStatus(err, http.StatusNotFound) {
+			return nil, badRequest("Unable to locate requested flavor.")
+		}
+		return nil, err
+	}
+	_, err = q.runTask(inst, "resize", structs.OpResize, func(r *structs.InstanceTaskRequest) { r.FlavorID = f.ID })
+	if structs.KindOf(err) == structs.KindInvalid && strings.Contains(structs.Message(err), "must change flavor") {
+		return nil, badRequest("Resize requires a flavor change.")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return acceptedReply(nil)
+}
+
+// finishResize confirms or reverts a resize or cold migration, which
+// only a server in VERIFY_RESIZE has.
+func (q *request) finishResize(inst *structs.Instance, action, op string, status int) (*reply, error) {
+	if inst.VMState != structs.VMStateResized {
+		return nil, faultf(http.StatusConflict, "Cannot '%s' instance %s while it is in vm_state %s", action, inst.ID, inst.VMState)
+	}
+	if _, err := q.runTask(inst, action, op, nil); err != nil {
+		return nil, err
+	}
+	return &reply{status: status}, nil
+}
+
+// actForceDelete deletes a server at once, soft-deleted or not.
+func actForceDelete(q *request, inst *structs.Instance, _ any) (*reply, error) {
+	if err := q.deleteServer(inst, true); err != nil {
+		return nil, err
 	}
 	return acceptedReply(nil)
 }

@@ -70,7 +70,7 @@ func serverCreateSchema(mv int) *schema {
 	if mv >= 37 {
 		required = append(required, "networks")
 	}
-	hints := &schema{types: tObject, open: true}
+	hints := schedulerHintsSchema()
 	return &schema{types: tObject, required: []string{"server"}, props: map[string]*schema{
 		"server":                     {types: tObject, props: server, required: required},
 		"OS-SCH-HNT:scheduler_hints": hints,
@@ -82,7 +82,9 @@ func serverCreateSchema(mv int) *schema {
 // security groups, tags or trusted certificates yet: networks "auto" or
 // "none" and the "default" security group are accepted; anything naming
 // one that would have to exist is refused as Nova refuses an unknown
-// one. Scheduler hints, personality files, user data and the disk config
+// one. Scheduler hints group, same_host and different_host are honoured
+// (others are ignored, as in Nova), and an admin's target host
+// ("az:host[:node]", or 2.74's host); personality files, user data and the disk config
 // are validated and not used.
 func (a *API) serverCreate(q *request) (*reply, error) {
 	body, err := decodeBody(q, serverCreateSchema(q.mv))
@@ -109,7 +111,15 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 	if args.FlavorID, err = q.flavorOf(in); err != nil {
 		return nil, err
 	}
-	if args.AZ, err = q.zoneOf(in); err != nil {
+	if args.AZ, args.TargetHost, err = q.zoneOf(in); err != nil {
+		return nil, err
+	}
+	if target, err := q.requestedHost(in); err != nil {
+		return nil, err
+	} else if target != "" {
+		args.TargetHost = target
+	}
+	if args.Hints, err = q.schedulerHints(body); err != nil {
 		return nil, err
 	}
 	if key, ok := stringOf(in, "key_name"); ok {
@@ -123,9 +133,6 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 		args.KeyName = key
 	}
 	args.Metadata = stringMap(object(in, "metadata"))
-	if len(args.Metadata) > maxServerMeta {
-		return nil, faultf(http.StatusForbidden, "Quota exceeded for metadata_items: Requested %d, but already used 0 of %d metadata_items", len(args.Metadata), maxServerMeta)
-	}
 	args.Description, _ = stringOf(in, "description")
 	var out structs.InstanceCreateResponse
 	if err := q.call("Instance.Create", &args, &out); err != nil {
@@ -149,12 +156,6 @@ func (q *request) checkUnsupportedCreate(in map[string]any) error {
 			return notSupported()
 		}
 	}
-	if _, ok := in["host"]; ok {
-		return q.requestedDestination()
-	}
-	if _, ok := in["hypervisor_hostname"]; ok {
-		return q.requestedDestination()
-	}
 	if _, ok := in["hostname"]; ok {
 		return notSupported()
 	}
@@ -171,15 +172,6 @@ func (q *request) checkUnsupportedCreate(in map[string]any) error {
 		return badRequest("Bad networks format: network uuid is not in proper format ()")
 	}
 	return nil
-}
-
-// requestedDestination is the admin-only host/node choice of 2.74, which
-// the scheduler does not take yet.
-func (q *request) requestedDestination() error {
-	if !q.isAdmin() {
-		return policyFault("compute:servers:create:requested_destination")
-	}
-	return notSupported()
 }
 
 // securityGroups returns the requested groups for the create answer;
@@ -224,17 +216,19 @@ func (q *request) flavorOf(in map[string]any) (string, error) {
 	return f.ID, nil
 }
 
-// zoneOf reads availability_zone; Nova's "zone:host[:node]" forcing is
-// admin-only and not supported yet.
-func (q *request) zoneOf(in map[string]any) (string, error) {
+// zoneOf reads availability_zone and, from Nova's admin-only
+// "zone:host[:node]" forcing, the id of the host to build on.
+func (q *request) zoneOf(in map[string]any) (string, string, error) {
 	az, _ := stringOf(in, "availability_zone")
-	if strings.Contains(az, ":") {
-		if !q.isAdmin() {
-			return "", policyFault("os_compute_api:servers:create:forced_host")
-		}
-		return "", notSupported()
+	zone, host, node, err := forcedHost(az)
+	if err != nil || (host == "" && node == "") {
+		return zone, "", err
 	}
-	return az, nil
+	if !q.isAdmin() {
+		return "", "", policyFault("os_compute_api:servers:create:forced_host")
+	}
+	target, err := q.targetHost(host, node)
+	return zone, target, err
 }
 
 // isStatus reports whether err is a fault of the given status.

@@ -171,8 +171,8 @@ func (q *request) serverFilters() ([]func(serverEntry) bool, error) {
 	if err := q.timeFilters(allowed, add); err != nil {
 		return nil, err
 	}
-	// Stratus records no addresses, tags or locks: filters on them match
-	// what such servers would match.
+	// Stratus records no addresses or tags: filters on them match what
+	// such servers would match.
 	for _, k := range []string{"ip", "ip6", "tags", "tags-any"} {
 		if allowed(k) && v.Get(k) != "" {
 			add(func(serverEntry) bool { return false })
@@ -183,9 +183,38 @@ func (q *request) serverFilters() ([]func(serverEntry) bool, error) {
 		if err != nil {
 			return nil, badRequest("Invalid input received: %s", err)
 		}
-		add(func(serverEntry) bool { return !locked })
+		add(func(e serverEntry) bool { return e.inst.Locked == locked })
+	}
+	equal("locked_by", func(e serverEntry) string { return e.inst.LockedBy })
+	if !q.listsSoftDeleted(allowed) {
+		add(func(e serverEntry) bool { return e.inst.VMState != structs.VMStateSoftDeleted })
 	}
 	return filters, nil
+}
+
+// listsSoftDeleted reports whether a list shows soft-deleted servers,
+// which Nova hides unless asked for by status (SOFT_DELETED), vm_state
+// (soft-delete), or by an admin's deleted or soft_deleted filter.
+func (q *request) listsSoftDeleted(allowed func(string) bool) bool {
+	v := q.query()
+	if allowed("status") {
+		for _, s := range v["status"] {
+			if strings.EqualFold(s, "SOFT_DELETED") {
+				return true
+			}
+		}
+	}
+	if allowed("vm_state") && v.Get("vm_state") == structs.VMStateSoftDeleted {
+		return true
+	}
+	for _, k := range []string{"deleted", "soft_deleted"} {
+		if q.isAdmin() && v.Has(k) {
+			if b, err := parseBool(v.Get(k)); err == nil && b {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // statusFilter matches any of the given statuses (case-insensitive);
@@ -260,7 +289,9 @@ var serverSortKeys = map[string]func(a, b serverEntry) int{
 	"node":              func(a, b serverEntry) int { return strings.Compare(hostName(a.host), hostName(b.host)) },
 	"access_ip_v4":      equalKey, "access_ip_v6": equalKey, "auto_disk_config": equalKey, "config_drive": equalKey,
 	"kernel_id": equalKey, "ramdisk_id": equalKey, "launch_index": equalKey, "launched_at": equalKey,
-	"terminated_at": equalKey, "locked": equalKey, "locked_by": equalKey, "progress": equalKey,
+	"terminated_at": equalKey, "progress": equalKey,
+	"locked":           func(a, b serverEntry) int { return cmpBool(a.inst.Locked, b.inst.Locked) },
+	"locked_by":        func(a, b serverEntry) int { return strings.Compare(a.inst.LockedBy, b.inst.LockedBy) },
 	"root_device_name": equalKey,
 }
 

@@ -62,10 +62,10 @@ func (q *request) serverView(inst *structs.Instance, host *structs.Host, opts vi
 		q.addFullView(s, inst, host)
 	}
 	if q.atLeast(9) {
-		s["locked"] = false
+		s["locked"] = inst.Locked
 	}
 	if q.atLeast(73) {
-		s["locked_reason"] = nil
+		s["locked_reason"] = nullString(inst.LockedReason)
 	}
 	if q.atLeast(19) {
 		s["description"] = nullString(inst.Description)
@@ -80,7 +80,7 @@ func (q *request) serverView(inst *structs.Instance, host *structs.Host, opts vi
 		s["OS-EXT-SRV-ATTR:hostname"] = hostname(inst.Name, inst.ID)
 	}
 	if opts.groups && q.atLeast(71) {
-		s["server_groups"] = []string{}
+		s["server_groups"] = serverGroupsOf(inst)
 	}
 	if q.atLeast(96) {
 		s["pinned_availability_zone"] = nullString(inst.AZ)
@@ -175,7 +175,13 @@ func hostID(inst *structs.Instance, host *structs.Host) string {
 	if host != nil {
 		name = host.Name
 	}
-	sum := sha256.Sum224([]byte(inst.ProjectID + name))
+	return generateHostID(inst.ProjectID, name)
+}
+
+// generateHostID is Nova's utils.generate_hostid: sha224 of the project
+// and the host name.
+func generateHostID(project, hostName string) string {
+	sum := sha256.Sum224([]byte(project + hostName))
 	return hex.EncodeToString(sum[:])
 }
 

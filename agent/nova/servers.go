@@ -48,7 +48,7 @@ func (q *request) hostOf(inst *structs.Instance) (*structs.Host, error) {
 	if structs.KindOf(err) == structs.KindNotFound {
 		return nil, nil
 	}
-	return out.Host, err
+	return q.zoned(out.Host, err)
 }
 
 // hostsByID reads every host, keyed by id.
@@ -57,8 +57,12 @@ func (q *request) hostsByID() (map[string]*structs.Host, error) {
 	if err := q.call("Host.List", &structs.HostListRequest{}, &out); err != nil {
 		return nil, err
 	}
-	m := make(map[string]*structs.Host, len(out.Hosts))
-	for _, h := range out.Hosts {
+	hosts, err := q.withZones(out.Hosts...)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]*structs.Host, len(hosts))
+	for _, h := range hosts {
 		m[h.ID] = h
 	}
 	return m, nil
@@ -81,15 +85,34 @@ func (a *API) serverShow(q *request) (*reply, error) {
 	return q.showServer(inst)
 }
 
+// serverDelete answers DELETE /servers/{id}: 204, the deletion going on
+// in the background. With reclaim_instance_interval configured on the
+// servers the delete is soft (SOFT_DELETED, restorable until reclaimed).
 func (a *API) serverDelete(q *request) (*reply, error) {
 	inst, err := q.getServer(q.param("id"))
 	if err != nil {
 		return nil, err
 	}
-	if err := q.call("Instance.Delete", &structs.InstanceDeleteRequest{InstanceIDs: []string{inst.ID}}, &structs.GenericResponse{}); err != nil {
-		return nil, notFoundAs(err, "Instance %s could not be found.", inst.ID)
+	if err := q.deleteServer(inst, false); err != nil {
+		return nil, err
 	}
 	return noContent()
+}
+
+// deleteServer deletes a server on the caller's behalf (a locked one is
+// Nova's 409 for non-admins); force deletes at once even when deletes
+// are soft, and deletes a soft-deleted server (forceDelete).
+func (q *request) deleteServer(inst *structs.Instance, force bool) error {
+	args := &structs.InstanceDeleteRequest{InstanceIDs: []string{inst.ID}, Force: force, ProjectID: q.token.ProjectID,
+		UserID: q.token.UserID, Admin: q.isAdmin(), RequestID: q.id}
+	if err := q.call("Instance.Delete", args, &structs.GenericResponse{}); err != nil {
+		action := "delete"
+		if force {
+			action = "forceDelete"
+		}
+		return taskFault(err, inst.ID, action, action)
+	}
+	return nil
 }
 
 func serverUpdateSchema(mv int) *schema {

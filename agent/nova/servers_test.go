@@ -270,7 +270,7 @@ func TestServerCreate(t *testing.T) {
 				m["k"+strings.Repeat("x", i)] = "v"
 			}
 			s["metadata"] = m
-		}, 403, "Quota exceeded for metadata_items"},
+		}, 403, "Maximum number of metadata items exceeds 128"},
 	} {
 		s := base()
 		tc.mutate(s)
@@ -312,30 +312,6 @@ func TestServerUpdateAndDelete(t *testing.T) {
 		fault(t, 400, "badRequest", "'description' was unexpected")
 	h.req("DELETE", path, memberTok, "", nil).expect(t, 204)
 	h.req("GET", path, memberTok, "", nil).fault(t, 404, "itemNotFound", "could not be found")
-}
-
-func TestServerActions(t *testing.T) {
-	h := newHarness(t)
-	_, mine, _ := addHostAndServers(h)
-	path := "/compute/v2.1/servers/" + mine.ID + "/action"
-	for body, want := range map[string]string{
-		`{"reboot": {"type": "HARD"}}`: structs.ActionRebootHard,
-		`{"reboot": {"type": "soft"}}`: structs.ActionRebootSoft,
-		`{"os-stop": null}`:            "stop",
-	} {
-		h.req("POST", path, memberTok, "", body).expect(t, 202)
-		if args := h.rpc.lastCall("Instance.Action").(*structs.InstanceActionRequest); args.Action != want || args.InstanceID != mine.ID {
-			t.Fatalf("%s: %+v", body, args)
-		}
-	}
-	h.req("POST", path, memberTok, "", `{"os-start": null}`).
-		fault(t, 409, "conflictingRequest", "cannot start instance "+mine.ID+" while it is in vm_state active")
-	h.req("POST", path, memberTok, "", `{"reboot": {"type": "GENTLE"}}`).fault(t, 400, "badRequest", "Invalid input for field/attribute type")
-	h.req("POST", path, memberTok, "", `{"reboot": {}}`).fault(t, 400, "badRequest", "'type' is a required property")
-	h.req("POST", path, memberTok, "", `{"pause": null}`).fault(t, 501, "notImplemented", "The requested functionality is not supported.")
-	h.req("POST", path, memberTok, "", `{"os-getConsoleOutput": {}}`).fault(t, 501, "notImplemented", "not supported")
-	h.req("POST", path, memberTok, "", `{"fly": null}`).fault(t, 400, "badRequest", "There is no such action: fly")
-	h.req("POST", path, memberTok, "", `{"os-stop": null, "os-start": null}`).fault(t, 400, "badRequest", "Malformed request body")
 }
 
 func TestServerMetadataAndIPs(t *testing.T) {

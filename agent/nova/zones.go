@@ -2,6 +2,7 @@ package nova
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -42,13 +43,45 @@ func zoneAvailable(hosts []*structs.Host) bool {
 	return false
 }
 
+// listHosts reads every host, sorted by name, each with its effective
+// availability zone in AZ (see withZones).
 func (q *request) listHosts() ([]*structs.Host, error) {
 	var out structs.HostListResponse
 	if err := q.call("Host.List", &structs.HostListRequest{}, &out); err != nil {
 		return nil, err
 	}
-	sort.Slice(out.Hosts, func(i, j int) bool { return out.Hosts[i].Name < out.Hosts[j].Name })
-	return out.Hosts, nil
+	hosts, err := q.withZones(out.Hosts...)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(hosts, func(i, j int) bool { return hosts[i].Name < hosts[j].Name })
+	return hosts, nil
+}
+
+// withZones returns the hosts with AZ set to their effective zone: the
+// zone of an aggregate that contains them, else their agent's, else
+// Nova's default. Hosts whose zone is their agent's are returned as
+// they are; the others are copies, so what an RPC shares is never
+// modified.
+func (q *request) withZones(hosts ...*structs.Host) ([]*structs.Host, error) {
+	var out structs.AggregateListResponse
+	if err := q.call("Aggregate.List", &structs.AggregateListRequest{}, &out); err != nil {
+		return nil, err
+	}
+	res := make([]*structs.Host, 0, len(hosts))
+	for _, h := range hosts {
+		if h == nil {
+			res = append(res, h)
+			continue
+		}
+		if z := structs.EffectiveAZ(h, out.Aggregates); z != h.AZ {
+			c := *h
+			c.AZ = z
+			h = &c
+		}
+		res = append(res, h)
+	}
+	return res, nil
 }
 
 // zoneList answers GET /os-availability-zone: the zones of the hosts.
@@ -95,4 +128,34 @@ func (a *API) zoneDetail(q *request) (*reply, error) {
 		info = []any{}
 	}
 	return okReply(map[string]any{"availabilityZoneInfo": info})
+}
+
+// zoned is a host read by RPC, with its effective zone (see withZones).
+func (q *request) zoned(h *structs.Host, err error) (*structs.Host, error) {
+	if err != nil || h == nil {
+		return h, err
+	}
+	hosts, err := q.withZones(h)
+	if err != nil {
+		return nil, err
+	}
+	return hosts[0], nil
+}
+
+// forcedHost splits Nova's legacy availability_zone "az:host",
+// "az:host:node" or "az::node" (admin only) into the zone and the host
+// and node names the server is forced onto.
+func forcedHost(az string) (zone, host, node string, err error) {
+	switch strings.Count(az, ":") {
+	case 0:
+		return az, "", "", nil
+	case 1:
+		zone, host, _ = strings.Cut(az, ":")
+	case 2:
+		parts := strings.Split(az, ":")
+		zone, host, node = parts[0], parts[1], parts[2]
+	default:
+		return "", "", "", badRequest("Invalid input received: Unable to parse availability_zone")
+	}
+	return zone, host, node, nil
 }
