@@ -92,7 +92,7 @@ func TestAggregateActionsAndErrors(t *testing.T) {
 	}
 
 	// Hosts by name; metadata merges and null deletes.
-	r = action(adminTok, map[string]any{"add_host": map[string]any{"host": "compute-1"}}).expect(t, 200)
+	action(adminTok, map[string]any{"add_host": map[string]any{"host": "compute-1"}}).expect(t, 200)
 	action(adminTok, map[string]any{"add_host": map[string]any{"host": "compute-1"}}).fault(t, 409, "conflictingRequest", "already has host compute-1")
 	action(adminTok, map[string]any{"set_metadata": map[string]any{"metadata": map[string]any{"ssd": "true", "gpu": "a100"}}}).expect(t, 200)
 	r = action(adminTok, map[string]any{"set_metadata": map[string]any{"metadata": map[string]any{"gpu": nil, "availability_zone": "london"}}}).expect(t, 200)
