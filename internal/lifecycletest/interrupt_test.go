@@ -72,7 +72,6 @@ func TestResizeSurvivesLeaderChange(t *testing.T) {
 	}
 }
 
-
 // TestOperationsSurviveAgentRestart restarts the agent in the middle of
 // a reboot (the action is in the driver) and of a resize (the
 // destination is spawning): each completes, exactly once.
