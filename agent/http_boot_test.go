@@ -133,7 +133,7 @@ func TestBootRoutesMethodAndPathErrors(t *testing.T) {
 		code         int
 		allow        string
 	}{
-		{"GET", "/v1/instances/i1/actions", 405, "POST"},
+		{"PUT", "/v1/instances/i1/actions", 405, "GET, POST"},
 		{"PUT", "/v1/instances", 405, "GET, POST"},
 		{"GET", "/v1/hosts/h1/enable", 405, "POST"},
 		{"GET", "/v1/instances/i1/nothing", 404, ""},
@@ -263,19 +263,20 @@ func TestInstanceCreateBody(t *testing.T) {
 func TestInstanceActionMapping(t *testing.T) {
 	t.Parallel()
 	h, f := bootRoutes(func(method string, args, reply any) error {
-		reply.(*structs.GenericResponse).Index = 9
+		reply.(*structs.InstanceTaskResponse).Index = 9
 		return nil
 	})
+	// The original body shape: start, stop, reboot with Hard.
 	for _, tc := range []struct{ body, want string }{
-		{`{"Action":"start"}`, "start"},
-		{`{"Action":"stop"}`, "stop"},
-		{`{"Action":"reboot"}`, structs.ActionRebootSoft},
-		{`{"Action":"reboot","Hard":false}`, structs.ActionRebootSoft},
-		{`{"Action":"reboot","Hard":true}`, structs.ActionRebootHard},
+		{`{"Action":"start"}`, structs.OpStart},
+		{`{"Action":"stop"}`, structs.OpStop},
+		{`{"Action":"reboot"}`, structs.OpRebootSoft},
+		{`{"Action":"reboot","Hard":false}`, structs.OpRebootSoft},
+		{`{"Action":"reboot","Hard":true}`, structs.OpRebootHard},
 	} {
 		rec := serve(h, "POST", "/v1/instances/i1/actions", tc.body)
-		want := &structs.InstanceActionRequest{InstanceID: "i1", Action: tc.want, WriteRequest: structs.WriteRequest{AuthToken: "tok"}}
-		if c := f.last(t); rec.Code != 200 || c.method != "Instance.Action" || !reflect.DeepEqual(c.args, want) {
+		want := &structs.InstanceTaskRequest{InstanceID: "i1", Op: tc.want, Admin: true, WriteRequest: structs.WriteRequest{AuthToken: "tok"}}
+		if c := f.last(t); rec.Code != 200 || c.method != "Instance.Task" || !reflect.DeepEqual(c.args, want) {
 			t.Errorf("%s: %d, called %s %+v", tc.body, rec.Code, c.method, c.args)
 		}
 		if rec.Header().Get("X-Stratus-Index") != "9" {
@@ -283,7 +284,7 @@ func TestInstanceActionMapping(t *testing.T) {
 		}
 	}
 	before := f.count()
-	for _, body := range []string{`{"Action":"stop","Hard":true}`, `{"Action":"pause"}`, `{}`, `{"Action":"start","Force":true}`, ``} {
+	for _, body := range []string{`{"Action":"stop","Hard":true}`, `{"Action":"dance"}`, `{}`, `{"Action":"start","Force":true}`, ``} {
 		if rec := serve(h, "POST", "/v1/instances/i1/actions", body); rec.Code != 400 {
 			t.Errorf("%s: %d %s", body, rec.Code, rec.Body)
 		}

@@ -9,9 +9,15 @@ import (
 // hostJSON is a host as the native API shows it: the stored record plus
 // each resource class's capacity, so UIs need not redo Placement's
 // arithmetic.
+//
+// The embedded host carries its drain (Drain: null, or
+// {StartedAt, Complete, CompletedAt}). GET /v1/hosts/{id} adds
+// Allocations, how many allocations are still on the host (what a drain
+// waits for); the list leaves it out rather than read every allocation.
 type hostJSON struct {
 	*structs.Host
-	Capacity map[string]hostCapacity
+	Capacity    map[string]hostCapacity
+	Allocations *int `json:",omitempty"`
 }
 
 // hostCapacity is one resource class of a host: its raw total, how much
@@ -67,7 +73,17 @@ func (a *Agent) hostGet(w http.ResponseWriter, r *http.Request) (any, error) {
 	if out.Host == nil {
 		return nil, notFound("host", args.HostID)
 	}
-	return newHostJSON(out.Host), nil
+	body := newHostJSON(out.Host)
+	// One indexed read of the host's allocation ids; it never blocks.
+	allocArgs := structs.AllocHostRequest{HostID: out.Host.ID}
+	allocArgs.AllowStale, allocArgs.AuthToken = args.AllowStale, args.AuthToken
+	var allocs structs.AllocIndexResponse
+	if err := a.rpc.RPC("Alloc.GetHostAllocs", &allocArgs, &allocs); err != nil {
+		return nil, err
+	}
+	n := len(allocs.Allocs)
+	body.Allocations = &n
+	return body, nil
 }
 
 func (a *Agent) hostEnable(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -73,29 +73,6 @@ type instanceCreateJSON struct {
 	EvalID    string
 }
 
-// instanceActionBody is the body of POST /v1/instances/{id}/actions.
-type instanceActionBody struct {
-	Action string // start, stop or reboot
-	Hard   bool   // reboot only
-}
-
-// rpcAction maps the body to Instance.Action's action names.
-func (b *instanceActionBody) rpcAction() (string, error) {
-	switch b.Action {
-	case "start", "stop":
-		if b.Hard {
-			return "", structs.Errorf(structs.KindInvalid, "Hard applies only to the reboot action")
-		}
-		return b.Action, nil
-	case "reboot":
-		if b.Hard {
-			return structs.ActionRebootHard, nil
-		}
-		return structs.ActionRebootSoft, nil
-	}
-	return "", structs.Errorf(structs.KindInvalid, "action %q is not one of start, stop, reboot", b.Action)
-}
-
 func (a *Agent) instanceList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.InstanceListRequest{HostID: r.URL.Query().Get("host")}
 	if err := parseQuery(r, &args.QueryOptions); err != nil {
@@ -146,30 +123,19 @@ func (a *Agent) instanceCreate(w http.ResponseWriter, r *http.Request) (any, err
 	return &instanceCreateJSON{Instances: instancesJSON(out.Instances), EvalID: out.EvalID}, nil
 }
 
+// instanceDelete answers DELETE /v1/instances/{id}[?force]. With soft
+// delete configured (reclaim_instance_interval) a delete is soft and
+// restorable; ?force deletes at once, soft-deleted instances included
+// (Nova's forceDelete). A locked instance refuses a delete.
 func (a *Agent) instanceDelete(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.InstanceDeleteRequest{InstanceIDs: []string{r.PathValue("id")}}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
-	var out structs.GenericResponse
-	if err := a.rpc.RPC("Instance.Delete", &args, &out); err != nil {
-		return nil, err
-	}
-	setIndex(w, out.Index)
-	return nil, nil
-}
-
-func (a *Agent) instanceAction(w http.ResponseWriter, r *http.Request) (any, error) {
-	var body instanceActionBody
-	if err := decodeJSON(w, r, &body); err != nil {
-		return nil, err
-	}
-	action, err := body.rpcAction()
+	force, err := boolParam(r, "force")
 	if err != nil {
 		return nil, err
 	}
-	args := structs.InstanceActionRequest{InstanceID: r.PathValue("id"), Action: action}
+	args := structs.InstanceDeleteRequest{InstanceIDs: []string{r.PathValue("id")}, Force: force}
 	args.AuthToken = r.Header.Get("X-Stratus-Token")
 	var out structs.GenericResponse
-	if err := a.rpc.RPC("Instance.Action", &args, &out); err != nil {
+	if err := a.rpc.RPC("Instance.Delete", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -206,6 +172,22 @@ func (a *Agent) evalGet(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, notFound("evaluation", args.EvalID)
 	}
 	return out.Eval, nil
+}
+
+// boolParam reads a boolean URL parameter: absent is false, present
+// without a value ("?force") or "true" is true, "false" is false.
+func boolParam(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query()
+	if !v.Has(name) {
+		return false, nil
+	}
+	switch v.Get(name) {
+	case "", "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, structs.Errorf(structs.KindInvalid, "%s %q is not true or false", name, v.Get(name))
 }
 
 // notFound is the error of a read whose RPC answered no object.

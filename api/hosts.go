@@ -25,6 +25,29 @@ const (
 	ResourceDiskGB   = "DISK_GB"
 )
 
+// Optional host capabilities (Host.Capabilities): the operations a
+// host's driver supports beyond spawning, powering and deleting.
+const (
+	HostCapabilityPause       = "pause"
+	HostCapabilitySuspend     = "suspend"
+	HostCapabilityRescue      = "rescue"
+	HostCapabilityResize      = "resize"
+	HostCapabilityMigrate     = "migrate"
+	HostCapabilityLiveMigrate = "live_migrate"
+	HostCapabilitySnapshot    = "snapshot"
+	HostCapabilityConsole     = "console_output"
+)
+
+// HasCapability reports whether the host's driver supports c.
+func (h *Host) HasCapability(c string) bool {
+	for _, v := range h.Capabilities {
+		if v == c {
+			return true
+		}
+	}
+	return false
+}
+
 // Host is a hypervisor and the resource provider it represents.
 type Host struct {
 	ID     string
@@ -52,12 +75,22 @@ type Host struct {
 	Inventories map[string]*Inventory
 	Traits      []string
 	Attributes  map[string]string
+	// Capabilities are the optional operations the host's driver
+	// supports (the HostCapability constants).
+	Capabilities []string
 	// Usage is how much of each class the host's allocations consume.
 	Usage map[string]int64
 	// Capacity sums up each class of Inventories; the agent computes it.
 	Capacity map[string]*HostCapacity
 	// BuildFailures counts recent failed spawns.
 	BuildFailures int
+
+	// Drain is the host's drain (Drain), nil when none was asked for
+	// since the host was last enabled.
+	Drain *DrainState
+	// Allocations is how many allocations are still on the host: what a
+	// drain waits for. Only Info sets it.
+	Allocations *int `json:",omitempty"`
 
 	// StatusUpdatedAt is unix nanoseconds.
 	StatusUpdatedAt int64
@@ -85,6 +118,19 @@ type HostCapacity struct {
 	Capacity int64
 }
 
+// DrainState is a host's drain: the servers live-migrate (or
+// cold-migrate and confirm) every instance off the host, offload shelved
+// ones, and mark the drain Complete when no allocation is left.
+type DrainState struct {
+	// StartedAt and CompletedAt are unix nanoseconds.
+	StartedAt   int64
+	Complete    bool
+	CompletedAt int64
+}
+
+// Draining reports whether a drain of the host is in progress.
+func (h *Host) Draining() bool { return h.Drain != nil && !h.Drain.Complete }
+
 // hostEnabledRequest is the body of POST /v1/hosts/{id}/disable.
 type hostEnabledRequest struct {
 	Reason string
@@ -110,7 +156,9 @@ func (h *Hosts) Info(idOrName string, q *QueryOptions) (*Host, *QueryMeta, error
 	return &out, qm, nil
 }
 
-// Enable lets the scheduler place instances on the host again.
+// Enable lets the scheduler place instances on the host again, and
+// cancels its drain if one is in progress (instances already moved stay
+// where they are).
 func (h *Hosts) Enable(id string) (*WriteMeta, error) {
 	return h.c.write(http.MethodPost, "/v1/hosts/"+url.PathEscape(id)+"/enable", nil, nil, nil)
 }
@@ -123,4 +171,17 @@ func (h *Hosts) Disable(id, reason string) (*WriteMeta, error) {
 		body = &hostEnabledRequest{Reason: reason}
 	}
 	return h.c.write(http.MethodPost, "/v1/hosts/"+url.PathEscape(id)+"/disable", nil, body, nil)
+}
+
+// Drain disables the host and has the servers move every instance off it:
+// running ones are live-migrated where the host's driver supports it,
+// else cold-migrated and confirmed; shelved ones are offloaded. Follow it
+// with Info (Drain.Complete, Allocations); Enable cancels it. reason may
+// be empty ("draining").
+func (h *Hosts) Drain(id, reason string) (*WriteMeta, error) {
+	var body any
+	if reason != "" {
+		body = &hostEnabledRequest{Reason: reason}
+	}
+	return h.c.write(http.MethodPost, "/v1/hosts/"+url.PathEscape(id)+"/drain", nil, body, nil)
 }

@@ -59,12 +59,32 @@ type Instance struct {
 
 	Metadata map[string]string
 
+	// Task is the multi-step operation in progress (Perform), nil when
+	// none.
+	Task *Task `json:",omitempty"`
+	// Resize is a finished resize or cold migration awaiting confirm or
+	// revert (Status VERIFY_RESIZE), nil otherwise.
+	Resize *PendingResize `json:",omitempty"`
+
+	// Locked forbids non-admin operations; LockedBy is "admin" or
+	// "owner".
+	Locked       bool
+	LockedBy     string `json:",omitempty"`
+	LockedReason string `json:",omitempty"`
+
+	// ShelvedAt and DeletedAt are when the instance was shelved or soft
+	// deleted (unix nanoseconds), 0 otherwise.
+	ShelvedAt int64 `json:",omitempty"`
+	DeletedAt int64 `json:",omitempty"`
+
 	// CreatedAt and UpdatedAt are unix nanoseconds.
 	CreatedAt int64
 	UpdatedAt int64
 
 	// Status is the API status Nova derives from the states: BUILD,
-	// ACTIVE, SHUTOFF, REBOOT, ERROR, …
+	// ACTIVE, SHUTOFF, PAUSED, SUSPENDED, REBOOT, HARD_REBOOT, RESIZE,
+	// VERIFY_RESIZE, REVERT_RESIZE, MIGRATING, REBUILD, RESCUE, SHELVED,
+	// SHELVED_OFFLOADED, SOFT_DELETED, ERROR, …
 	Status string
 
 	CreateIndex uint64
@@ -154,13 +174,23 @@ func (i *Instances) Create(req *InstanceCreateRequest) (*InstanceCreateResponse,
 	return &out, wm, nil
 }
 
-// Delete deletes the instance with the given ID.
+// Delete deletes the instance with the given ID. When the servers keep
+// deleted instances for a while (soft delete), the instance goes to
+// SOFT_DELETED and OpRestore brings it back; ForceDelete deletes at once.
 func (i *Instances) Delete(id string) (*WriteMeta, error) {
 	return i.c.delete("/v1/instances/"+url.PathEscape(id), nil)
 }
 
+// ForceDelete deletes the instance with the given ID at once, even when
+// soft delete is configured or the instance is already soft deleted
+// (Nova's forceDelete).
+func (i *Instances) ForceDelete(id string) (*WriteMeta, error) {
+	return i.c.delete("/v1/instances/"+url.PathEscape(id), url.Values{"force": {"true"}})
+}
+
 // Action asks for a power action on an instance: ActionStart, ActionStop
-// or ActionReboot; hard makes a reboot a hard one.
+// or ActionReboot; hard makes a reboot a hard one. Perform does the same
+// and every other operation, and says how to follow it.
 func (i *Instances) Action(id, action string, hard bool) (*WriteMeta, error) {
 	return i.c.write(http.MethodPost, "/v1/instances/"+url.PathEscape(id)+"/actions", nil,
 		&instanceActionRequest{Action: action, Hard: hard}, nil)

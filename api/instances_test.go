@@ -94,7 +94,7 @@ func TestInstanceDeleteAndActions(t *testing.T) {
 	if got := srv.Instance(inst.ID); got.TaskState != "rebooting_hard" {
 		t.Errorf("task state %q", got.TaskState)
 	}
-	if _, err := c.Instances().Action(inst.ID, "pause", false); !api.IsKind(err, api.KindInvalid) {
+	if _, err := c.Instances().Action(inst.ID, "dance", false); !api.IsKind(err, api.KindInvalid) {
 		t.Errorf("bad action: %v", err)
 	}
 	if _, err := c.Instances().Delete(inst.ID); err != nil {

@@ -46,26 +46,26 @@ var commands = map[string]CommandFactory{
 	"flavor show":   flavorShowCommand,
 	"flavor delete": flavorDeleteCommand,
 
-	"instance create": instanceCreateCommand,
-	"instance list":   instanceListCommand,
-	"instance status": instanceStatusCommand,
-	"instance delete": instanceDeleteCommand,
-	"instance start":  instanceStartCommand,
-	"instance stop":   instanceStopCommand,
-	"instance reboot": instanceRebootCommand,
+	"instance create":     instanceCreateCommand,
+	"instance list":       instanceListCommand,
+	"instance status":     instanceStatusCommand,
+	"instance delete":     instanceDeleteCommand,
+	"instance actions":    instanceActionsCommand,
+	"instance migrations": instanceMigrationsCommand,
 
 	"host list":    hostListCommand,
 	"host status":  hostStatusCommand,
 	"host enable":  hostEnableCommand,
 	"host disable": hostDisableCommand,
+	"host drain":   hostDrainCommand,
 }
 
 // groups are the synopses of command groups, the proper prefixes of
 // command names, shown in help listings.
 var groups = map[string]string{
 	"flavor":            "Manage flavors, the hardware templates of instances",
-	"host":              "Inspect hosts and enable or disable scheduling onto them",
-	"instance":          "Boot, inspect, power-cycle and delete instances",
+	"host":              "Inspect hosts, enable or disable scheduling onto them, and drain them",
+	"instance":          "Boot, inspect, operate on, move and delete instances",
 	"operator":          "Cluster maintenance: Raft membership and snapshots",
 	"operator raft":     "Inspect and change the Raft peer set",
 	"operator snapshot": "Save and restore snapshots of the cluster state",
@@ -73,7 +73,7 @@ var groups = map[string]string{
 }
 
 // register adds a command to the table, for files that define commands
-// outside it (agent.go calls it from init). It panics on an empty or
+// outside it (agent.go and lifecycle.go call it from init). It panics on an empty or
 // duplicate name, which is a programming error.
 func register(name string, f CommandFactory) {
 	if name == "" || f == nil {

@@ -9,7 +9,11 @@
 // reach the state store, the FSM, Raft or the RPC layer directly; anything
 // a command needs must be exposed by the HTTP API first. The "agent"
 // subcommand, which runs an agent in-process, lives in agent.go and adds
-// itself to the table with register from its own init function.
+// itself to the table with register from its own init function; so do the
+// instance operations ("instance pause", "instance resize", …), declared
+// in lifecycle.go. Long operations (those, "instance create -wait", "host
+// drain") follow their progress with blocking queries and print each
+// change, as Nomad's monitors do.
 //
 // Exit codes are 0 on success, 1 on errors and 2 on usage errors (bad
 // flags or arguments). Errors go to stderr as "Error ...: <message>".

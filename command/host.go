@@ -46,7 +46,7 @@ capacity, and how many instances they run.`,
 				}
 				rows := make([][]string, 0, len(hosts))
 				for _, h := range hosts {
-					rows = append(rows, []string{shortID(h.ID, *verbose), h.Name, h.Status, btoa(h.Enabled),
+					rows = append(rows, []string{shortID(h.ID, *verbose), h.Name, h.Status, enabledCell(h),
 						dash(h.Driver), dash(h.AZ), usage(h, api.ResourceVCPU), usage(h, api.ResourceMemoryMB),
 						usage(h, api.ResourceDiskGB), itoa(count[h.ID])})
 				}
@@ -56,6 +56,29 @@ capacity, and how many instances they run.`,
 		}
 	},
 }).factory()
+
+// enabledCell is whether scheduling onto h is enabled, or how its drain
+// stands.
+func enabledCell(h *api.Host) string {
+	switch {
+	case h.Draining():
+		return "draining"
+	case h.Drain != nil:
+		return "drained"
+	}
+	return btoa(h.Enabled)
+}
+
+// drainText describes a host's drain.
+func drainText(h *api.Host) string {
+	switch {
+	case h.Drain == nil:
+		return "-"
+	case h.Drain.Complete:
+		return "complete since " + formatTime(h.Drain.CompletedAt)
+	}
+	return "in progress since " + formatTime(h.Drain.StartedAt)
+}
 
 // usage is "used/capacity" of a resource class, or "-" if the host has none.
 func usage(h *api.Host, class string) string {
@@ -93,7 +116,8 @@ instances on it.`,
 func printHost(w io.Writer, h *api.Host, instances []*api.Instance) {
 	printKV(w, []kv{
 		{"ID", h.ID}, {"Name", h.Name}, {"Region", h.Region}, {"AZ", dash(h.AZ)}, {"Status", h.Status},
-		{"Enabled", btoa(h.Enabled)}, {"Disabled Reason", h.DisabledReason}, {"Driver", dash(h.Driver)},
+		{"Enabled", btoa(h.Enabled)}, {"Disabled Reason", h.DisabledReason}, {"Drain", drainText(h)},
+		{"Allocations", allocCount(h)}, {"Driver", dash(h.Driver)},
 		{"Hypervisor", dash(strings.TrimSpace(h.HypervisorType + " " + h.HypervisorVersion))},
 		{"Arch", dash(h.Arch)}, {"RPC Addr", dash(h.RPCAddr)}, {"HTTP Addr", dash(h.HTTPAddr)},
 		{"Gossip Member", dash(h.GossipMember)}, {"Traits", dash(strings.Join(h.Traits, ","))},
@@ -137,6 +161,15 @@ func printHost(w io.Writer, h *api.Host, instances []*api.Instance) {
 	printTable(w, []string{"ID", "Name", "Status", "Power", "Flavor"}, rows)
 }
 
+// allocCount is how many allocations are on h, or "-" if the agent did
+// not say.
+func allocCount(h *api.Host) string {
+	if h.Allocations == nil {
+		return "-"
+	}
+	return itoa(*h.Allocations)
+}
+
 func i64toa(i int64) string { return strconv.FormatInt(i, 10) }
 
 // hostNames maps host IDs to names, or is empty if hosts cannot be read.
@@ -159,8 +192,10 @@ func hostName(names map[string]string, id string) string {
 var hostEnableCommand = (&spec{
 	synopsis: "Enable scheduling onto a host",
 	args:     "[options] ID_OR_NAME",
-	help:     "Let the scheduler place new instances on the host again.",
-	nargs:    exactly(1),
+	help: `Let the scheduler place new instances on the host again. This cancels the
+host's drain if one is in progress; instances already moved stay where
+they are.`,
+	nargs: exactly(1),
 	setup: func(*flag.FlagSet) runFunc {
 		return func(e *env, args []string) int {
 			return e.setHostEnabled(args[0], true, "")
@@ -172,7 +207,8 @@ var hostDisableCommand = (&spec{
 	synopsis: "Disable scheduling onto a host",
 	args:     "[options] ID_OR_NAME",
 	help: `Stop the scheduler from placing new instances on the host, as Nova's
-"compute service set --disable" does. Instances already on it keep running.`,
+"compute service set --disable" does. Instances already on it keep running
+("cloudctl host drain" moves them off). A drain in progress goes on.`,
 	nargs: exactly(1),
 	setup: func(fs *flag.FlagSet) runFunc {
 		reason := fs.String("reason", "", "Why the host is disabled, shown in host status.")
@@ -187,6 +223,8 @@ type hostEnabledResult struct {
 	ID, Name       string
 	Enabled        bool
 	DisabledReason string
+	// DrainCancelled says enabling the host cancelled its drain.
+	DrainCancelled bool `json:",omitempty"`
 }
 
 // setHostEnabled enables or disables the host named by ref (an ID or name).
@@ -203,7 +241,11 @@ func (e *env) setHostEnabled(ref string, enabled bool, reason string) int {
 	if err != nil {
 		return e.fail("Error %sing host %q: %v", verb, ref, err)
 	}
-	return e.render(&hostEnabledResult{ID: h.ID, Name: h.Name, Enabled: enabled, DisabledReason: reason}, func(w io.Writer) {
+	cancelled := enabled && h.Draining()
+	return e.render(&hostEnabledResult{ID: h.ID, Name: h.Name, Enabled: enabled, DisabledReason: reason, DrainCancelled: cancelled}, func(w io.Writer) {
 		fmt.Fprintf(w, "Host %q (%s) %sed\n", h.Name, h.ID, verb)
+		if cancelled {
+			fmt.Fprintln(w, "Its drain was cancelled; instances already moved stay where they are")
+		}
 	})
 }

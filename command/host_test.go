@@ -51,6 +51,8 @@ func TestHostStatus(t *testing.T) {
 		"Status          = up\n" +
 		"Enabled         = true\n" +
 		"Disabled Reason = \n" +
+		"Drain           = -\n" +
+		"Allocations     = 1\n" +
 		"Driver          = libvirt\n" +
 		"Hypervisor      = QEMU 8.2\n" +
 		"Arch            = x86_64\n" +

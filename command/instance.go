@@ -202,6 +202,27 @@ func (e *env) printInstance(w io.Writer, inst *api.Instance) {
 	if inst.Fault != nil && inst.Fault.Details != "" {
 		pairs = append(pairs, kv{"Fault Details", inst.Fault.Details})
 	}
+	if t := inst.Task; t != nil {
+		pairs = append(pairs, kv{"Operation", fmt.Sprintf("%s (%s, step %s, request %s)", t.Op, t.Kind, t.Step, t.RequestID)})
+	}
+	if r := inst.Resize; r != nil {
+		from := r.SourceHostID
+		if h, _, err := e.client.Hosts().Info(from, e.queryOptions()); err == nil {
+			from = h.Name
+		}
+		text := "from " + from
+		if r.OldFlavor != nil && r.OldFlavor.Name != "" {
+			text += ", flavor " + r.OldFlavor.Name
+		}
+		pairs = append(pairs, kv{"Pending Resize", text + ": confirm-resize or revert-resize"})
+	}
+	if inst.Locked {
+		text := "true (by " + dash(inst.LockedBy) + ")"
+		if inst.LockedReason != "" {
+			text = "true (by " + dash(inst.LockedBy) + ": " + inst.LockedReason + ")"
+		}
+		pairs = append(pairs, kv{"Locked", text})
+	}
 	printKV(w, append(pairs, kv{"Attempts", itoa(len(inst.Attempts))}))
 	if len(inst.Attempts) > 0 {
 		fmt.Fprint(w, "\nBuild Attempts\n")
@@ -230,14 +251,23 @@ var instanceDeleteCommand = (&spec{
 	args:     "[options] ID [ID...]",
 	help: `Delete the instances with the given IDs (or unique names or ID
 prefixes). Every instance is tried; the command fails if any deletion
-failed.`,
+failed. When the servers keep deleted instances for a while
+(reclaim_instance_interval), a delete is soft: the instance goes to
+SOFT_DELETED and "cloudctl instance restore" brings it back; -force deletes
+at once, soft-deleted instances included. A locked instance is refused.`,
 	nargs: atLeast(1),
-	setup: func(*flag.FlagSet) runFunc {
+	setup: func(fs *flag.FlagSet) runFunc {
+		force := fs.Bool("force", false, "Delete at once, even when deletes are soft or the instance is soft-deleted.")
 		return func(e *env, refs []string) int {
 			deleted, code := []string{}, 0
 			for _, ref := range refs {
 				id, err := e.withInstance(ref, func(id string) error {
-					_, err := e.client.Instances().Delete(id)
+					var err error
+					if *force {
+						_, err = e.client.Instances().ForceDelete(id)
+					} else {
+						_, err = e.client.Instances().Delete(id)
+					}
 					return err
 				})
 				if err != nil {
@@ -257,45 +287,6 @@ failed.`,
 		}
 	},
 }).factory()
-
-var (
-	instanceStartCommand  = instanceActionCommand(api.ActionStart, "Start a stopped instance")
-	instanceStopCommand   = instanceActionCommand(api.ActionStop, "Stop (power off) an instance")
-	instanceRebootCommand = instanceActionCommand(api.ActionReboot, "Reboot an instance")
-)
-
-// instanceActionCommand builds "instance start", "stop" and "reboot".
-func instanceActionCommand(action, synopsis string) CommandFactory {
-	return (&spec{
-		synopsis: synopsis,
-		args:     "[options] ID",
-		help: synopsis + `. ID may also be the instance's name or a prefix of its ID, if
-unique. The action is carried out asynchronously by the instance's host.`,
-		nargs: exactly(1),
-		setup: func(fs *flag.FlagSet) runFunc {
-			hard := new(bool)
-			if action == api.ActionReboot {
-				hard = fs.Bool("hard", false, "Reset the instance instead of asking its guest to reboot.")
-			}
-			return func(e *env, args []string) int {
-				id, err := e.withInstance(args[0], func(id string) error {
-					_, err := e.client.Instances().Action(id, action, *hard)
-					return err
-				})
-				if err != nil {
-					return e.fail("Error requesting %s of instance %q: %v", action, args[0], err)
-				}
-				what := action
-				if *hard {
-					what = "hard " + action
-				}
-				return e.render(map[string]any{"ID": id, "Action": action, "Hard": *hard}, func(w io.Writer) {
-					fmt.Fprintf(w, "Requested %s of instance %q\n", what, id)
-				})
-			}
-		},
-	}).factory()
-}
 
 // withInstance runs op with ref as an instance ID and, when no instance
 // has that ID, with the ID of the one instance named ref or else whose ID

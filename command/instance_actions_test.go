@@ -87,7 +87,7 @@ func TestInstanceDelete(t *testing.T) {
 	}
 }
 
-func TestInstanceActions(t *testing.T) {
+func TestInstanceActionsDetached(t *testing.T) {
 	srv := newServer(t)
 	seedBoot(srv)
 	for _, tc := range []struct {
@@ -99,18 +99,21 @@ func TestInstanceActions(t *testing.T) {
 		{[]string{"reboot", "aaaaaaaa"}, idWeb, `{"Action":"reboot"}`, `Requested reboot of instance "` + idWeb + `"`},
 		{[]string{"reboot", "-hard", idWeb}, idWeb, `{"Action":"reboot","Hard":true}`, `Requested hard reboot of instance "` + idWeb + `"`},
 	} {
-		out := runOK(t, append([]string{"instance"}, append(tc.args, "-address", srv.URL)...)...)
+		out := runOK(t, append([]string{"instance"}, append(tc.args, "-detach", "-address", srv.URL)...)...)
 		r := srv.LastRequest()
-		if out != tc.want+"\n" || r.Path != "/v1/instances/"+tc.id+"/actions" || string(r.Body) != tc.body {
+		rid := srv.Actions(tc.id)[0].RequestID
+		if out != tc.want+" (request "+rid+")\n" || r.Path != "/v1/instances/"+tc.id+"/actions" || string(r.Body) != tc.body {
 			t.Errorf("%v: stdout %q, sent %s %s", tc.args, out, r.Path, r.Body)
 		}
 	}
-	out := runOK(t, "instance", "reboot", "-hard", "-json", "-address", srv.URL, "db")
+	out := runOK(t, "instance", "reboot", "-hard", "-detach", "-json", "-address", srv.URL, "db")
 	var res struct {
-		ID, Action string
-		Hard       bool
+		ID, Action, RequestID string
+		Hard                  bool
+		Instance              *api.Instance
 	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil || res.ID != idDB || res.Action != "reboot" || !res.Hard {
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.ID != idDB || res.Action != "reboot" || !res.Hard ||
+		res.RequestID == "" || res.Instance == nil || res.Instance.TaskState != "rebooting_hard" {
 		t.Errorf("-json: %v %q", err, out)
 	}
 
@@ -122,5 +125,5 @@ func TestInstanceActions(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "flag provided but not defined: -hard") {
 		t.Errorf("stop -hard: exit %d, stderr %q", code, errOut)
 	}
-	assertContains(t, "reboot help", runOK(t, "instance", "reboot", "-h"), "Usage: cloudctl instance reboot [options] ID", "-hard")
+	assertContains(t, "reboot help", runOK(t, "instance", "reboot", "-h"), "Usage: cloudctl instance reboot [options] ID", "-hard", "-detach")
 }

@@ -1,7 +1,9 @@
 package fsm
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -31,12 +33,19 @@ func init() {
 
 // Migrations lists every migration by id.
 func (s *StateStore) Migrations(ws memdb.WatchSet) ([]*structs.Migration, error) {
-	return list[*structs.Migration](s.ReadTxn(), ws, TableMigrations)
+	return byID(list[*structs.Migration](s.ReadTxn(), ws, TableMigrations))
 }
 
-// MigrationsByInstance lists an instance's migrations.
+// MigrationsByInstance lists an instance's migrations by id.
 func (s *StateStore) MigrationsByInstance(ws memdb.WatchSet, instanceID string) ([]*structs.Migration, error) {
-	return list[*structs.Migration](s.ReadTxn(), ws, TableMigrations, "instance", instanceID)
+	return byID(list[*structs.Migration](s.ReadTxn(), ws, TableMigrations, "instance", instanceID))
+}
+
+// byID sorts migrations by id: memdb's uint index is varint-encoded,
+// which does not iterate in numeric order.
+func byID(ms []*structs.Migration, err error) ([]*structs.Migration, error) {
+	slices.SortFunc(ms, func(a, b *structs.Migration) int { return cmp.Compare(a.ID, b.ID) })
+	return ms, err
 }
 
 // MigrationByID reads one migration or nil.

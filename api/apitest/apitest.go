@@ -2,12 +2,14 @@
 // HTTP API, for unit tests of API consumers (package api itself, cloudctl's
 // commands, UI tests).
 //
-// The fake keeps flavors, hosts, instances, allocations, evaluations, a
-// Raft configuration, the gossip members and a snapshot in memory, answers
+// The fake keeps flavors, hosts, instances, allocations, evaluations,
+// instance actions, migrations, a Raft configuration, the gossip members
+// and a snapshot in memory, answers
 // with the same JSON, headers and error bodies as a real agent, and
 // records every request. Unless BlockQueries is on, it does not block on
 // blocking queries; it checks only the basics of what it is sent, and it
-// schedules nothing (tests move instances along with UpdateInstance).
+// schedules nothing (tests move instances along with UpdateInstance, and
+// finish the operations they start with FinishAction).
 // Tests of the real server's behaviour belong with the server.
 package apitest
 

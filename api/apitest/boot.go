@@ -23,7 +23,10 @@ type bootState struct {
 	instances map[string]*api.Instance
 	allocs    map[string]*api.Allocation
 	evals     map[string]*api.Evaluation
-	seq       int
+	// actions are each instance's actions, oldest first.
+	actions    map[string][]*api.InstanceAction
+	migrations map[uint64]*api.Migration
+	seq        int
 	// blocking makes reads with ?index= wait; cond (on Server.mu) is
 	// broadcast after every change.
 	blocking bool
@@ -35,12 +38,18 @@ func (s *Server) initBoot(handle func(string, func(http.ResponseWriter, *http.Re
 	s.instances = map[string]*api.Instance{}
 	s.allocs = map[string]*api.Allocation{}
 	s.evals = map[string]*api.Evaluation{}
+	s.actions = map[string][]*api.InstanceAction{}
+	s.migrations = map[uint64]*api.Migration{}
 	s.cond = sync.NewCond(&s.mu)
 	handle("GET /v1/instances", s.instanceList)
 	handle("POST /v1/instances", s.instanceCreate)
 	handle("GET /v1/instances/{id}", s.instanceInfo)
 	handle("DELETE /v1/instances/{id}", s.instanceDelete)
 	handle("POST /v1/instances/{id}/actions", s.instanceAction)
+	handle("GET /v1/instances/{id}/actions", s.instanceActionList)
+	handle("GET /v1/instances/{id}/actions/{request_id}", s.instanceActionInfo)
+	handle("GET /v1/migrations", s.migrationList)
+	handle("POST /v1/hosts/{id}/drain", s.hostDrain)
 	handle("GET /v1/hosts", s.hostList)
 	handle("GET /v1/hosts/{id}", s.hostInfo)
 	handle("POST /v1/hosts/{id}/enable", s.hostEnabled(true))

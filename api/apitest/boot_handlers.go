@@ -79,6 +79,9 @@ func (s *Server) instanceCreate(_ http.ResponseWriter, r *http.Request) (any, er
 
 func (s *Server) instanceDelete(_ http.ResponseWriter, r *http.Request) (any, error) {
 	id := r.PathValue("id")
+	if f := r.URL.Query(); f.Has("force") && f.Get("force") != "" && f.Get("force") != "true" && f.Get("force") != "false" {
+		return nil, apiErr(api.KindInvalid, "force "+strconv.Quote(f.Get("force"))+" is not true or false")
+	}
 	if s.instances[id] == nil {
 		return nil, notFound("instance", id)
 	}
@@ -89,33 +92,6 @@ func (s *Server) instanceDelete(_ http.ResponseWriter, r *http.Request) (any, er
 		}
 	}
 	s.bump()
-	return nil, nil
-}
-
-// actionTasks are the task states the fake's actions set.
-var actionTasks = map[string]string{"start": "powering-on", "stop": "powering-off", "reboot": "rebooting"}
-
-func (s *Server) instanceAction(_ http.ResponseWriter, r *http.Request) (any, error) {
-	var req struct {
-		Action string
-		Hard   bool
-	}
-	if err := s.decodeBody(&req); err != nil {
-		return nil, err
-	}
-	task, ok := actionTasks[req.Action]
-	if !ok || (req.Hard && req.Action != api.ActionReboot) {
-		return nil, apiErr(api.KindInvalid, "action "+strconv.Quote(req.Action)+" is not one of start, stop, reboot")
-	}
-	id := r.PathValue("id")
-	inst := s.instances[id]
-	if inst == nil {
-		return nil, notFound("instance", id)
-	}
-	if req.Hard {
-		task = "rebooting_hard"
-	}
-	inst.TaskState, inst.ModifyIndex = task, s.bump()
 	return nil, nil
 }
 
@@ -136,10 +112,18 @@ func (s *Server) hostList(http.ResponseWriter, *http.Request) (any, error) {
 }
 
 func (s *Server) hostInfo(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if h := s.findHost(r.PathValue("id")); h != nil {
-		return h, nil
+	h := clone(s.findHost(r.PathValue("id")))
+	if h == nil {
+		return nil, notFound("host", r.PathValue("id"))
 	}
-	return nil, notFound("host", r.PathValue("id"))
+	n := 0
+	for _, a := range s.allocs {
+		if a.HostID == h.ID {
+			n++
+		}
+	}
+	h.Allocations = &n
+	return h, nil
 }
 
 func (s *Server) hostEnabled(enabled bool) func(http.ResponseWriter, *http.Request) (any, error) {
@@ -155,6 +139,9 @@ func (s *Server) hostEnabled(enabled bool) func(http.ResponseWriter, *http.Reque
 			return nil, notFound("host", r.PathValue("id"))
 		}
 		h.Enabled, h.DisabledReason, h.ModifyIndex = enabled, req.Reason, s.bump()
+		if enabled {
+			h.Drain = nil // enabling cancels a drain; disabling keeps it
+		}
 		return nil, nil
 	}
 }
