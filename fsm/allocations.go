@@ -106,7 +106,7 @@ func (s *StateStore) UpdateAllocsFromClient(index uint64, e *structs.AllocClient
 	if err := hb.flush(txn, index); err != nil {
 		return err
 	}
-	return commitAt(txn, index, TableAllocations, TableInstances, TableHosts, TableEvals, TableInstanceActions, TableMigrations)
+	return commitAt(txn, index, TableAllocations, TableInstances, TableHosts, TableEvals, TableInstanceActions, TableMigrations, TableInstanceUsages)
 }
 
 func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry, old *structs.Allocation, u *structs.AllocClientUpdate, rescheduled map[string]bool, hb *hostBatch) error {
@@ -260,7 +260,7 @@ func (t *taskTxn) allocDeleted(inst *structs.Instance, old *structs.Allocation, 
 			return nil // another copy is still being destroyed
 		}
 	}
-	return purgeInstance(t.txn, t.index, inst.ID, t.hb)
+	return purgeInstance(t.txn, t.index, inst.ID, t.hb, t.at)
 }
 
 // confirmedSource completes the migration whose confirmed resize was

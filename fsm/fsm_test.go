@@ -181,7 +181,8 @@ func populate(t *testing.T, s *StateStore) {
 		Events: []*structs.InstanceActionEvent{{Event: evBuild, StartTime: 1, FinishTime: 2, Result: structs.EventSuccess}}}))
 	_, err := insertMigration(txn, 6, &structs.Migration{UUID: "m", InstanceID: "i1", Type: structs.MigrationTypeResize, Status: structs.MigrationFinished})
 	must(err)
-	must(commitAt(txn, 6, TableInstanceActions, TableMigrations))
+	must(recordDeletedUsage(txn, 6, &structs.Instance{ID: "gone", Name: "old", ProjectID: "p1", Flavor: structs.DevFlavors()[0], CreatedAt: 1}, 2))
+	must(commitAt(txn, 6, TableInstanceActions, TableMigrations, TableInstanceUsages))
 	populateIdentity(t, s)
 	populatePlacement(t, s)
 }

@@ -181,7 +181,7 @@ func (t *taskTxn) deleteInstance(id string, e *structs.InstanceDeleteEntry, forc
 		}
 	}
 	if force {
-		return purgeInstance(t.txn, t.index, id, t.hb)
+		return purgeInstance(t.txn, t.index, id, t.hb, t.at)
 	}
 	allocs, err := allocsOfInstance(t.txn, id)
 	if err != nil {
@@ -209,14 +209,14 @@ func (t *taskTxn) deleteInstance(id string, e *structs.InstanceDeleteEntry, forc
 		}
 	}
 	if !waiting {
-		return purgeInstance(t.txn, t.index, id, t.hb)
+		return purgeInstance(t.txn, t.index, id, t.hb, t.at)
 	}
 	inst.Task, inst.Resize, inst.TaskState = nil, nil, structs.TaskDeleting
 	return t.putInstance(inst)
 }
 
 // purgeInstance removes an instance and its allocations, freeing usage.
-func purgeInstance(txn *memdb.Txn, index uint64, id string, hb *hostBatch) error {
+func purgeInstance(txn *memdb.Txn, index uint64, id string, hb *hostBatch, at int64) error {
 	allocs, err := allocsOfInstance(txn, id)
 	if err != nil {
 		return err
@@ -232,7 +232,7 @@ func purgeInstance(txn *memdb.Txn, index uint64, id string, hb *hostBatch) error
 	}
 	for _, act := range acts {
 		if act.Action == "delete" {
-			if err := finishEvent(txn, index, id, act.RequestID, "", act.UpdatedAt); err != nil {
+			if err := finishEvent(txn, index, id, act.RequestID, "", at); err != nil {
 				return err
 			}
 		}
@@ -242,6 +242,9 @@ func purgeInstance(txn *memdb.Txn, index uint64, id string, hb *hostBatch) error
 		return fmt.Errorf("instance lookup %s: %w", id, err)
 	}
 	if raw != nil {
+		if err := recordDeletedUsage(txn, index, raw.(*structs.Instance), at); err != nil {
+			return err
+		}
 		if err := txn.Delete(TableInstances, raw); err != nil {
 			return fmt.Errorf("delete instance %s: %w", id, err)
 		}

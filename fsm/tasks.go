@@ -38,7 +38,7 @@ func registerOp(op string, h opHandler) {
 }
 
 // taskTables are the tables a task entry may change.
-var taskTables = []string{TableInstances, TableAllocations, TableHosts, TableEvals, TableInstanceActions, TableMigrations}
+var taskTables = []string{TableInstances, TableAllocations, TableHosts, TableEvals, TableInstanceActions, TableMigrations, TableInstanceUsages}
 
 func init() {
 	registerApply(structs.InstanceTaskType, func(s *StateStore, index uint64, _ uint8, body []byte) any {

@@ -39,6 +39,12 @@ const (
 	ServerGroupDeleteType MessageType = 21
 	AggregateUpdateType   MessageType = 22
 	QuotaUpdateType       MessageType = 23
+	// 30-39 are reserved for images.
+	ImageUpsertType   MessageType = 30
+	ImageDeleteType   MessageType = 31
+	ImageDataType     MessageType = 32
+	ImageLocationType MessageType = 33
+	ImageMemberType   MessageType = 34
 )
 
 // String names a message type for logs and errors.
@@ -73,6 +79,11 @@ var messageTypeNames = map[MessageType]string{
 	ServerGroupDeleteType:    "ServerGroupDelete",
 	AggregateUpdateType:      "AggregateUpdate",
 	QuotaUpdateType:          "QuotaUpdate",
+	ImageUpsertType:          "ImageUpsert",
+	ImageDeleteType:          "ImageDelete",
+	ImageDataType:            "ImageData",
+	ImageLocationType:        "ImageLocation",
+	ImageMemberType:          "ImageMember",
 }
 
 // EntryVersion is the format version this build writes into every Raft
@@ -135,10 +146,14 @@ const (
 	RevokedSnapshot        SnapshotType = 13
 	InstanceActionSnapshot SnapshotType = 14
 	MigrationSnapshot      SnapshotType = 15
+	InstanceUsageSnapshot  SnapshotType = 16
 	// 20-29 are reserved for server groups, aggregates and quotas.
 	ServerGroupSnapshot SnapshotType = 20
 	AggregateSnapshot   SnapshotType = 21
 	QuotaSnapshot       SnapshotType = 22
+	// 30-39 are reserved for images.
+	ImageSnapshot       SnapshotType = 30
+	ImageMemberSnapshot SnapshotType = 31
 )
 
 // SnapshotVersion is the version written in each snapshot's header.
