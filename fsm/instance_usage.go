@@ -37,6 +37,34 @@ func (s *StateStore) DeletedUsages(ws memdb.WatchSet, projectID string) ([]*stru
 	return list[*structs.InstanceUsage](s.ReadTxn(), ws, TableInstanceUsages)
 }
 
+// UsageSources reads, from one snapshot, what a usage report covers: the
+// live instances and the usage records of deleted ones, all or one
+// project's, each by id, so that an instance purged meanwhile is in
+// exactly one of the lists. index is the later of the two tables'.
+func (s *StateStore) UsageSources(ws memdb.WatchSet, projectID string) (live []*structs.Instance, deleted []*structs.InstanceUsage, index uint64, err error) {
+	txn := s.ReadTxn()
+	for _, table := range []string{TableInstances, TableInstanceUsages} {
+		raw, err := txn.First(tableIndex, "id", table)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("index of %s: %w", table, err)
+		}
+		if raw != nil {
+			index = max(index, raw.(*structs.IndexEntry).Value)
+		}
+	}
+	var by []any
+	if projectID != "" {
+		by = []any{"project", projectID}
+	}
+	if live, err = list[*structs.Instance](txn, ws, TableInstances, by...); err != nil {
+		return nil, nil, 0, err
+	}
+	if deleted, err = list[*structs.InstanceUsage](txn, ws, TableInstanceUsages, by...); err != nil {
+		return nil, nil, 0, err
+	}
+	return live, deleted, index, nil
+}
+
 // recordDeletedUsage keeps what a deleted instance used, at the entry
 // that purged it.
 func recordDeletedUsage(txn *memdb.Txn, index uint64, inst *structs.Instance, at int64) error {

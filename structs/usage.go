@@ -22,3 +22,19 @@ type InstanceUsage struct {
 	CreateIndex uint64
 	ModifyIndex uint64
 }
+
+// InstanceUsageRequest reads what a usage report covers
+// (os-simple-tenant-usage): all projects', or one's when ProjectID is set.
+type InstanceUsageRequest struct {
+	ProjectID string
+	QueryOptions
+}
+
+// InstanceUsageResponse answers InstanceUsageRequest: the live instances
+// and the usage records of deleted ones, each by id. An instance is in
+// one list or the other, never both.
+type InstanceUsageResponse struct {
+	Instances []*Instance
+	Deleted   []*InstanceUsage
+	QueryMeta
+}
