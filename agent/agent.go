@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -14,7 +15,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/agent/client"
+	"github.com/stratus-cloud/stratus/agent/glance"
 	"github.com/stratus-cloud/stratus/agent/identity"
+	"github.com/stratus-cloud/stratus/agent/neutron"
 	"github.com/stratus-cloud/stratus/agent/nova"
 	"github.com/stratus-cloud/stratus/gossip"
 	"github.com/stratus-cloud/stratus/rpc"
@@ -40,6 +43,9 @@ type Agent struct {
 	// clients are the hypervisor agents this process runs: its own
 	// host, plus simulated ones.
 	clients []*client.Client
+	// drivers are the clients' virt drivers that hold resources (the
+	// libvirt driver's connection), closed after the clients stop.
+	drivers []io.Closer
 
 	httpServer *http.Server
 	httpAddr   string
@@ -49,6 +55,12 @@ type Agent struct {
 	identity *identity.Service
 	// nova serves the Compute API (Nova v2.1) under /compute.
 	nova *nova.API
+	// neutron serves the Networking API (Neutron v2.0) under /network.
+	neutron *neutron.API
+	// glance serves the Image API (Glance v2) under /image; imageData
+	// streams image data to and from the servers.
+	glance    *glance.API
+	imageData *imageData
 
 	shutdownOnce sync.Once
 	shutdownCh   chan struct{}
@@ -111,6 +123,9 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 	}
 	a.identity.Start()
 	a.nova = nova.New(nova.Config{RPC: a.rpc, Verifier: a.Identity(), Logger: a.logger.Named("nova"), Servers: a.novaServers})
+	a.neutron = neutron.New(neutron.Config{RPC: a.rpc, Verifier: a.Identity(), Logger: a.logger.Named("neutron")})
+	a.imageData = &imageData{a: a}
+	a.glance = glance.New(glance.Config{RPC: a.rpc, Verifier: a.Identity(), Data: a.imageData, Logger: a.logger.Named("glance")})
 
 	a.metrics = newMetrics(a)
 	a.httpServer = &http.Server{
@@ -135,6 +150,14 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 	if cfg.DevMode {
 		a.bgWG.Add(1)
 		go a.seedDevIdentity()
+	}
+	if cfg.DevMode {
+		a.bgWG.Add(1)
+		go a.seedDevNetworks()
+	}
+	if cfg.DevMode {
+		a.bgWG.Add(1)
+		go a.seedDevImage()
 	}
 	return a, nil
 }
@@ -323,6 +346,9 @@ func (a *Agent) Shutdown() error {
 		}
 		for _, c := range a.clients {
 			_ = c.Shutdown()
+		}
+		for _, d := range a.drivers {
+			_ = d.Close()
 		}
 		if a.server != nil {
 			_ = a.server.Shutdown()

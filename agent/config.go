@@ -142,9 +142,11 @@ type SchedulerConfig struct {
 // ClientConfig enables the hypervisor-agent role.
 type ClientConfig struct {
 	Enabled bool `hcl:"enabled,optional"`
-	// Driver is the virt driver: fake (default), later libvirt, vmware,
-	// ironic.
+	// Driver is the virt driver: fake (default) or libvirt; later
+	// vmware, ironic.
 	Driver string `hcl:"driver,optional"`
+	// Libvirt configures the libvirt driver (driver = "libvirt").
+	Libvirt *LibvirtConfig `hcl:"libvirt,block"`
 	// SimulatedHosts adds that many fake hosts behind this agent, for
 	// watching scheduling across many hosts (--dev-hosts).
 	SimulatedHosts int      `hcl:"simulated_hosts,optional"`
@@ -161,6 +163,28 @@ type ClientConfig struct {
 	// FakeSpawnLatency makes the fake driver's spawns take this long
 	// ("3s"), to watch BUILD in dev mode or to test interruptions.
 	FakeSpawnLatency string `hcl:"fake_spawn_latency,optional"`
+}
+
+// LibvirtConfig is the client's libvirt block; empty fields keep the
+// driver's defaults (see virt/libvirt.Config).
+type LibvirtConfig struct {
+	// URI is libvirtd's connection URI (default qemu:///system).
+	URI string `hcl:"uri,optional"`
+	// VNCListen is the address guests' VNC servers bind (127.0.0.1).
+	VNCListen string `hcl:"vnc_listen,optional"`
+	// ImagesDir holds the storage pool: cached base images and the
+	// instances' disks (/var/lib/stratus/libvirt/images).
+	ImagesDir string `hcl:"images_dir,optional"`
+	// VirtType forces kvm or qemu (TCG); empty picks kvm when usable.
+	VirtType string `hcl:"virt_type,optional"`
+	// MigrationURI is how other hosts' libvirtds reach this one for live
+	// migration; setting it turns live migration on.
+	MigrationURI string `hcl:"migration_uri,optional"`
+	// Namespace isolates agents that share one libvirtd.
+	Namespace string `hcl:"namespace,optional"`
+	// SoftRebootTimeout is how long a guest gets to shut down for a soft
+	// reboot or a resize before it is forced ("60s").
+	SoftRebootTimeout string `hcl:"soft_reboot_timeout,optional"`
 }
 
 // LoadConfigFile parses an HCL config file. Unknown blocks and attributes
@@ -288,6 +312,16 @@ func (c *Config) Finalize() error {
 	}
 	if s := c.Server.Scheduler; s != nil && s.HostSubsetSize != nil && *s.HostSubsetSize < 1 {
 		return fmt.Errorf("host_subset_size must be at least 1")
+	}
+	switch c.Client.Driver {
+	case "fake", "libvirt":
+	default:
+		return fmt.Errorf("virt driver %q is not available (available: fake, libvirt)", c.Client.Driver)
+	}
+	if lc := c.Client.Libvirt; lc != nil && lc.SoftRebootTimeout != "" {
+		if d, err := time.ParseDuration(lc.SoftRebootTimeout); err != nil || d <= 0 {
+			return fmt.Errorf("libvirt soft_reboot_timeout %q is not a positive duration such as 60s", lc.SoftRebootTimeout)
+		}
 	}
 	if c.Client.FakeSpawnLatency != "" {
 		if d, err := time.ParseDuration(c.Client.FakeSpawnLatency); err != nil || d < 0 {

@@ -2,18 +2,38 @@ package agent
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/agent/client"
 	"github.com/stratus-cloud/stratus/virt"
 	"github.com/stratus-cloud/stratus/virt/fake"
+	"github.com/stratus-cloud/stratus/virt/libvirt"
 )
 
 // newDriver builds the configured virt driver for one host whose local
-// state lives in dir.
-func newDriver(cfg *ClientConfig, hostName, dir string) (virt.Driver, error) {
-	switch cfg.Driver {
+// state lives in dir. Simulated hosts always get the fake driver.
+func newDriver(cfg *ClientConfig, hostName, dir string, simulated bool, logger hclog.Logger) (virt.Driver, error) {
+	driver := cfg.Driver
+	if simulated {
+		driver = "fake"
+	}
+	switch driver {
+	case "libvirt":
+		lc := cfg.Libvirt
+		if lc == nil {
+			lc = &LibvirtConfig{}
+		}
+		// Finalize checked the duration.
+		reboot, _ := time.ParseDuration(lc.SoftRebootTimeout)
+		// New does not wait for libvirtd: it dials in the background
+		// and registration retries until HostInfo answers.
+		return libvirt.New(libvirt.Config{URI: lc.URI, VNCListen: lc.VNCListen, ImagesDir: lc.ImagesDir,
+			VirtType: lc.VirtType, MigrationURI: lc.MigrationURI, Namespace: lc.Namespace,
+			SoftRebootTimeout: reboot, Logger: logger})
 	case "fake":
 		// Finalize checked the duration.
 		latency, _ := time.ParseDuration(cfg.FakeSpawnLatency)
@@ -22,7 +42,7 @@ func newDriver(cfg *ClientConfig, hostName, dir string) (virt.Driver, error) {
 		return fake.Open(fake.Config{HostName: hostName, SpawnLatency: latency,
 			StatePath: filepath.Join(dir, "fake-hypervisor.json")})
 	default:
-		return nil, fmt.Errorf("virt driver %q is not available (available: fake)", cfg.Driver)
+		return nil, fmt.Errorf("virt driver %q is not available (available: fake, libvirt)", driver)
 	}
 }
 
@@ -40,9 +60,12 @@ func (a *Agent) startHosts() error {
 		if i > 0 {
 			dir = filepath.Join(cfg.DataDir, "simulated", name)
 		}
-		drv, err := newDriver(cfg.Client, name, dir)
+		drv, err := newDriver(cfg.Client, name, dir, i > 0, a.logger.Named("client").With("host", name))
 		if err != nil {
 			return err
+		}
+		if closer, ok := drv.(io.Closer); ok {
+			a.drivers = append(a.drivers, closer)
 		}
 		c, err := client.New(client.Config{
 			DataDir: dir, NodeName: cfg.NodeName, HostName: name, Region: cfg.Region, AZ: cfg.AZ,

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratus-cloud/stratus/agent/glance"
+	"github.com/stratus-cloud/stratus/agent/neutron"
 	"github.com/stratus-cloud/stratus/agent/nova"
 	"github.com/stratus-cloud/stratus/internal/httpx"
 	"github.com/stratus-cloud/stratus/structs"
@@ -58,10 +60,14 @@ func (a *Agent) routes() http.Handler {
 		{"GET /v1/operator/snapshot", a.snapshotSave},
 		{"PUT /v1/operator/snapshot", a.snapshotRestore},
 	}
+	table = append(table, a.imageRoutes()...)
+	table = append(table, a.networkRoutes()...)
+	table = append(table, a.groupRoutes()...)
 	mux := http.NewServeMux()
 	for _, rt := range table {
 		mux.Handle(rt.pattern, a.wrap(rt.pattern, rt.handler))
 	}
+	a.mountUI(mux)
 	mux.Handle("GET /v1/metrics", a.metrics.handler())
 	if a.identity != nil {
 		for _, r := range a.identity.Routes() {
@@ -70,6 +76,14 @@ func (a *Agent) routes() http.Handler {
 	}
 	if a.nova != nil {
 		mux.Handle(nova.MountPath+"/", a.nova.Handler())
+	}
+	if a.neutron != nil {
+		mux.Handle(neutron.MountPath, a.neutron.Handler())
+		mux.Handle(neutron.MountPath+"/", a.neutron.Handler())
+	}
+	if a.glance != nil {
+		mux.Handle(glance.MountPath, a.glance.Handler())
+		mux.Handle(glance.MountPath+"/", a.glance.Handler())
 	}
 	mux.Handle("/v1/", a.wrap("unmatched", func(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, unmatched(mux, w, r)

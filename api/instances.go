@@ -77,6 +77,12 @@ type Instance struct {
 	ShelvedAt int64 `json:",omitempty"`
 	DeletedAt int64 `json:",omitempty"`
 
+	// InstanceGroup is the instance group the instance is a member of
+	// ("" for none), InstanceGroupVersion the group version it was
+	// created from.
+	InstanceGroup        string `json:",omitempty"`
+	InstanceGroupVersion uint64 `json:",omitempty"`
+
 	// CreatedAt and UpdatedAt are unix nanoseconds.
 	CreatedAt int64
 	UpdatedAt int64

@@ -48,7 +48,12 @@ var commands = map[string]CommandFactory{
 
 	"instance create":     instanceCreateCommand,
 	"instance list":       instanceListCommand,
-	"instance status":     instanceStatusCommand,
+	"instance status":     instanceOrGroupStatusCommand,
+	"instance stop":       instanceOrGroupStopCommand,
+	"instance plan":       instancePlanCommand,
+	"instance run":        instanceRunCommand,
+	"instance history":    instanceHistoryCommand,
+	"instance revert":     instanceRevertCommand,
 	"instance delete":     instanceDeleteCommand,
 	"instance actions":    instanceActionsCommand,
 	"instance migrations": instanceMigrationsCommand,
@@ -58,6 +63,8 @@ var commands = map[string]CommandFactory{
 	"host enable":  hostEnableCommand,
 	"host disable": hostDisableCommand,
 	"host drain":   hostDrainCommand,
+
+	"completion": completionCommand,
 }
 
 // groups are the synopses of command groups, the proper prefixes of
@@ -65,7 +72,7 @@ var commands = map[string]CommandFactory{
 var groups = map[string]string{
 	"flavor":            "Manage flavors, the hardware templates of instances",
 	"host":              "Inspect hosts, enable or disable scheduling onto them, and drain them",
-	"instance":          "Boot, inspect, operate on, move and delete instances",
+	"instance":          "Boot, inspect, operate on, move and delete instances, and run instance specs",
 	"operator":          "Cluster maintenance: Raft membership and snapshots",
 	"operator raft":     "Inspect and change the Raft peer set",
 	"operator snapshot": "Save and restore snapshots of the cluster state",

@@ -51,6 +51,7 @@ var flavorListCommand = (&spec{
 	args:     "[options]",
 	help:     "List the flavors.",
 	nargs:    exactly(0),
+	list:     true,
 	setup: func(*flag.FlagSet) runFunc {
 		return func(e *env, _ []string) int {
 			flavors, _, err := e.client.Flavors().List(e.queryOptions())

@@ -18,6 +18,7 @@ var hostListCommand = (&spec{
 onto them is enabled, their usage of vCPUs, RAM and disk against their
 capacity, and how many instances they run.`,
 	nargs: exactly(0),
+	list:  true,
 	setup: func(fs *flag.FlagSet) runFunc {
 		verbose := fs.Bool("verbose", false, "Show full IDs.")
 		return func(e *env, _ []string) int {

@@ -131,6 +131,7 @@ var instanceListCommand = (&spec{
 	args:     "[options]",
 	help:     "List the instances, or those on one host with -host.",
 	nargs:    exactly(0),
+	list:     true,
 	setup: func(fs *flag.FlagSet) runFunc {
 		host := fs.String("host", "", "List only the instances on this host, by ID or name.")
 		verbose := fs.Bool("verbose", false, "Show full IDs.")
@@ -161,27 +162,6 @@ var instanceListCommand = (&spec{
 				}
 				printTable(w, []string{"ID", "Name", "Status", "Task", "Power", "Host", "Flavor"}, rows)
 			})
-		}
-	},
-}).factory()
-
-var instanceStatusCommand = (&spec{
-	synopsis: "Show an instance",
-	args:     "[options] ID",
-	help: `Show an instance's states, placement and fault, and its allocation.
-ID may also be the instance's name or a prefix of its ID, if unique.`,
-	nargs: exactly(1),
-	setup: func(*flag.FlagSet) runFunc {
-		return func(e *env, args []string) int {
-			var inst *api.Instance
-			_, err := e.withInstance(args[0], func(id string) (err error) {
-				inst, _, err = e.client.Instances().Info(id, e.queryOptions())
-				return err
-			})
-			if err != nil {
-				return e.fail("Error reading instance %q: %v", args[0], err)
-			}
-			return e.render(inst, func(w io.Writer) { e.printInstance(w, inst) })
 		}
 	},
 }).factory()

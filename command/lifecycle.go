@@ -107,6 +107,9 @@ freeing its host (SHELVED_OFFLOADED).`},
 
 func init() {
 	for name, c := range opCommands {
+		if name == "stop" {
+			continue // "instance stop" stops instance groups too: group_status.go
+		}
 		register("instance "+name, c.factory(name))
 	}
 }

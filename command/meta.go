@@ -23,6 +23,8 @@ type spec struct {
 	nargs argRange
 	// local commands get neither the client flags nor a client.
 	local bool
+	// list commands also take -t, a Go template for their output.
+	list bool
 	// setup defines the command's own flags on fs and returns the function
 	// that runs the command once they are parsed.
 	setup func(fs *flag.FlagSet) runFunc
@@ -69,6 +71,8 @@ type env struct {
 	// The client flags.
 	address, token string
 	json, stale    bool
+	// tmpl is -t: a Go template that formats the output.
+	tmpl string
 }
 
 // Synopsis implements Command.
@@ -84,6 +88,9 @@ func (c *specCommand) flagSet(e *env) (*flag.FlagSet, runFunc) {
 		fs.StringVar(&e.token, "token", "", "The ACL token sent with requests. Defaults to $"+api.EnvToken+".")
 		fs.BoolVar(&e.json, "json", false, "Print the result as JSON instead of human-readable text.")
 		fs.BoolVar(&e.stale, "stale", false, "Let any server answer reads from its local state, not only the leader.")
+		if c.spec.list {
+			fs.StringVar(&e.tmpl, "t", "", "Format the output with a Go `TEMPLATE` (text/template) over the data -json prints.")
+		}
 	}
 	return fs, c.spec.setup(fs)
 }

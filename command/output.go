@@ -13,6 +13,9 @@ import (
 // render prints v as JSON when -json is set, else calls human. It returns
 // the exit code.
 func (e *env) render(v any, human func(w io.Writer)) int {
+	if e.tmpl != "" {
+		return e.renderTemplate(v)
+	}
 	if !e.json {
 		human(e.ui.Stdout)
 		return 0

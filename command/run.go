@@ -21,6 +21,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return runHelp(ui, args[1:])
 	case "-v", "-version", "--version":
 		args = append([]string{"version"}, args[1:]...)
+	case completeCommand:
+		return complete(stdout, args[1:])
 	}
 
 	words := leadingWords(args)

@@ -20,7 +20,9 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/quotasets"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/services"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/usage"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+	"github.com/gophercloud/gophercloud/v2/pagination"
 )
 
 // computeClient authenticates like Terraform's OpenStack provider does
@@ -142,6 +144,30 @@ func TestGophercloudDrivesTheComputeAPI(t *testing.T) {
 		t.Fatalf("zones: %+v %v", azs, err)
 	}
 
+	// Usage (os-simple-tenant-usage): every project's for the admin,
+	// paged from 2.40.
+	usageStart := time.Now().Add(-time.Hour)
+	usagePages, err := usage.AllTenants(compute, usage.AllTenantsOpts{Detailed: true, Start: &usageStart}).AllPages(ctx)
+	if err != nil {
+		t.Fatalf("usage of all projects: %v", err)
+	}
+	tenants, err := usage.ExtractAllTenants(usagePages)
+	if err != nil || len(tenants) != 1 || len(tenants[0].ServerUsages) != 1 || tenants[0].ServerUsages[0].InstanceID != srv.ID ||
+		tenants[0].ServerUsages[0].State != "active" || tenants[0].ServerUsages[0].Flavor != "m1.tiny" || tenants[0].TotalHours <= 0 {
+		t.Fatalf("usage of all projects: %+v %v", tenants, err)
+	}
+	adminProject := tenants[0].TenantID
+	compute240 := *compute
+	compute240.Microversion = "2.40"
+	pageCount := 0
+	err = usage.AllTenants(&compute240, usage.AllTenantsOpts{Detailed: true, Start: &usageStart, Limit: 1}).EachPage(ctx, func(_ context.Context, p pagination.Page) (bool, error) {
+		pageCount++
+		return true, nil
+	})
+	if err != nil || pageCount != 1 {
+		t.Fatalf("usage pages at 2.40: %d %v", pageCount, err)
+	}
+
 	// A member of another project sees nothing of this one.
 	demo, _ := computeClient(t, ctx, dev.http, "demo")
 	if _, err := servers.Get(ctx, demo, srv.ID).Extract(); !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
@@ -149,6 +175,13 @@ func TestGophercloudDrivesTheComputeAPI(t *testing.T) {
 	}
 	if _, err := hypervisors.List(demo, nil).AllPages(ctx); !gophercloud.ResponseCodeIs(err, http.StatusForbidden) {
 		t.Fatalf("demo listing hypervisors: %v", err)
+	}
+	if _, err := usage.AllTenants(demo, nil).AllPages(ctx); !gophercloud.ResponseCodeIs(err, http.StatusForbidden) {
+		t.Fatalf("demo listing every project's usage: %v", err)
+	}
+	noop := func(context.Context, pagination.Page) (bool, error) { return true, nil }
+	if err := usage.SingleTenant(demo, adminProject, nil).EachPage(ctx, noop); !gophercloud.ResponseCodeIs(err, http.StatusForbidden) {
+		t.Fatalf("demo reading the admin project's usage: %v", err)
 	}
 
 	if err := servers.Delete(ctx, compute, srv.ID).ExtractErr(); err != nil {
@@ -161,6 +194,18 @@ func TestGophercloudDrivesTheComputeAPI(t *testing.T) {
 		}
 		return errors.New("still there")
 	})
+	// The deleted server's usage stays, terminated. (A project's usage is
+	// an object, so its pages are read one by one.)
+	var one *usage.TenantUsage
+	err = usage.SingleTenant(compute, adminProject, usage.SingleTenantOpts{Start: &usageStart}).EachPage(ctx, func(_ context.Context, p pagination.Page) (bool, error) {
+		var err error
+		one, err = usage.ExtractSingleTenant(p)
+		return false, err
+	})
+	if err != nil || one == nil || len(one.ServerUsages) != 1 || one.ServerUsages[0].State != "terminated" || one.ServerUsages[0].EndedAt.IsZero() ||
+		one.ServerUsages[0].StartedAt.IsZero() || one.ServerUsages[0].Hours <= 0 {
+		t.Fatalf("usage of the admin project: %+v %v", one, err)
+	}
 }
 
 // waitServer waits until the server shows status with no task running.

@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"bytes"
+	"crypto/md5"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -97,28 +100,70 @@ func TestOpenStackCLIAgainstDevAgent(t *testing.T) {
 		t.Fatalf("limits show: %s", out)
 	}
 
-	// `openstack server create` resolves its image through the image
-	// service, which arrives with the Images issue; boot through the
-	// Compute API with the token the CLI issued, then drive the server
-	// with the CLI.
-	body := `{"server":{"name":"cli-vm","imageRef":"cirros","flavorRef":"1","key_name":"ops"}}`
-	req, _ := http.NewRequest("POST", dev.http+"/compute/v2.1/servers", strings.NewReader(body))
-	req.Header.Set("X-Auth-Token", tok.ID)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
+	// Images: upload a file, list, show, download it again.
+	dir := t.TempDir()
+	data := make([]byte, 3<<20+7)
+	for i := range data {
+		data[i] = byte(i * 31)
+	}
+	file := filepath.Join(dir, "disk.raw")
+	if err := os.WriteFile(file, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var created struct{ Server struct{ ID string } }
-	_ = json.NewDecoder(resp.Body).Decode(&created)
-	resp.Body.Close()
-	if resp.StatusCode != 202 || created.Server.ID == "" {
-		t.Fatalf("boot: %d %+v", resp.StatusCode, created)
+	sum := md5.Sum(data)
+	var created map[string]any
+	if err := json.Unmarshal([]byte(mustOS(t, bin, env, "image", "create", "--file", file, "--disk-format", "raw",
+		"--container-format", "bare", "--property", "os_distro=debian", "--public", "cli-img", "-f", "json")), &created); err != nil {
+		t.Fatalf("image create -f json: %v", err)
 	}
-	id := created.Server.ID
-	// openstackclient builds an image-service client for every server
-	// command, and the image service arrives with the Images issue; the
-	// server commands below use novaclient, which does not.
+	imageID, _ := created["id"].(string)
+	if imageID == "" {
+		t.Fatalf("image create: %v", created)
+	}
+	if out := mustOS(t, bin, env, "image", "list", "-f", "value", "-c", "Name", "-c", "Status"); !strings.Contains(out, "cli-img active") ||
+		!strings.Contains(out, "cirros active") {
+		t.Fatalf("image list: %s", out)
+	}
+	var shown map[string]any
+	if err := json.Unmarshal([]byte(mustOS(t, bin, env, "image", "show", "cli-img", "-f", "json")), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if shown["status"] != "active" || shown["checksum"] != hex.EncodeToString(sum[:]) || shown["size"] != float64(len(data)) ||
+		shown["disk_format"] != "raw" || shown["visibility"] != "public" {
+		t.Fatalf("image show: %v", shown)
+	}
+	saved := filepath.Join(dir, "saved.raw")
+	mustOS(t, bin, env, "image", "save", "--file", saved, "cli-img")
+	if got, _ := os.ReadFile(saved); !bytes.Equal(got, data) {
+		t.Fatalf("image save: %d bytes", len(got))
+	}
+	mustOS(t, bin, env, "image", "set", "--property", "hw_architecture=x86_64", "--tag", "cli", "cli-img")
+	if out := mustOS(t, bin, env, "image", "show", "cli-img", "-f", "value", "-c", "tags"); !strings.Contains(out, "cli") {
+		t.Fatalf("image set: %s", out)
+	}
+	// demo sees the public image but cannot change it.
+	demo := osEnv(t, dev.http, "demo")
+	if out := mustOS(t, bin, demo, "image", "list", "-f", "value", "-c", "Name"); !strings.Contains(out, "cli-img") {
+		t.Fatalf("demo's image list: %s", out)
+	}
+	if _, _, code := runOS(t, bin, demo, "image", "delete", "cli-img"); code == 0 {
+		t.Fatal("demo deleted the admin's image")
+	}
+
+	// `openstack server create` resolves its image (by name) through the
+	// image service; so does `nova boot`.
+	out := mustOS(t, bin, env, "server", "create", "--image", "cirros", "--flavor", "m1.tiny", "--key-name", "ops", "cli-vm", "-f", "json")
+	var server struct {
+		ID    string `json:"id"`
+		Image string `json:"image"`
+	}
+	if err := json.Unmarshal([]byte(out), &server); err != nil || server.ID == "" {
+		t.Fatalf("server create: %v %s", err, out)
+	}
+	id := server.ID
+	if out, _, code := runOS(t, bin, env, "server", "create", "--image", "no-such-image", "--flavor", "m1.tiny", "nope"); code == 0 {
+		t.Fatalf("server create with a missing image: %s", out)
+	}
 	waitStatus := func(want string) {
 		t.Helper()
 		eventually(t, "server "+want, 60*time.Second, func() error {
@@ -140,8 +185,43 @@ func TestOpenStackCLIAgainstDevAgent(t *testing.T) {
 	mustOS(t, nova, env, "start", id)
 	waitStatus("ACTIVE")
 
+	if out := mustOS(t, bin, env, "server", "show", id, "-f", "value", "-c", "image"); !strings.Contains(out, "cirros") {
+		t.Fatalf("server show image: %s", out)
+	}
+	// nova boot looks its image up in the image service.
+	if out := mustOS(t, nova, env, "boot", "--image", "cirros", "--flavor", "m1.tiny", "nova-vm"); !strings.Contains(out, "nova-vm") {
+		t.Fatalf("nova boot: %s", out)
+	}
+
+	// Usage (os-simple-tenant-usage, the last four weeks): every project's
+	// for the admin, at 2.1 and with 2.40's paging; one project's for its
+	// members, and the list is the admin's alone.
+	type usageRow struct {
+		Project string           `json:"Project"`
+		Servers []map[string]any `json:"Servers"`
+	}
+	for _, version := range []string{"2.1", "2.40"} {
+		var rows []usageRow
+		out := mustOS(t, bin, env, "--os-compute-api-version", version, "usage", "list", "-f", "json")
+		if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 || rows[0].Project != tok.ProjectID || len(rows[0].Servers) == 0 {
+			t.Fatalf("usage list at %s: %v %s", version, err, out)
+		}
+	}
+	var usageShown usageRow
+	if out := mustOS(t, bin, env, "usage", "show", "-f", "json"); json.Unmarshal([]byte(out), &usageShown) != nil ||
+		usageShown.Project != tok.ProjectID || len(usageShown.Servers) == 0 || usageShown.Servers[0]["state"] != "active" {
+		t.Fatalf("usage show: %s", out)
+	}
+	demoEnv := osEnv(t, dev.http, "demo")
+	if out, errOut, code := runOS(t, bin, demoEnv, "usage", "list"); code == 0 || !strings.Contains(errOut+out, "403") {
+		t.Fatalf("demo's usage list: exit %d %s %s", code, out, errOut)
+	}
+	if _, errOut, code := runOS(t, bin, demoEnv, "usage", "show", "--project", tok.ProjectID); code == 0 {
+		t.Fatalf("demo read the admin project's usage: %s", errOut)
+	}
+	mustOS(t, bin, demoEnv, "usage", "show", "-f", "json")
+
 	// The demo user cannot see the admin project's server.
-	demo := osEnv(t, dev.http, "demo")
 	if _, _, code := runOS(t, nova, demo, "show", id); code == 0 {
 		t.Fatal("demo saw another project's server")
 	}
@@ -152,4 +232,9 @@ func TestOpenStackCLIAgainstDevAgent(t *testing.T) {
 		}
 		return nil
 	})
+	mustOS(t, bin, env, "image", "delete", "cli-img")
+	if _, _, code := runOS(t, bin, env, "image", "show", imageID); code == 0 {
+		t.Fatal("image still shown after delete")
+	}
+	testOpenStackCLINetworking(t, bin, env)
 }

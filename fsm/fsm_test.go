@@ -185,6 +185,9 @@ func populate(t *testing.T, s *StateStore) {
 	must(commitAt(txn, 6, TableInstanceActions, TableMigrations, TableInstanceUsages))
 	populateIdentity(t, s)
 	populatePlacement(t, s)
+	populateImages(t, s)
+	populateNetworks(t, s)
+	populateGroups(t, s)
 }
 
 func dump(t *testing.T, s *StateStore) map[string][]any {

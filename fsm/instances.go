@@ -19,6 +19,7 @@ func init() {
 				"id":      idIndex("ID"),
 				"host":    {Name: "host", AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "HostID"}},
 				"project": {Name: "project", AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "ProjectID"}},
+				"group":   {Name: "group", AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "InstanceGroup"}},
 			},
 		}
 	})
@@ -112,6 +113,9 @@ func (s *StateStore) CreateInstances(index uint64, e *structs.InstanceCreateEntr
 				return err
 			}
 		}
+	}
+	if err := applyNetChanges(txn, index, e.CreatedAt, e.Network); err != nil {
+		return err
 	}
 	tables := []string{TableInstances, TableInstanceActions}
 	if e.Eval != nil {
@@ -225,6 +229,9 @@ func purgeInstance(txn *memdb.Txn, index uint64, id string, hb *hostBatch, at in
 		if err := deleteAlloc(txn, a, hb); err != nil {
 			return err
 		}
+	}
+	if err := releaseInstancePorts(txn, index, at, id); err != nil {
+		return err
 	}
 	acts, err := list[*structs.InstanceAction](txn, nil, TableInstanceActions, "instance", id)
 	if err != nil {

@@ -56,7 +56,8 @@ func (s *StateStore) UpdateQuotas(index uint64, e *structs.QuotaEntry) error {
 		return structs.Errorf(structs.KindInvalid, "quota update without a project or class")
 	}
 	for k, v := range e.Set {
-		if _, ok := structs.DefaultQuotas[k]; !ok {
+		_, compute := structs.DefaultQuotas[k]
+		if _, network := structs.NetworkDefaultQuotas[k]; !compute && !network {
 			return structs.Errorf(structs.KindInvalid, "unknown quota resource %q", k)
 		}
 		if v < structs.QuotaUnlimited {
@@ -121,6 +122,9 @@ func classLimit(txn *memdb.Txn, ws memdb.WatchSet, class, resource string) int64
 		return classLimit(txn, ws, structs.QuotaDefaultClass, resource)
 	}
 	if v, ok := structs.DefaultQuotas[resource]; ok {
+		return v
+	}
+	if v, ok := structs.NetworkDefaultQuotas[resource]; ok {
 		return v
 	}
 	return structs.QuotaUnlimited

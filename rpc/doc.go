@@ -8,10 +8,15 @@
 //	TypeMultiplex  a yamux session follows; each stream carries msgpack-RPC
 //	TypeRaft       the raw Raft transport stream follows (see RaftLayer)
 //	TypeTLS        a TLS handshake follows, then another type byte inside it
+//	TypeStream     a header names a stream handler, which then owns the
+//	               connection (bulk transfers such as image data)
 //
 // Callers register endpoints on a Server (net/rpc style), call remote servers
 // through a ConnPool, or call the local endpoints in-process with
-// Server.Call, which skips encoding entirely.
+// Server.Call, which skips encoding entirely. Stream handlers
+// (RegisterStream, ConnPool.Stream) get a connection of their own for
+// bulk data, with frames (WriteFrame, ReadFrame) and chunked bodies
+// (ChunkWriter, ChunkReader) to build their protocol from.
 //
 // The package owns bytes on the wire and connection lifecycles only. It must
 // not know what any endpoint means: no endpoint names, no request or reply

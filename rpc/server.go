@@ -24,6 +24,10 @@ const (
 	// TypeTLS is followed by a TLS handshake; inside TLS the client sends
 	// another type byte.
 	TypeTLS byte = 0x03
+	// TypeStream is followed by a header frame naming a registered
+	// stream handler; after the server's answer the rest of the
+	// connection belongs to the handler (see stream.go).
+	TypeStream byte = 0x04
 )
 
 const (
@@ -66,6 +70,8 @@ type Server struct {
 	raftLayer        *RaftLayer
 	yamuxConfig      *yamux.Config
 	handshakeTimeout time.Duration
+	// streams are the stream handlers by name (RegisterStream).
+	streams map[string]StreamHandler
 
 	mu         sync.Mutex
 	shutdown   bool
@@ -318,6 +324,10 @@ func (s *Server) route(raw, conn net.Conn, overTLS bool) (handedOff bool) {
 
 	case TypeMultiplex:
 		s.serveSession(raw, conn)
+		return false
+
+	case TypeStream:
+		s.serveStream(conn)
 		return false
 
 	default:

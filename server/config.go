@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/server/scheduler"
+	"github.com/stratus-cloud/stratus/structs"
 )
 
 // Config configures a Server.
@@ -19,7 +20,8 @@ type Config struct {
 	Region string
 	AZ     string
 
-	// DataDir holds raft/ (log, stable store, snapshots).
+	// DataDir holds raft/ (log, stable store, snapshots) and images/
+	// (the image store).
 	DataDir string
 
 	// BindAddr is the IP the RPC and gossip listeners bind.
@@ -73,6 +75,23 @@ type Config struct {
 	ReclaimInstanceInterval time.Duration
 	// EvalNackTimeout is how long a worker may hold an evaluation.
 	EvalNackTimeout time.Duration
+
+	// ImageSizeCap is the largest image data accepted (default
+	// structs.ImageSizeCap, 1 TiB; Glance's image_size_cap).
+	ImageSizeCap int64
+	// ImageReplicas is how many servers should hold each image's data
+	// (default 2; fewer when fewer servers are alive).
+	ImageReplicas int
+	// ImageSyncInterval is how often a server checks its image store
+	// against the state besides on every change (default 5s).
+	ImageSyncInterval time.Duration
+	// ImageGCGrace is how old image data no image names must be before
+	// it is removed (default 15m).
+	ImageGCGrace time.Duration
+	// ImageUploaderTimeout is how long the leader waits for a server
+	// that gossip no longer sees alive before returning the image it was
+	// receiving to queued (default 30s).
+	ImageUploaderTimeout time.Duration
 
 	// TLS for RPC: server side and client side, nil for plaintext.
 	TLSServer  *tls.Config
@@ -129,6 +148,21 @@ func (c *Config) Validate() error {
 	}
 	if c.EvalNackTimeout <= 0 {
 		c.EvalNackTimeout = time.Minute
+	}
+	if c.ImageSizeCap <= 0 {
+		c.ImageSizeCap = structs.ImageSizeCap
+	}
+	if c.ImageReplicas <= 0 {
+		c.ImageReplicas = 2
+	}
+	if c.ImageSyncInterval <= 0 {
+		c.ImageSyncInterval = 5 * time.Second
+	}
+	if c.ImageGCGrace <= 0 {
+		c.ImageGCGrace = 15 * time.Minute
+	}
+	if c.ImageUploaderTimeout <= 0 {
+		c.ImageUploaderTimeout = 30 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()

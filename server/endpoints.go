@@ -22,6 +22,15 @@ func (s *Server) registerEndpoints() error {
 		"ServerGroup": &ServerGroup{srv: s},
 		"Aggregate":   &Aggregate{srv: s},
 		"Quota":       &Quota{srv: s},
+
+		// Images: records and members (the data goes over streams).
+		"Image": &Image{srv: s},
+
+		// Networking: Neutron's resources and instances' interfaces.
+		"Net": &Net{srv: s},
+
+		// Instance groups: HCL specs, their versions and plans.
+		"InstanceGroup": &InstanceGroup{srv: s},
 	}
 	for name, e := range endpoints {
 		if err := s.rpcServer.Register(name, e); err != nil {

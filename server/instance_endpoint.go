@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -76,6 +77,7 @@ func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.Inst
 	if args.FlavorID == "" {
 		errs = append(errs, "a flavor is required")
 	}
+	errs = append(errs, groupCreateErrors(args)...)
 	if len(errs) > 0 {
 		return nil, structs.Errorf(structs.KindInvalid, "instance: %s", strings.Join(errs, "; "))
 	}
@@ -95,6 +97,13 @@ func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.Inst
 	}
 	if _, _, err := structs.FlavorTraits(flavor); err != nil {
 		return nil, err
+	}
+	imageID, imageProps := args.ImageID, args.ImageProperties
+	access := structs.ImageAccess{ProjectID: args.ProjectID, Admin: args.ImageAdmin || args.ProjectID == ""}
+	if img, ok, err := resolveImage(state, args.ImageID, access, flavor); err != nil {
+		return nil, err
+	} else if ok {
+		imageID, imageProps = img.ID, maps.Clone(img.Properties)
 	}
 	groupID, hints, targetHostID, err := s.resolveCreatePlacement(state, args)
 	if err != nil {
@@ -124,13 +133,18 @@ func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.Inst
 		inst := &structs.Instance{
 			ID: uuid.NewString(), Name: name, Description: args.Description, ProjectID: args.ProjectID, UserID: args.UserID,
 			ReservationID: reservation, FlavorID: flavor.ID, Flavor: flavor.Copy(),
-			ImageID: args.ImageID, ImageProperties: args.ImageProperties, KeyName: args.KeyName, AZ: args.AZ,
+			ImageID: imageID, ImageProperties: imageProps, KeyName: args.KeyName, AZ: args.AZ,
 			VMState: structs.VMStateBuilding, TaskState: structs.TaskScheduling, PowerState: structs.PowerNoState,
 			Metadata: args.Metadata, CreatedAt: now, UpdatedAt: now,
 			ServerGroupID: groupID, Hints: hints.Copy(), TargetHostID: targetHostID,
+			InstanceGroup: args.InstanceGroup, InstanceGroupVersion: args.InstanceGroupVersion,
+			Constraints: args.Constraints, UserData: args.UserData,
 		}
 		entry.Instances = append(entry.Instances, inst)
 		ev.InstanceIDs = append(ev.InstanceIDs, inst.ID)
+	}
+	if entry.Network, err = s.instanceNetworking(state, args, entry.Instances); err != nil {
+		return nil, err
 	}
 	return entry, nil
 }

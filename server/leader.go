@@ -99,6 +99,7 @@ func (s *Server) establishLeadership(stopCh chan struct{}) error {
 		s.hostLiveness(stopCh)
 	}()
 	s.startIdentityLeaderDuties(stopCh)
+	s.startGroupReconciler(stopCh)
 	pending, err := s.fsm.State().EvalsByStatus(nil, structs.EvalStatusPending)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/stratus-cloud/stratus/fsm"
 	"github.com/stratus-cloud/stratus/gossip"
+	"github.com/stratus-cloud/stratus/imagestore"
 	"github.com/stratus-cloud/stratus/rpc"
 )
 
@@ -49,6 +51,10 @@ type Server struct {
 	// reconcileCh nudges the leader loop when gossip membership changed.
 	reconcileCh chan struct{}
 
+	// blobs is the image store; imageSync tracks its writes.
+	blobs     *imagestore.Store
+	imageSync *imageSync
+
 	shutdownMu sync.Mutex
 	shutdown   bool
 	shutdownCh chan struct{}
@@ -71,6 +77,7 @@ func NewServer(cfg *Config) (s *Server, err error) {
 		shutdownCh:  make(chan struct{}),
 		planQueue:   make(chan *pendingPlan, maxPlanBatch*4),
 		heartbeats:  newHeartbeats(cfg.HeartbeatTTL),
+		imageSync:   newImageSync(),
 	}
 	s.evalBroker = newEvalBroker(cfg.EvalNackTimeout, 3, s.failEval)
 	// Undo whatever was started if a later step fails. The named result
@@ -82,6 +89,9 @@ func NewServer(cfg *Config) (s *Server, err error) {
 		}
 	}()
 
+	if s.blobs, err = imagestore.Open(filepath.Join(cfg.DataDir, "images")); err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.RPCPort)))
 	if err != nil {
 		return nil, fmt.Errorf("listen for rpc: %w", err)
@@ -102,6 +112,9 @@ func NewServer(cfg *Config) (s *Server, err error) {
 	if err := s.registerEndpoints(); err != nil {
 		return nil, err
 	}
+	if err := s.registerStreams(); err != nil {
+		return nil, err
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -117,9 +130,10 @@ func NewServer(cfg *Config) (s *Server, err error) {
 	if err := s.setupGossip(); err != nil {
 		return nil, err
 	}
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go s.monitorLeadership()
 	go s.gossipEventLoop()
+	go s.runImageSync()
 	s.startWorkers(cfg.NumSchedulers)
 
 	s.logger.Info("server started", "node", cfg.NodeName, "id", cfg.NodeID,

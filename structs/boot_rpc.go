@@ -76,6 +76,29 @@ type InstanceCreateRequest struct {
 	UserID     string
 	// RequestID names the create action of each instance.
 	RequestID string
+	// ImageAdmin lets the caller use any image, not only those its
+	// project may see (Nova's admins). ImageID names the image by id or,
+	// when exactly one image the caller may see has it, by name; once
+	// the region has images it must name an active one, and the instance
+	// records its id and its properties as ImageProperties.
+	ImageAdmin bool
+	// InstanceGroup and InstanceGroupVersion make the instances members
+	// of an instance group (its reconciler creates them);
+	// Constraints and UserData are the group's.
+	InstanceGroup        string
+	InstanceGroupVersion uint64
+	Constraints          []*Constraint
+	UserData             string
+	// NetworksMode and Networks ask for the instances' NICs (Nova's
+	// networks: NetworksDefault, NetworksAuto, NetworksNone or
+	// NetworksList); the ports are created, or bound, in the entry that
+	// creates the instances. SecurityGroups (names or ids) apply to the
+	// ports created, the project's default group when empty. NetAdmin
+	// lets the caller attach to external networks, as Nova's admins.
+	NetworksMode   string
+	Networks       []*InstanceNetworkRequest
+	SecurityGroups []string
+	NetAdmin       bool
 	WriteRequest
 }
 

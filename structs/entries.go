@@ -37,6 +37,11 @@ type InstanceCreateEntry struct {
 	// it. No action is recorded when RequestID is empty (old entries).
 	RequestID string
 	CreatedAt int64
+	// Network are the instances' networking changes (their ports, a
+	// project's default security group, an auto-allocated topology),
+	// applied in the same transaction: the instances never exist
+	// without their ports, nor the ports without them.
+	Network []*NetChange `json:",omitempty"`
 }
 
 // InstanceDeleteEntry deletes instances: those with a live allocation are

@@ -21,18 +21,29 @@ const (
 	KindUnavailable  ErrorKind = "unavailable"
 	KindInternal     ErrorKind = "internal"
 	KindQuotaReached ErrorKind = "quota exceeded"
+	// KindTooLarge is data over a size limit (an image over the cap).
+	KindTooLarge ErrorKind = "too large"
 )
 
 var allKinds = []ErrorKind{KindInvalid, KindNotFound, KindConflict, KindNoLeader,
-	KindPermission, KindUnavailable, KindQuotaReached, KindInternal}
+	KindPermission, KindUnavailable, KindQuotaReached, KindTooLarge, KindInternal}
 
-// Error is an error with a kind. Its text is "<kind>: <message>".
+// Error is an error with a kind. Its text is "<kind>: <message>", or
+// "<kind>: <type>: <message>" with a type (see NetErrorf).
 type Error struct {
 	Kind ErrorKind
 	Msg  string
+	// Type names the error for edges that show one (Neutron's exception
+	// names); it crosses an RPC hop as a second prefix.
+	Type string `json:",omitempty"`
 }
 
-func (e *Error) Error() string { return string(e.Kind) + ": " + e.Msg }
+func (e *Error) Error() string {
+	if e.Type != "" {
+		return string(e.Kind) + ": " + e.Type + ": " + e.Msg
+	}
+	return string(e.Kind) + ": " + e.Msg
+}
 
 // Errorf builds an *Error of the given kind.
 func Errorf(kind ErrorKind, format string, args ...any) error {
@@ -72,7 +83,8 @@ func Message(err error) string {
 	msg := err.Error()
 	k := KindOf(err)
 	if i := strings.Index(msg, string(k)+": "); i >= 0 && k != KindInternal {
-		return msg[i+len(k)+2:]
+		_, rest := splitErrorType(msg[i+len(k)+2:])
+		return rest
 	}
 	return msg
 }

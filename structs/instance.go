@@ -131,6 +131,18 @@ type Instance struct {
 	// target here too.
 	TargetHostID string
 
+	// InstanceGroup is the instance group (HCL spec) the instance is a
+	// member of, "" for none, and InstanceGroupVersion the version of
+	// the group it was created from.
+	InstanceGroup        string `json:",omitempty"`
+	InstanceGroupVersion uint64 `json:",omitempty"`
+	// Constraints restrict the hosts it may run on (an instance group's
+	// constraint blocks); the scheduler checks them beside the flavor's
+	// capabilities: extra specs.
+	Constraints []*Constraint `json:",omitempty"`
+	// UserData is the user data handed to the guest (cloud-init).
+	UserData string `json:",omitempty"`
+
 	// ShelvedAt is when it was shelved, DeletedAt when it was soft
 	// deleted (unix nanoseconds), for the offload and reclaim timers.
 	ShelvedAt int64
@@ -162,6 +174,7 @@ func (i *Instance) Copy() *Instance {
 		c.Resize = &r
 	}
 	c.Hints = i.Hints.Copy()
+	c.Constraints = copyConstraints(i.Constraints)
 	c.ImageProperties = copyStringMap(i.ImageProperties)
 	c.Attempts = make([]*BuildAttempt, len(i.Attempts))
 	for k, a := range i.Attempts {

@@ -45,6 +45,14 @@ const (
 	ImageDataType     MessageType = 32
 	ImageLocationType MessageType = 33
 	ImageMemberType   MessageType = 34
+	// 40-49 are reserved for networking (networks, subnets, ports,
+	// security groups, floating IPs, routers).
+	NetApplyType MessageType = 40
+	// 50-59 are reserved for instance groups (HCL specs).
+	InstanceGroupRegisterType   MessageType = 50
+	InstanceGroupStopType       MessageType = 51
+	InstanceGroupDeploymentType MessageType = 52
+	InstanceGroupDeleteType     MessageType = 53
 )
 
 // String names a message type for logs and errors.
@@ -84,6 +92,12 @@ var messageTypeNames = map[MessageType]string{
 	ImageDataType:            "ImageData",
 	ImageLocationType:        "ImageLocation",
 	ImageMemberType:          "ImageMember",
+	NetApplyType:             "NetApply",
+
+	InstanceGroupRegisterType:   "InstanceGroupRegister",
+	InstanceGroupStopType:       "InstanceGroupStop",
+	InstanceGroupDeploymentType: "InstanceGroupDeployment",
+	InstanceGroupDeleteType:     "InstanceGroupDelete",
 }
 
 // EntryVersion is the format version this build writes into every Raft
@@ -154,6 +168,18 @@ const (
 	// 30-39 are reserved for images.
 	ImageSnapshot       SnapshotType = 30
 	ImageMemberSnapshot SnapshotType = 31
+	// 40-49 are reserved for networking.
+	NetworkSnapshot           SnapshotType = 40
+	SubnetSnapshot            SnapshotType = 41
+	PortSnapshot              SnapshotType = 42
+	SecurityGroupSnapshot     SnapshotType = 43
+	SecurityGroupRuleSnapshot SnapshotType = 44
+	FloatingIPSnapshot        SnapshotType = 45
+	RouterSnapshot            SnapshotType = 46
+	// 50-59 are reserved for instance groups (HCL specs).
+	InstanceGroupSnapshot           SnapshotType = 50
+	InstanceGroupVersionSnapshot    SnapshotType = 51
+	InstanceGroupDeploymentSnapshot SnapshotType = 52
 )
 
 // SnapshotVersion is the version written in each snapshot's header.

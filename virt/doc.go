@@ -2,8 +2,9 @@
 // virtualisation backend: a small core Driver interface every backend
 // implements, optional interfaces for what only some backends can do
 // (pause, suspend, rescue, resize, migrate, live migration, snapshot,
-// consoles, hot-plug), and a typed Capabilities struct. Drivers live in subpackages (virt/fake,
-// virt/libvirt, …); virttest is the conformance suite they must pass.
+// consoles, hot-plug, power-state events), and a typed Capabilities
+// struct. Drivers live in subpackages (virt/fake, virt/libvirt, …);
+// virttest is the conformance suite they must pass.
 //
 // It must not know about Raft, RPC or the state store: a driver sees one
 // host and the instances on it, nothing more.

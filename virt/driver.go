@@ -121,6 +121,27 @@ type InterfaceAttacher interface {
 	DetachInterface(ctx context.Context, id string, portID string) error
 }
 
+// EventSource is a driver that reports power-state changes as they
+// happen on the hypervisor — a guest that shut itself down, an operator's
+// `virsh destroy` — so the agent notices them at once instead of at its
+// next power-sync poll.
+type EventSource interface {
+	// Events returns the driver's event channel, the same one on every
+	// call. Events are hints: the driver drops them when the channel is
+	// full, and the receiver reads the authoritative state with GetInfo.
+	// The channel is closed when the driver is closed, or never.
+	Events() <-chan InstanceEvent
+}
+
+// InstanceEvent says an instance's power state changed on the hypervisor.
+type InstanceEvent struct {
+	// ID is the instance's id.
+	ID string
+	// PowerState is its new power state (a Power* constant) as the
+	// backend reported it; PowerNoState when it was removed.
+	PowerState int
+}
+
 // Capabilities lists what a driver can do beyond the core.
 type Capabilities struct {
 	Pause, Suspend, Rescue, Resize, Migrate, LiveMigrate bool
@@ -143,6 +164,9 @@ type InstanceSpec struct {
 	ExtraSpecs      map[string]string
 	Metadata        map[string]string
 	UserData        []byte
+	// NICs are the instance's ports in order (eth0 first): what the
+	// host's dataplane wires and the guest sees as its interfaces.
+	NICs []NIC
 }
 
 // InstanceInfo is a driver's view of one instance.
@@ -189,4 +213,8 @@ type NIC struct {
 	PortID string
 	MAC    string
 	Bridge string
+	// NetworkID and IPs (the port's fixed IPs) are what a dataplane
+	// needs to put the interface on its network and answer its DHCP.
+	NetworkID string
+	IPs       []string
 }

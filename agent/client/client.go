@@ -92,7 +92,8 @@ func (c *Client) HostID() string { return c.hostID }
 
 // Start registers the host, retrying with backoff until it works, then
 // starts the heartbeat, allocation watcher, reporter and power-sync
-// loops. It blocks until the host is registered; it returns an error if
+// loops, and the event loop of a driver that is a virt.EventSource. It
+// blocks until the host is registered; it returns an error if
 // Shutdown is called first, the client was already started, or the host
 // record is invalid (KindInvalid). Run it in a goroutine when the
 // servers may not be reachable yet.
@@ -129,7 +130,12 @@ func (c *Client) Start() error {
 			return errShutdown
 		}
 	}
-	for _, loop := range []func(){c.reporter.run, c.heartbeatLoop, c.watchAllocs, c.powerSyncLoop} {
+	loops := []func(){c.reporter.run, c.heartbeatLoop, c.watchAllocs, c.powerSyncLoop}
+	if es, ok := c.driver.(virt.EventSource); ok {
+		events := es.Events()
+		loops = append(loops, func() { c.eventLoop(events) })
+	}
+	for _, loop := range loops {
 		if !c.goTracked(loop) {
 			return errShutdown
 		}

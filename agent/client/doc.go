@@ -8,7 +8,9 @@
 // destination, left alone until it becomes running or stopped), the
 // runner carries out one-off actions (reboot, pause, suspend, rescue,
 // rebuild, live migration and their reverses), each once per ActionSeq,
-// and reports it done with its error, if any.
+// and reports it done with its error, if any. A driver that reports
+// power-state changes as they happen (virt.EventSource) wakes the runner
+// of the instance at once; otherwise the power-sync poll notices them.
 //
 // Local restart state (the host id and, per allocation, the instance id,
 // whether it was spawned, the last action carried out and its error, a

@@ -2,6 +2,8 @@ package client
 
 import (
 	"time"
+
+	"github.com/stratus-cloud/stratus/virt"
 )
 
 // powerSyncLoop is Nova's _sync_power_states: every PowerSyncInterval
@@ -20,6 +22,29 @@ func (c *Client) powerSyncLoop() {
 		case <-t.C:
 			for _, r := range c.runnerList() {
 				r.poke()
+			}
+		}
+	}
+}
+
+// eventLoop is the power sync of one instance at a time, driven by a
+// driver that reports power-state changes as they happen
+// (virt.EventSource): each event pokes the runners of its instance, which
+// read the state with GetInfo as a power sync would. The poll stays as the
+// safety net for events lost or dropped.
+func (c *Client) eventLoop(events <-chan virt.InstanceEvent) {
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			for _, r := range c.runnerList() {
+				if r.managedInstance() == ev.ID {
+					r.poke()
+				}
 			}
 		}
 	}

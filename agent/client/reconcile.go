@@ -173,7 +173,9 @@ func (r *runner) spec() (*virt.InstanceSpec, error) {
 	if f == nil {
 		f = inst.Flavor
 	}
-	return specFor(a.InstanceID, inst, f), nil
+	spec := specFor(a.InstanceID, inst, f)
+	spec.NICs = r.nics(a.InstanceID)
+	return spec, nil
 }
 
 // specFor is the driver's spec of an instance with flavor f.

@@ -63,8 +63,8 @@ func TestIssuePasswordTokenScopedByName(t *testing.T) {
 	if ids, _ := body["audit_ids"].([]any); len(ids) != 1 || len(ids[0].(string)) != 22 {
 		t.Fatalf("audit ids %v", body["audit_ids"])
 	}
-	// The catalog: compute and identity, three interfaces each, at this
-	// agent's URL.
+	// The catalog: compute, image and identity, three interfaces each,
+	// at this agent's URL.
 	urls := map[string]string{}
 	for _, svc := range body["catalog"].([]any) {
 		eps := get(svc, "endpoints").([]any)
@@ -78,7 +78,8 @@ func TestIssuePasswordTokenScopedByName(t *testing.T) {
 		}
 		urls[get(svc, "type").(string)+"/"+get(svc, "name").(string)] = get(eps[0], "url").(string)
 	}
-	if urls["compute/nova"] != e.http.URL+"/compute/v2.1" || urls["identity/keystone"] != e.http.URL+"/identity/v3" || len(urls) != 2 {
+	if urls["compute/nova"] != e.http.URL+"/compute/v2.1" || urls["identity/keystone"] != e.http.URL+"/identity/v3" ||
+		urls["image/glance"] != e.http.URL+"/image" || urls["network/neutron"] != e.http.URL+"/network" || len(urls) != 4 {
 		t.Fatalf("catalog urls %v", urls)
 	}
 	// What the token carries verifies on this agent.
@@ -131,7 +132,7 @@ func TestIssueUnscopedThenRescopeWithTokenMethod(t *testing.T) {
 	}
 	tok := r.header.Get("X-Subject-Token")
 	r = e.do(t, "GET", "/identity/v3/auth/catalog", "", "X-Auth-Token: "+tok).want(t, http.StatusOK)
-	if len(r.body["catalog"].([]any)) != 2 {
+	if len(r.body["catalog"].([]any)) != 4 {
 		t.Fatalf("catalog %s", r.raw)
 	}
 	// demo has no role on admin: scoping there fails like bad credentials.

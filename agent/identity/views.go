@@ -190,11 +190,15 @@ func stableID(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-// catalog lists the services this agent serves: Nova and Keystone.
+// catalog lists the services this agent serves: Nova, Glance and
+// Neutron (at their unversioned roots, as their own catalog entries
+// are) and Keystone.
 func (s *Service) catalog(r *http.Request) []catalogEntry {
 	base := s.base(r)
 	services := []struct{ typ, name, url string }{
 		{"compute", "nova", base + "/compute/v2.1"},
+		{"image", "glance", base + "/image"},
+		{"network", "neutron", base + "/network"},
 		{"identity", "keystone", base + "/identity/v3"},
 	}
 	out := make([]catalogEntry, 0, len(services))

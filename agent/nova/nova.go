@@ -72,7 +72,8 @@ func New(cfg Config) *API {
 	for _, table := range [][]routeSpec{
 		a.versionRoutes(), a.flavorRoutes(), a.extraSpecRoutes(), a.serverRoutes(), a.serverActionRoutes(),
 		a.metadataRoutes(), a.tagRoutes(), a.keypairRoutes(), a.limitRoutes(), a.quotaRoutes(), a.zoneRoutes(),
-		a.hypervisorRoutes(), a.serviceRoutes(), a.aggregateRoutes(), a.serverGroupRoutes(), a.usageRoutes(),
+		a.hypervisorRoutes(), a.serviceRoutes(), a.aggregateRoutes(), a.serverGroupRoutes(), a.usageRoutes(), a.networkRoutes(),
+		a.imageRoutes(),
 	} {
 		for _, spec := range table {
 			a.routes = append(a.routes, spec.compile())

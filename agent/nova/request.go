@@ -30,6 +30,8 @@ type request struct {
 	base string
 	// allow is the Allow header of a 405.
 	allow string
+	// nets caches the networking of the servers the request shows.
+	nets map[string]*structs.InstanceNetInfo
 }
 
 // atLeast reports whether the request's microversion is 2.minor or later.

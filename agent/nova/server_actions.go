@@ -77,16 +77,25 @@ func init() {
 		"unshelve":       {rule: shelveRule + "unshelve", schema: unshelveSchema, check: checkUnshelve, do: actUnshelve},
 		"forceDelete":    {rule: deferredRule + "force", do: actForceDelete},
 		"restore":        {rule: deferredRule + "restore", do: taskAction("restore", structs.OpRestore)},
+		// Networking (networks.go).
+		"addFloatingIp": {rule: floatingRule + ":add", schema: func(int) *schema { return addFloatingSchema },
+			do: untilVersion(43, actAddFloatingIP)},
+		"removeFloatingIp": {rule: floatingRule + ":remove", schema: func(int) *schema { return removeFloatingSchema },
+			do: untilVersion(43, actRemoveFloatingIP)},
+		"addSecurityGroup": {rule: groupRule + ":add", schema: func(int) *schema { return groupActionSchema },
+			do: actSecurityGroup(true)},
+		"removeSecurityGroup": {rule: groupRule + ":remove", schema: func(int) *schema { return groupActionSchema },
+			do: actSecurityGroup(false)},
 	}
 }
 
 // knownActions are Nova's other server actions, which Stratus does not
 // support yet: they answer Nova's "not supported" 501, while an unknown
 // action is "There is no such action".
-var knownActions = []string{"createImage", "createBackup", "changePassword", "addSecurityGroup",
-	"removeSecurityGroup", "trigger_crash_dump", "os-resetState", "resetNetwork", "injectNetworkInfo",
+var knownActions = []string{"createImage", "createBackup", "changePassword",
+	"trigger_crash_dump", "os-resetState", "resetNetwork", "injectNetworkInfo",
 	"os-getConsoleOutput", "os-getVNCConsole", "os-getSPICEConsole", "os-getSerialConsole", "os-getRDPConsole",
-	"addFixedIp", "removeFixedIp", "addFloatingIp", "removeFloatingIp", "os-resetNetwork"}
+	"addFixedIp", "removeFixedIp", "os-resetNetwork"}
 
 // anyBody accepts any JSON object; handlers validate their own parts.
 var anyBody = &schema{types: tObject, open: true}

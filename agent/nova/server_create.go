@@ -78,11 +78,10 @@ func serverCreateSchema(mv int) *schema {
 	}}
 }
 
-// serverCreate answers POST /servers. Stratus has no networks, volumes,
-// security groups, tags or trusted certificates yet: networks "auto" or
-// "none" and the "default" security group are accepted; anything naming
-// one that would have to exist is refused as Nova refuses an unknown
-// one. Scheduler hints group, same_host and different_host are honoured
+// serverCreate answers POST /servers. Networks (and ports, fixed IPs,
+// "auto" and "none" by 2.37's rules) and security groups are the
+// servers' networking (see networksOf); Stratus has no volumes, tags
+// or trusted certificates yet. Scheduler hints group, same_host and different_host are honoured
 // (others are ignored, as in Nova), and an admin's target host
 // ("az:host[:node]", or 2.74's host); personality files, user data and the disk config
 // are validated and not used.
@@ -103,7 +102,7 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := structs.InstanceCreateRequest{Count: count, ProjectID: q.token.ProjectID, UserID: q.token.UserID}
+	args := structs.InstanceCreateRequest{Count: count, ProjectID: q.token.ProjectID, UserID: q.token.UserID, ImageAdmin: q.isAdmin()}
 	args.Name, _ = stringOf(in, "name")
 	if args.ImageID, err = imageOf(in); err != nil {
 		return nil, err
@@ -134,9 +133,12 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 	}
 	args.Metadata = stringMap(object(in, "metadata"))
 	args.Description, _ = stringOf(in, "description")
+	if err := q.networksOf(in, groups, &args); err != nil {
+		return nil, err
+	}
 	var out structs.InstanceCreateResponse
 	if err := q.call("Instance.Create", &args, &out); err != nil {
-		return nil, err
+		return nil, netFault(err)
 	}
 	if len(out.Instances) == 0 {
 		return nil, faultf(http.StatusInternalServerError, msgUnexpected)
@@ -159,36 +161,20 @@ func (q *request) checkUnsupportedCreate(in map[string]any) error {
 	if _, ok := in["hostname"]; ok {
 		return notSupported()
 	}
-	// Stratus has no networks or ports yet, so any the request names
-	// cannot exist.
-	if list, _ := in["networks"].([]any); len(list) > 0 {
-		nw, _ := list[0].(map[string]any)
-		if port, ok := stringOf(nw, "port"); ok {
-			return badRequest("Port %s could not be found.", port)
-		}
-		if id, ok := stringOf(nw, "uuid"); ok {
-			return badRequest("Network %s could not be found.", id)
-		}
-		return badRequest("Bad networks format: network uuid is not in proper format ()")
-	}
 	return nil
 }
 
 // securityGroups returns the requested groups for the create answer;
-// only the implicit "default" group exists.
+// the servers resolve their names (or ids) in the project.
 func securityGroups(in map[string]any) ([]any, error) {
 	list, _ := in["security_groups"].([]any)
-	for _, g := range list {
-		name, _ := stringOf(g.(map[string]any), "name")
-		if name != "default" {
-			return nil, badRequest("Security group %s not found.", name)
-		}
-	}
 	return list, nil
 }
 
-// imageOf reads imageRef: an id or a link to one. Stratus has no image
-// service, so any image name the hosts know is accepted, not only UUIDs.
+// imageOf reads imageRef: an id or a link to one (or, as a convenience
+// when exactly one image the caller may see has it, a name). The
+// servers resolve it against the images and answer Nova's 400s: "Image
+// X could not be found.", not active, a flavor too small.
 func imageOf(in map[string]any) (string, error) {
 	ref, _ := stringOf(in, "imageRef")
 	if ref = lastSegment(strings.TrimSpace(ref)); ref == "" {

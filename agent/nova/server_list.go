@@ -103,6 +103,13 @@ func (a *API) listServers(q *request, detail bool) (*reply, error) {
 		return nil, err
 	}
 	views := make([]any, 0, len(entries))
+	if detail && len(entries) > 0 {
+		ids := make([]string, 0, len(entries))
+		for _, e := range entries {
+			ids = append(ids, e.inst.ID)
+		}
+		q.prefetchNetInfo(ids)
+	}
 	for _, e := range entries {
 		if detail {
 			views = append(views, q.serverView(e.inst, e.host, viewOpts{full: true}))

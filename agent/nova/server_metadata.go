@@ -132,18 +132,24 @@ func (a *API) metadataDelete(q *request) (*reply, error) {
 	return noContent()
 }
 
-// ipsList answers GET /servers/{id}/ips: Stratus does not manage
-// networks yet, so a server has no addresses.
+// ipsList answers GET /servers/{id}/ips: the server's addresses by
+// network name.
 func (a *API) ipsList(q *request) (*reply, error) {
-	if _, err := q.getServer(q.param("id")); err != nil {
+	inst, err := q.getServer(q.param("id"))
+	if err != nil {
 		return nil, err
 	}
-	return okReply(map[string]any{"addresses": map[string]any{}})
+	return okReply(map[string]any{"addresses": q.ipsOf(inst)})
 }
 
 func (a *API) ipsShow(q *request) (*reply, error) {
-	if _, err := q.getServer(q.param("id")); err != nil {
+	inst, err := q.getServer(q.param("id"))
+	if err != nil {
 		return nil, err
+	}
+	network := q.param("network")
+	if ips, ok := q.ipsOf(inst)[network]; ok {
+		return okReply(map[string]any{network: ips})
 	}
 	return nil, notFound("Instance is not a member of specified network")
 }

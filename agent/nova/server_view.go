@@ -46,7 +46,7 @@ func (q *request) serverView(inst *structs.Instance, host *structs.Host, opts vi
 		"flavor":            q.serverFlavor(inst),
 		"created":           isoTime(inst.CreatedAt),
 		"updated":           isoTime(inst.UpdatedAt),
-		"addresses":         map[string]any{},
+		"addresses":         q.addressesOf(inst),
 		"accessIPv4":        "",
 		"accessIPv6":        "",
 		"links":             q.links("servers", inst.ID),
@@ -60,6 +60,9 @@ func (q *request) serverView(inst *structs.Instance, host *structs.Host, opts vi
 	}
 	if opts.full {
 		q.addFullView(s, inst, host)
+		if groups := q.securityGroupsOf(inst); groups != nil {
+			s["security_groups"] = groups
+		}
 	}
 	if q.atLeast(9) {
 		s["locked"] = inst.Locked

@@ -259,8 +259,10 @@ func TestServerCreate(t *testing.T) {
 		{func(s map[string]any) { s["key_name"] = "nope" }, 400, "Invalid key_name provided."},
 		{func(s map[string]any) { s["min_count"], s["max_count"] = 3, 2 }, 400, "min_count must be <= max_count"},
 		{func(s map[string]any) { s["user_data"] = "not base64!" }, 400, "is not a 'base64'"},
-		{func(s map[string]any) { s["networks"] = []any{map[string]any{"uuid": "n1"}} }, 400, "Network n1 could not be found."},
-		{func(s map[string]any) { s["security_groups"] = []any{map[string]any{"name": "web"}} }, 400, "Security group web not found."},
+		{func(s map[string]any) { s["networks"] = []any{map[string]any{"uuid": "n1"}} }, 400, "Bad networks format: network uuid is not in proper format (n1)"},
+		{func(s map[string]any) {
+			s["networks"] = []any{map[string]any{"port": "5f6b3d2e-4a8b-4c1d-9e0f-123456789abc", "fixed_ip": "10.0.0.5"}}
+		}, 400, "cannot be used with port"},
 		{func(s map[string]any) { s["block_device_mapping_v2"] = []any{map[string]any{}} }, 501, msgNotSupported},
 		{func(s map[string]any) { s["availability_zone"] = "az1:compute-1" }, 403, "os_compute_api:servers:create:forced_host"},
 		{func(s map[string]any) { s["description"] = "too early" }, 400, "'description' was unexpected"},

@@ -3,8 +3,8 @@
 // commands, UI tests).
 //
 // The fake keeps flavors, hosts, instances, allocations, evaluations,
-// instance actions, migrations, a Raft configuration, the gossip members
-// and a snapshot in memory, answers
+// instance actions, migrations, instance groups (as tests set them), a
+// Raft configuration, the gossip members and a snapshot in memory, answers
 // with the same JSON, headers and error bodies as a real agent, and
 // records every request. Unless BlockQueries is on, it does not block on
 // blocking queries; it checks only the basics of what it is sent, and it
@@ -52,6 +52,7 @@ type Server struct {
 	failures map[string]*api.Error
 	requests []Request
 	bootState
+	groupState
 }
 
 // NewServer starts a fake single-server cluster (node "n1", the Raft leader
@@ -88,6 +89,7 @@ func NewServer(t testing.TB) *Server {
 	handle("GET /v1/operator/snapshot", s.snapshotSave)
 	handle("PUT /v1/operator/snapshot", s.snapshotRestore)
 	s.initBoot(handle)
+	s.initGroups(handle)
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 	s.URL = ts.URL

@@ -63,6 +63,14 @@ var forbidden = map[string][]string{
 	"server":  {"agent", "command", "virt", "api"},
 	"virt":    {"server", "fsm", "rpc", "agent", "command"},
 	"command": {"fsm", "server"},
+	// The HCL instance spec parser works on local input only: it must
+	// not talk to servers.
+	"spec": {"server", "fsm", "rpc", "gossip", "agent", "api", "command", "virt", "imagestore"},
+	// The image store keeps files; records and replication are the
+	// server's.
+	"imagestore": {""},
+	// The web UI knows the APIs only over HTTP, as a browser does.
+	"agent/ui": {""},
 }
 
 func TestForbiddenImports(t *testing.T) {

@@ -14,7 +14,8 @@ import (
 // arch and hypervisor_version, which read the host's fields (falling back
 // to Attributes when the field is empty). Values may use Nova's operators
 // (see specMatcher). Extra specs without the capabilities: scope are not
-// read.
+// read. The instance's own constraints (structs.Constraint, from an
+// instance group's spec) are checked here too.
 type ComputeCapabilitiesFilter struct{}
 
 // Name implements Filter.
@@ -26,6 +27,12 @@ func (ComputeCapabilitiesFilter) applies(req *Request) bool { return len(req.cap
 func (ComputeCapabilitiesFilter) Filter(h *HostView, req *Request) (bool, string) {
 	for i := range req.caps {
 		c := &req.caps[i]
+		if c.cons != nil {
+			if !c.cons.match(h.Host) {
+				return false, c.reason
+			}
+			continue
+		}
 		v, ok := capability(h.Host, c.key)
 		if !c.m.match(v, ok) {
 			return false, c.reason
@@ -34,10 +41,12 @@ func (ComputeCapabilitiesFilter) Filter(h *HostView, req *Request) (bool, string
 	return true, ""
 }
 
-// capabilityCheck is one capabilities:KEY extra spec.
+// capabilityCheck is one capabilities:KEY extra spec, or one of the
+// instance's constraints (cons set).
 type capabilityCheck struct {
 	key    string
 	m      specMatcher
+	cons   *constraintMatch
 	reason string
 }
 

@@ -95,7 +95,7 @@ func NewRequest(inst *structs.Instance) (*Request, error) {
 	if inst.AZ != "" {
 		req.zoneReason = "not in zone " + inst.AZ
 	}
-	req.caps = capabilityChecks(inst.Flavor.ExtraSpecs)
+	req.caps = append(capabilityChecks(inst.Flavor.ExtraSpecs), constraintChecks(inst.Constraints)...)
 	req.image = imageChecks(inst.ImageProperties)
 	for _, t := range req.RequiredTraits {
 		req.missingReasons = append(req.missingReasons, "missing trait "+t)

@@ -6,7 +6,7 @@
 // Open adds one state file). It is deterministic and cheap, so one
 // process can simulate thousands of hosts, and it follows the same state
 // rules as the conformance suite in virt/virttest. Tests steer it with failure injection (FailNext,
-// FailAlways), simulate drift with SetPowerState and assert on Calls,
+// FailAlways), simulate drift with SetPowerState (reported on Events) and assert on Calls,
 // Spec, Rescued and MigratedTo. Its LiveMigrate cannot reach another
 // host: the instance only leaves this one, and the destination's agent
 // spawns its own copy.

@@ -55,8 +55,8 @@ type Config struct {
 
 // Driver is the fake driver. It implements virt.Driver, virt.Pauser,
 // virt.Suspender, virt.Rescuer, virt.Resizer, virt.LiveMigrator,
-// virt.Snapshotter, virt.ConsoleOutputer and virt.RemoteConsoler. All
-// methods are safe for concurrent use.
+// virt.Snapshotter, virt.ConsoleOutputer, virt.RemoteConsoler and
+// virt.EventSource. All methods are safe for concurrent use.
 type Driver struct {
 	cfg Config
 
@@ -71,6 +71,8 @@ type Driver struct {
 	migrated map[string]string
 	// persistent is set by Open: every change is saved to StatePath.
 	persistent bool
+	// events carries SetPowerState's changes to Events' reader.
+	events chan virt.InstanceEvent
 }
 
 // instance is the fake's whole record of one instance.
@@ -94,6 +96,7 @@ var (
 	_ virt.Snapshotter     = (*Driver)(nil)
 	_ virt.ConsoleOutputer = (*Driver)(nil)
 	_ virt.RemoteConsoler  = (*Driver)(nil)
+	_ virt.EventSource     = (*Driver)(nil)
 )
 
 // New returns a fake driver for a clean host described by cfg.
@@ -123,6 +126,7 @@ func New(cfg Config) *Driver {
 		cfg:       cfg,
 		instances: make(map[string]*instance),
 		calls:     make(map[string]int),
+		events:    make(chan virt.InstanceEvent, eventBuffer),
 	}
 }
 
@@ -379,6 +383,10 @@ func cloneSpec(s *virt.InstanceSpec) virt.InstanceSpec {
 	c.ExtraSpecs = maps.Clone(s.ExtraSpecs)
 	c.Metadata = maps.Clone(s.Metadata)
 	c.UserData = slices.Clone(s.UserData)
+	c.NICs = slices.Clone(s.NICs)
+	for i := range c.NICs {
+		c.NICs[i].IPs = slices.Clone(s.NICs[i].IPs)
+	}
 	return c
 }
 

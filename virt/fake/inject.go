@@ -84,8 +84,9 @@ func (d *Driver) Calls(op string) int {
 // SetPowerState changes an instance's power state behind the control
 // plane's back, as when a guest shuts itself down or crashes. state must
 // be one of the virt.Power* constants. Moving a stopped instance to
-// virt.PowerRunning counts as a boot in its console log. The call is
-// neither counted nor subject to injected failures.
+// virt.PowerRunning counts as a boot in its console log. The change is
+// sent to Events. The call is neither counted nor subject to injected
+// failures.
 func (d *Driver) SetPowerState(id string, state int) error {
 	switch state {
 	case virt.PowerNoState, virt.PowerRunning, virt.PowerPaused,
@@ -100,8 +101,25 @@ func (d *Driver) SetPowerState(id string, state int) error {
 		return wrap("SetPowerState", id, virt.ErrNotFound)
 	}
 	in.setPower(state)
-	return d.saveLocked()
+	if err := d.saveLocked(); err != nil {
+		return err
+	}
+	select {
+	case d.events <- virt.InstanceEvent{ID: id, PowerState: state}:
+	default: // a full channel drops the hint; the power sync still sees it
+	}
+	return nil
 }
+
+// eventBuffer is how many unread events Events holds before dropping.
+const eventBuffer = 256
+
+// Events returns the channel on which SetPowerState reports each change
+// it makes behind the control plane's back, as a real hypervisor reports
+// a guest that shut itself down; the fake's own operations send nothing.
+// An event that finds the channel full is dropped. The channel is never
+// closed.
+func (d *Driver) Events() <-chan virt.InstanceEvent { return d.events }
 
 // begin starts a call of op: it counts it, fails at once if ctx has
 // ended, takes a pending injected failure, then waits latency. It

@@ -1,0 +1,4 @@
+instance "db" {
+  flavor = "m1.tiny"
+  image  = "cirros"
+}

@@ -1,0 +1,37 @@
+// Package libvirt is the virt.Driver that runs instances as real QEMU/KVM
+// virtual machines of one libvirtd, which it talks to over libvirt's RPC
+// protocol (github.com/digitalocean/go-libvirt, no cgo) on its unix socket
+// or TCP. Domains are described with libvirt.org/go/libvirtxml structs.
+//
+// Each instance is a persistent domain named stratus-<id> (with a
+// namespace, stratus-<namespace>-<id>), of type kvm when libvirtd offers
+// it and qemu (TCG) otherwise, with ACPI, a serial console logged to a
+// file, VNC on a configurable address, and a <metadata> element in the
+// https://stratus-cloud.dev/xmlns/libvirt/instance/1 namespace that ties
+// it to the instance (id, name, flavor, image, disks) — the driver keeps
+// no state of its own, so a restarted agent finds its instances again and
+// never defines a second copy. Disks are qcow2 volumes of a "dir" storage
+// pool the driver manages: the root disk an overlay on a cached copy of
+// the image file named by the image property stratus_image_path (until
+// the image service serves images), or empty when there is none; the
+// ephemeral and swap disks of the flavor, empty (not formatted). A spawn
+// that fails removes everything it created.
+//
+// The driver keeps one connection to libvirtd, dialled again with backoff
+// when libvirtd restarts; operations wait a while for it and then fail
+// with ErrUnavailable, and an operation cut short by a lost connection is
+// made again on the next one. Each connection subscribes once to domain
+// lifecycle events, which Events passes on (virt.EventSource) so the
+// agent sees a guest that shut itself down within a second.
+//
+// It supports pause, suspend (managed save), resize, rescue, snapshots
+// (qemu-img convert), the serial console log and VNC consoles, and live
+// migration between libvirtds that can reach each other (when configured
+// with a migration URI). It does not migrate stopped instances' disks or
+// hot-plug volumes and interfaces, and gives guests no network yet.
+//
+// It must not know about Raft, RPC or the state store: like every driver
+// it sees one host and the instances on it, nothing more. It assumes it
+// runs on the host libvirtd runs on: base images are copied into the pool
+// directory, console logs and snapshots are files there.
+package libvirt

@@ -1,0 +1,270 @@
+package libvirt
+
+import (
+	"encoding/xml"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"libvirt.org/go/libvirtxml"
+)
+
+// MetadataURI is the XML namespace of the <metadata> element that ties a
+// domain to a Stratus instance; ListInstances lists the domains that
+// carry it (with the driver's namespace).
+const MetadataURI = "https://stratus-cloud.dev/xmlns/libvirt/instance/1"
+
+// Roles of an instance's disks, and the suffixes of their volume names.
+const (
+	diskRoot      = "disk"
+	diskEphemeral = "disk.eph0"
+	diskSwap      = "disk.swap"
+	diskRescue    = "disk.rescue"
+)
+
+// allDiskRoles are every volume an instance may own, for clean-up.
+var allDiskRoles = []string{diskRoot, diskEphemeral, diskSwap, diskRescue}
+
+// instanceMeta is the driver's record of one instance, kept in the
+// domain's <metadata>: everything needed to define the domain again
+// (resize, rescue) and to recognise it after a restart of the agent.
+type instanceMeta struct {
+	// XMLName matches <instance> in any namespace: DomainGetMetadata
+	// returns the element without its namespace.
+	XMLName xml.Name `xml:"instance"`
+	// XMLNS is MetadataURI when the record is written.
+	XMLNS     string     `xml:"xmlns,attr,omitempty"`
+	ID        string     `xml:"id"`
+	Name      string     `xml:"name,omitempty"`
+	Namespace string     `xml:"namespace,omitempty"`
+	Created   string     `xml:"created,omitempty"`
+	Flavor    metaFlavor `xml:"flavor"`
+	// Image is the base the root disk was built on; nil for an empty
+	// root disk (no operating system).
+	Image *metaImage `xml:"image"`
+	// Disks are the volumes the instance owns in the pool.
+	Disks []metaDisk `xml:"disks>disk"`
+	// DiskBus and Machine come from the image properties hw_disk_bus
+	// and hw_machine_type.
+	DiskBus    string `xml:"disk_bus,omitempty"`
+	Machine    string `xml:"machine,omitempty"`
+	ConsoleLog string `xml:"console_log"`
+	// Rescue is set while the instance runs from a rescue disk.
+	Rescue *metaImage `xml:"rescue"`
+}
+
+type metaFlavor struct {
+	VCPUs       int `xml:"vcpus,attr"`
+	MemoryMB    int `xml:"memory_mb,attr"`
+	RootGB      int `xml:"root_gb,attr"`
+	EphemeralGB int `xml:"ephemeral_gb,attr"`
+	SwapMB      int `xml:"swap_mb,attr"`
+}
+
+type metaImage struct {
+	ID string `xml:"id,attr,omitempty"`
+	// Source is the file the base was copied from; Base the cached
+	// copy's path in the pool and Format its format (raw or qcow2).
+	Source string `xml:"source,attr,omitempty"`
+	Base   string `xml:"base,attr,omitempty"`
+	Format string `xml:"format,attr,omitempty"`
+}
+
+type metaDisk struct {
+	Role   string `xml:"role,attr"`
+	Volume string `xml:"volume,attr"`
+	Path   string `xml:"path,attr"`
+}
+
+// disk returns the instance's disk of a role, or nil.
+func (m *instanceMeta) disk(role string) *metaDisk {
+	for i := range m.Disks {
+		if m.Disks[i].Role == role {
+			return &m.Disks[i]
+		}
+	}
+	return nil
+}
+
+// setDisk records a disk, replacing one of the same role.
+func (m *instanceMeta) setDisk(d metaDisk) {
+	if old := m.disk(d.Role); old != nil {
+		*old = d
+		return
+	}
+	m.Disks = append(m.Disks, d)
+}
+
+// dropDisk forgets the disk of a role.
+func (m *instanceMeta) dropDisk(role string) {
+	out := m.Disks[:0]
+	for _, d := range m.Disks {
+		if d.Role != role {
+			out = append(out, d)
+		}
+	}
+	m.Disks = out
+}
+
+// hasOS reports whether the instance booted from an image, so that its
+// guest may answer ACPI requests; an empty root disk has nothing that
+// would.
+func (m *instanceMeta) hasOS() bool {
+	if m.Rescue != nil {
+		return m.Rescue.Base != ""
+	}
+	return m.Image != nil && m.Image.Base != ""
+}
+
+// marshal renders the record as the inner XML of <metadata>.
+func (m *instanceMeta) marshal() (string, error) {
+	c := *m
+	c.XMLNS = MetadataURI
+	out, err := xml.Marshal(&c)
+	if err != nil {
+		return "", fmt.Errorf("encode instance metadata: %w", err)
+	}
+	return string(out), nil
+}
+
+// parseMeta reads a record from the element DomainGetMetadata returns.
+func parseMeta(doc string) (*instanceMeta, error) {
+	var m instanceMeta
+	if err := xml.Unmarshal([]byte(doc), &m); err != nil {
+		return nil, fmt.Errorf("decode instance metadata: %w", err)
+	}
+	if m.ID == "" {
+		return nil, fmt.Errorf("instance metadata without an id")
+	}
+	m.XMLNS = ""
+	return &m, nil
+}
+
+// uuidNamespace seeds the name-based domain UUIDs.
+var uuidNamespace = uuid.MustParse("6f2a4c1e-57a7-4e8b-9d2b-5a1f0c3e7b10")
+
+// domainUUID is the UUID of an instance's domain: the instance id itself
+// when it is a UUID and the driver has no namespace (as Nova does), else
+// one derived from both, so that drivers sharing a libvirtd never clash.
+// Being deterministic, it also makes libvirt refuse a second copy.
+func (d *Driver) domainUUID(id string) string {
+	if d.cfg.Namespace == "" {
+		if u, err := uuid.Parse(id); err == nil {
+			return u.String()
+		}
+	}
+	return uuid.NewSHA1(uuidNamespace, []byte(d.cfg.Namespace+"\x00"+id)).String()
+}
+
+// domainName is an instance's domain name: the prefix and its id.
+func (d *Driver) domainName(id string) string { return d.prefix + id }
+
+// instanceID returns the instance id of a domain name of ours.
+func (d *Driver) instanceID(domainName string) (string, bool) {
+	id, ok := strings.CutPrefix(domainName, d.prefix)
+	return id, ok && id != ""
+}
+
+// volumeName is the pool volume of an instance's disk of a role.
+func (d *Driver) volumeName(id, role string) string { return d.domainName(id) + "-" + role }
+
+// diskTargets are the device names disks get, in order.
+var diskTargets = map[string][]string{
+	"virtio": {"vda", "vdb", "vdc", "vdd"},
+	"sata":   {"sda", "sdb", "sdc", "sdd"},
+	"ide":    {"hda", "hdb", "hdc", "hdd"},
+}
+
+// domainXML builds the domain of an instance from its record: the rescue
+// disk first when it is rescued (with the root disk second and no
+// others), else the root, ephemeral and swap disks; ACPI; a serial
+// console logged to a file; VNC on a port libvirt picks.
+func (d *Driver) domainXML(m *instanceMeta, virtType, arch string) (string, error) {
+	bus := m.DiskBus
+	if bus == "" {
+		bus = "virtio"
+	}
+	targets := diskTargets[bus]
+	var roles []string
+	if m.Rescue != nil {
+		roles = []string{diskRescue, diskRoot}
+	} else {
+		roles = []string{diskRoot, diskEphemeral, diskSwap}
+	}
+	var disks []libvirtxml.DomainDisk
+	for _, role := range roles {
+		disk := m.disk(role)
+		if disk == nil {
+			continue
+		}
+		if len(disks) == len(targets) {
+			return "", fmt.Errorf("too many disks for bus %s", bus)
+		}
+		disks = append(disks, libvirtxml.DomainDisk{
+			Device: "disk",
+			Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "qcow2", Discard: "unmap"},
+			Source: &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: disk.Path}},
+			Target: &libvirtxml.DomainDiskTarget{Dev: targets[len(disks)], Bus: bus},
+			Serial: role,
+		})
+	}
+	if len(disks) == 0 {
+		return "", fmt.Errorf("instance %s has no root disk", m.ID)
+	}
+	meta, err := m.marshal()
+	if err != nil {
+		return "", err
+	}
+	var cpu *libvirtxml.DomainCPU
+	if virtType == "kvm" {
+		cpu = &libvirtxml.DomainCPU{Mode: "host-model"}
+	}
+	port := uint(0)
+	dom := &libvirtxml.Domain{
+		Type:     virtType,
+		Name:     d.domainName(m.ID),
+		UUID:     d.domainUUID(m.ID),
+		Title:    m.Name,
+		Metadata: &libvirtxml.DomainMetadata{XML: meta},
+		Memory:   &libvirtxml.DomainMemory{Value: uint(m.Flavor.MemoryMB), Unit: "MiB"},
+		VCPU:     &libvirtxml.DomainVCPU{Placement: "static", Value: uint(m.Flavor.VCPUs)},
+		OS: &libvirtxml.DomainOS{
+			Type:        &libvirtxml.DomainOSType{Type: "hvm", Arch: arch, Machine: m.Machine},
+			BootDevices: []libvirtxml.DomainBootDevice{{Dev: "hd"}},
+			// SeaBIOS writes to the serial console too, so even a guest
+			// without an operating system logs its boot.
+			BIOS: &libvirtxml.DomainBIOS{UseSerial: "yes"},
+		},
+		Features: &libvirtxml.DomainFeatureList{
+			ACPI: &libvirtxml.DomainFeature{},
+			APIC: &libvirtxml.DomainFeatureAPIC{},
+		},
+		CPU:        cpu,
+		Clock:      &libvirtxml.DomainClock{Offset: "utc"},
+		OnPoweroff: "destroy",
+		OnReboot:   "restart",
+		OnCrash:    "destroy",
+		Devices: &libvirtxml.DomainDeviceList{
+			Disks: disks,
+			Serials: []libvirtxml.DomainSerial{{
+				Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
+				Target: &libvirtxml.DomainSerialTarget{Port: &port},
+				Log:    &libvirtxml.DomainChardevLog{File: m.ConsoleLog, Append: "on"},
+			}},
+			Consoles: []libvirtxml.DomainConsole{{
+				Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
+				Target: &libvirtxml.DomainConsoleTarget{Type: "serial", Port: &port},
+			}},
+			Graphics: []libvirtxml.DomainGraphic{{VNC: &libvirtxml.DomainGraphicVNC{
+				AutoPort: "yes",
+				Listen:   d.cfg.VNCListen,
+				Listeners: []libvirtxml.DomainGraphicListener{{
+					Address: &libvirtxml.DomainGraphicListenerAddress{Address: d.cfg.VNCListen},
+				}},
+			}}},
+			Videos:     []libvirtxml.DomainVideo{{Model: libvirtxml.DomainVideoModel{Type: "vga"}}},
+			MemBalloon: &libvirtxml.DomainMemBalloon{Model: "virtio"},
+		},
+	}
+	return dom.Marshal()
+}

@@ -1,0 +1,879 @@
+package libvirt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	golibvirt "github.com/digitalocean/go-libvirt"
+
+	"github.com/stratus-cloud/stratus/virt"
+)
+
+// ErrInvalidState means the instance's power state does not allow the
+// operation (pausing a stopped instance, soft-rebooting it, …).
+var ErrInvalidState = errors.New("libvirt: instance is in the wrong power state for this operation")
+
+// errNotOurs means a domain has the name of one of our instances but
+// not our metadata: it was defined by someone else.
+var errNotOurs = errors.New("a domain of that name exists but is not a Stratus instance of this driver")
+
+// Driver is the libvirt driver: it runs instances as QEMU/KVM domains of
+// one libvirtd. It implements virt.Driver, virt.Pauser, virt.Suspender,
+// virt.Resizer, virt.Rescuer, virt.LiveMigrator, virt.Snapshotter,
+// virt.ConsoleOutputer, virt.RemoteConsoler and virt.EventSource. All
+// methods are safe for concurrent use; the operations on one instance are
+// serialised.
+type Driver struct {
+	cfg    Config
+	prefix string // of our domains' names
+	conn   *connection
+	events chan virt.InstanceEvent
+	locks  keyedLocks
+	poolMu sync.Mutex
+
+	// hostMu guards what the current connection told about the host.
+	hostMu   sync.Mutex
+	virtType string
+	arch     string
+
+	// ops counts operations in flight, for Close; closing (under opsMu)
+	// refuses new ones.
+	opsMu     sync.Mutex
+	ops       sync.WaitGroup
+	closing   bool
+	closeOnce sync.Once
+
+	// failStep, set by tests, fails a spawn at the named step.
+	failStep func(step string) error
+}
+
+var (
+	_ virt.Driver          = (*Driver)(nil)
+	_ virt.Pauser          = (*Driver)(nil)
+	_ virt.Suspender       = (*Driver)(nil)
+	_ virt.Resizer         = (*Driver)(nil)
+	_ virt.Rescuer         = (*Driver)(nil)
+	_ virt.LiveMigrator    = (*Driver)(nil)
+	_ virt.Snapshotter     = (*Driver)(nil)
+	_ virt.ConsoleOutputer = (*Driver)(nil)
+	_ virt.RemoteConsoler  = (*Driver)(nil)
+	_ virt.EventSource     = (*Driver)(nil)
+)
+
+// eventBuffer is how many unread events Events holds before dropping.
+const eventBuffer = 1024
+
+// New returns a driver for the libvirtd at cfg.URI. It does not wait for
+// libvirtd: it dials in the background, and keeps dialling with backoff
+// whenever the connection is lost; operations wait up to
+// cfg.ReconnectWait for a connection, then fail with an error wrapping
+// ErrUnavailable. Close releases it.
+func New(cfg Config) (*Driver, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	uri, err := url.Parse(cfg.URI)
+	if err != nil {
+		return nil, fmt.Errorf("libvirt: uri %q: %w", cfg.URI, err)
+	}
+	d := &Driver{
+		cfg:    cfg,
+		prefix: "stratus-",
+		events: make(chan virt.InstanceEvent, eventBuffer),
+	}
+	if cfg.Namespace != "" {
+		d.prefix = "stratus-" + cfg.Namespace + "-"
+	}
+	d.conn = newConnection(uri, cfg.Logger.Named("libvirt"), d.onEvent, d.onConnect)
+	return d, nil
+}
+
+// Close stops the dialler, waits for the operations in flight and closes
+// the event channel. Domains keep running. Later calls fail with
+// ErrClosed.
+func (d *Driver) Close() error {
+	d.closeOnce.Do(func() {
+		d.opsMu.Lock()
+		d.closing = true
+		d.opsMu.Unlock()
+		d.conn.close()
+		d.ops.Wait()
+		close(d.events)
+	})
+	return nil
+}
+
+// Name returns "libvirt".
+func (d *Driver) Name() string { return "libvirt" }
+
+// Capabilities reports Pause, Suspend (managed save), Resize, Rescue,
+// Snapshot, ConsoleOutput and RemoteConsole (VNC), and LiveMigrate when
+// Config.MigrationURI says the hosts' libvirtds can reach each other.
+// Cold migration of disks and hot-plugging volumes or interfaces are not
+// offered.
+func (d *Driver) Capabilities() virt.Capabilities {
+	return virt.Capabilities{
+		Pause:         true,
+		Suspend:       true,
+		Resize:        true,
+		Rescue:        true,
+		LiveMigrate:   d.cfg.MigrationURI != "",
+		Snapshot:      true,
+		ConsoleOutput: true,
+		RemoteConsole: true,
+	}
+}
+
+// Events reports the power-state changes of this driver's instances as
+// libvirtd announces them (one lifecycle-event subscription per
+// connection), within milliseconds of the change. The channel is closed
+// by Close.
+func (d *Driver) Events() <-chan virt.InstanceEvent { return d.events }
+
+// onConnect forgets what the previous connection said about the host.
+func (d *Driver) onConnect(*golibvirt.Libvirt) {
+	d.hostMu.Lock()
+	d.virtType, d.arch = "", ""
+	d.hostMu.Unlock()
+}
+
+// onEvent turns a lifecycle event of one of our domains into an
+// InstanceEvent; it never blocks.
+func (d *Driver) onEvent(ev golibvirt.DomainEventLifecycleMsg) {
+	id, ok := d.instanceID(ev.Dom.Name)
+	if !ok {
+		return
+	}
+	var power int
+	switch golibvirt.DomainEventType(ev.Event) {
+	case golibvirt.DomainEventStarted, golibvirt.DomainEventResumed:
+		power = virt.PowerRunning
+	case golibvirt.DomainEventSuspended:
+		power = virt.PowerPaused
+	case golibvirt.DomainEventStopped:
+		power = virt.PowerShutdown
+		if golibvirt.DomainEventStoppedDetailType(ev.Detail) == golibvirt.DomainEventStoppedSaved {
+			power = virt.PowerSuspend
+		}
+	case golibvirt.DomainEventShutdown:
+		power = virt.PowerShutdown
+	case golibvirt.DomainEventPmsuspended:
+		power = virt.PowerSuspend
+	case golibvirt.DomainEventCrashed:
+		power = virt.PowerCrashed
+	case golibvirt.DomainEventUndefined:
+		power = virt.PowerNoState
+	default: // defined: no change of power
+		return
+	}
+	select {
+	case d.events <- virt.InstanceEvent{ID: id, PowerState: power}:
+	default:
+	}
+}
+
+// run carries out fn on a connection, holding instance id's lock when
+// id is set. It runs in a goroutine of its own so that ctx bounds the
+// caller's wait even if libvirtd stops answering; an operation the caller
+// gave up on still finishes (or fails) before the next one on the same
+// instance starts. A call cut short by a lost connection is made again on
+// the next one: every operation is written to be repeatable.
+func (d *Driver) run(ctx context.Context, op, id string, fn func(ctx context.Context, lv *golibvirt.Libvirt) error) error {
+	return d.call(ctx, op, id, true, fn)
+}
+
+// read is run for operations that only read: they take no lock, so they
+// never wait behind a long operation on the instance.
+func (d *Driver) read(ctx context.Context, op, id string, fn func(ctx context.Context, lv *golibvirt.Libvirt) error) error {
+	return d.call(ctx, op, id, false, fn)
+}
+
+func (d *Driver) call(ctx context.Context, op, id string, lock bool, fn func(ctx context.Context, lv *golibvirt.Libvirt) error) error {
+	d.opsMu.Lock()
+	if d.closing {
+		d.opsMu.Unlock()
+		return fmt.Errorf("libvirt %s: %w", op, ErrClosed)
+	}
+	d.ops.Add(1)
+	d.opsMu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		defer d.ops.Done()
+		if lock && id != "" {
+			defer d.locks.lock(id)()
+		}
+		done <- d.withConn(ctx, fn)
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		if id == "" {
+			return fmt.Errorf("libvirt %s: %w", op, err)
+		}
+		return fmt.Errorf("libvirt %s %q: %w", op, id, err)
+	}
+	return nil
+}
+
+// withConn calls fn with the current connection, again on the next
+// connection if this one is lost during the call (three tries at most).
+func (d *Driver) withConn(ctx context.Context, fn func(ctx context.Context, lv *golibvirt.Libvirt) error) error {
+	for try := 1; ; try++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		lv, err := d.conn.get(ctx, d.cfg.ReconnectWait)
+		if err != nil {
+			return err
+		}
+		err = fn(ctx, lv)
+		if !connLost(lv, err) {
+			return err
+		}
+		if try == 3 {
+			return fmt.Errorf("%w: the connection was lost during the operation: %v", ErrUnavailable, err)
+		}
+		d.cfg.Logger.Debug("connection to libvirtd lost during an operation; retrying it", "error", err)
+	}
+}
+
+// lookup finds an instance's domain; virt.ErrNotFound if it has none.
+func (d *Driver) lookup(lv *golibvirt.Libvirt, id string) (golibvirt.Domain, error) {
+	dom, err := lv.DomainLookupByName(d.domainName(id))
+	if isLibvirtError(err, golibvirt.ErrNoDomain) {
+		return dom, virt.ErrNotFound
+	}
+	return dom, err
+}
+
+// meta reads an instance's record from its domain's persistent
+// definition; errNotOurs if it has none of ours.
+func (d *Driver) meta(lv *golibvirt.Libvirt, dom golibvirt.Domain) (*instanceMeta, error) {
+	doc, err := lv.DomainGetMetadata(dom, int32(golibvirt.DomainMetadataElement), []string{MetadataURI}, golibvirt.DomainAffectConfig)
+	if isLibvirtError(err, golibvirt.ErrNoDomainMetadata) {
+		return nil, errNotOurs
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, err := parseMeta(doc)
+	if err != nil {
+		return nil, err
+	}
+	if m.Namespace != d.cfg.Namespace || d.domainName(m.ID) != dom.Name {
+		return nil, errNotOurs
+	}
+	return m, nil
+}
+
+// domState is a domain's state as libvirt and as virt see it.
+type domState struct {
+	state       golibvirt.DomainState
+	power       int
+	managedSave bool
+}
+
+// active reports whether the domain has a QEMU process.
+func (s domState) active() bool {
+	return s.state != golibvirt.DomainShutoff && s.state != golibvirt.DomainNostate
+}
+
+// state reads a domain's state. A stopped domain with a managed save
+// image is suspended.
+func (d *Driver) state(lv *golibvirt.Libvirt, dom golibvirt.Domain) (domState, error) {
+	st, _, err := lv.DomainGetState(dom, 0)
+	if err != nil {
+		return domState{}, err
+	}
+	s := domState{state: golibvirt.DomainState(st)}
+	switch s.state {
+	case golibvirt.DomainRunning, golibvirt.DomainBlocked:
+		s.power = virt.PowerRunning
+	case golibvirt.DomainPaused:
+		s.power = virt.PowerPaused
+	case golibvirt.DomainShutdown:
+		s.power = virt.PowerShutdown
+	case golibvirt.DomainShutoff:
+		s.power = virt.PowerShutdown
+		saved, err := lv.DomainHasManagedSaveImage(dom, 0)
+		if err != nil {
+			return s, err
+		}
+		if saved == 1 {
+			s.power, s.managedSave = virt.PowerSuspend, true
+		}
+	case golibvirt.DomainCrashed:
+		s.power = virt.PowerCrashed
+	case golibvirt.DomainPmsuspended:
+		s.power = virt.PowerSuspend
+	default:
+		s.power = virt.PowerNoState
+	}
+	return s, nil
+}
+
+// info is the virt view of an instance's domain.
+func (d *Driver) info(lv *golibvirt.Libvirt, dom golibvirt.Domain, id string) (*virt.InstanceInfo, error) {
+	s, err := d.state(lv, dom)
+	if err != nil {
+		return nil, err
+	}
+	return &virt.InstanceInfo{ID: id, PowerState: s.power, DriverRef: dom.Name}, nil
+}
+
+// invalid is ErrInvalidState naming the operation and the state.
+func invalid(what string, power int) error {
+	return fmt.Errorf("%w: cannot %s an instance in state %s", ErrInvalidState, what, stateName(power))
+}
+
+// stateName names a power state the way Nova's API does.
+func stateName(state int) string {
+	switch state {
+	case virt.PowerNoState:
+		return "NOSTATE"
+	case virt.PowerRunning:
+		return "RUNNING"
+	case virt.PowerPaused:
+		return "PAUSED"
+	case virt.PowerShutdown:
+		return "SHUTDOWN"
+	case virt.PowerCrashed:
+		return "CRASHED"
+	case virt.PowerSuspend:
+		return "SUSPENDED"
+	}
+	return fmt.Sprintf("state(%d)", state)
+}
+
+var idRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+
+// validate rejects specs the driver cannot build.
+func validate(spec *virt.InstanceSpec) error {
+	switch {
+	case spec == nil:
+		return errors.New("invalid spec: nil")
+	case spec.ID == "":
+		return errors.New("invalid spec: empty ID")
+	case !idRE.MatchString(spec.ID):
+		return fmt.Errorf("invalid spec: ID %q: want up to 100 letters, digits, dots, dashes and underscores", spec.ID)
+	case spec.VCPUs < 1:
+		return fmt.Errorf("invalid spec: VCPUs %d, want at least 1", spec.VCPUs)
+	case spec.MemoryMB < 1:
+		return fmt.Errorf("invalid spec: MemoryMB %d, want at least 1", spec.MemoryMB)
+	case spec.RootGB < 0 || spec.EphemeralGB < 0 || spec.SwapMB < 0:
+		return errors.New("invalid spec: negative disk size")
+	}
+	if bus := spec.ImageProperties["hw_disk_bus"]; bus != "" && diskTargets[bus] == nil {
+		return fmt.Errorf("invalid spec: hw_disk_bus %q: want virtio, sata or ide", bus)
+	}
+	return nil
+}
+
+// Spawn defines and starts a domain for spec: qcow2 disks in the pool
+// (the root disk an overlay on the cached base image named by the image
+// property stratus_image_path, or empty; ephemeral and swap disks from
+// the flavor), a serial console logged to a file, VNC, and the metadata
+// that ties it to the instance. Spawn of an instance that exists returns
+// its info and creates nothing. If any step fails, everything the spawn
+// created is removed again (a cached base image stays cached).
+func (d *Driver) Spawn(ctx context.Context, spec *virt.InstanceSpec) (*virt.InstanceInfo, error) {
+	id := ""
+	if spec != nil {
+		id = spec.ID
+	}
+	if err := validate(spec); err != nil {
+		return nil, fmt.Errorf("libvirt Spawn %q: %w", id, err)
+	}
+	var info *virt.InstanceInfo
+	err := d.run(ctx, "Spawn", id, func(ctx context.Context, lv *golibvirt.Libvirt) error {
+		dom, err := d.lookup(lv, id)
+		switch {
+		case err == nil:
+			if _, err := d.meta(lv, dom); err != nil {
+				return fmt.Errorf("domain %s: %w", dom.Name, err)
+			}
+			info, err = d.info(lv, dom, id)
+			return err
+		case !errors.Is(err, virt.ErrNotFound):
+			return err
+		}
+		info, err = d.spawn(lv, spec)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// step fails a spawn at a step when a test asks for it.
+func (d *Driver) step(name string) error {
+	if d.failStep == nil {
+		return nil
+	}
+	return d.failStep(name)
+}
+
+// spawn builds a new instance; on failure it removes what it made.
+func (d *Driver) spawn(lv *golibvirt.Libvirt, spec *virt.InstanceSpec) (_ *virt.InstanceInfo, err error) {
+	id := spec.ID
+	var undo reverter
+	defer func() {
+		if err != nil {
+			undo.revert(d.cfg.Logger, id)
+		}
+	}()
+	p, err := d.pool(lv)
+	if err != nil {
+		return nil, err
+	}
+	virtType, arch, err := d.hostType(lv)
+	if err != nil {
+		return nil, err
+	}
+	m := &instanceMeta{
+		ID: id, Name: spec.Name, Namespace: d.cfg.Namespace,
+		Created: time.Now().UTC().Format(time.RFC3339),
+		Flavor: metaFlavor{VCPUs: spec.VCPUs, MemoryMB: spec.MemoryMB, RootGB: spec.RootGB,
+			EphemeralGB: spec.EphemeralGB, SwapMB: spec.SwapMB},
+		DiskBus:    spec.ImageProperties["hw_disk_bus"],
+		Machine:    spec.ImageProperties["hw_machine_type"],
+		ConsoleLog: filepath.Join(d.cfg.ConsoleDir, d.domainName(id)+".log"),
+	}
+
+	rootSize := uint64(spec.RootGB) * gib
+	if src := spec.ImageProperties[ImagePathProperty]; src != "" {
+		if err := d.step("base"); err != nil {
+			return nil, err
+		}
+		img, file, err := d.cacheBase(lv, p, spec.ImageID, src)
+		if err != nil {
+			return nil, err
+		}
+		m.Image = img
+		rootSize = max(rootSize, file.virtualSize)
+	}
+	if rootSize == 0 {
+		rootSize = gib // no image, no root_gb: a small empty disk
+	}
+	disks := []struct {
+		role string
+		size uint64
+		base *metaImage
+	}{
+		{diskRoot, rootSize, m.Image},
+		{diskEphemeral, uint64(spec.EphemeralGB) * gib, nil},
+		{diskSwap, uint64(spec.SwapMB) << 20, nil},
+	}
+	for _, disk := range disks {
+		if disk.size == 0 {
+			continue
+		}
+		if err := d.step(disk.role); err != nil {
+			return nil, err
+		}
+		name := d.volumeName(id, disk.role)
+		path, err := d.createVolume(lv, p, name, disk.size, disk.base)
+		if err != nil {
+			return nil, err
+		}
+		undo.add("delete volume "+name, func() error { return d.deleteVolume(lv, p, name) })
+		m.setDisk(metaDisk{Role: disk.role, Volume: name, Path: path})
+	}
+
+	if err := os.MkdirAll(d.cfg.ConsoleDir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Remove(m.ConsoleLog); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	undo.add("remove console log", func() error { return removeFile(m.ConsoleLog) })
+
+	if err := d.step("define"); err != nil {
+		return nil, err
+	}
+	doc, err := d.domainXML(m, virtType, arch)
+	if err != nil {
+		return nil, err
+	}
+	dom, err := lv.DomainDefineXML(doc)
+	if err != nil {
+		return nil, fmt.Errorf("define domain: %w", err)
+	}
+	undo.add("undefine domain", func() error { return d.undefine(lv, dom) })
+
+	if err := d.step("start"); err != nil {
+		return nil, err
+	}
+	if err := lv.DomainCreate(dom); err != nil {
+		return nil, fmt.Errorf("start domain: %w", err)
+	}
+	undo.add("destroy domain", func() error { return d.destroyDomain(lv, dom) })
+	if err := d.step("started"); err != nil {
+		return nil, err
+	}
+	d.cfg.Logger.Info("spawned instance", "instance_id", id, "domain", dom.Name, "virt_type", virtType)
+	return d.info(lv, dom, id)
+}
+
+// undefine removes a domain's definition with its managed save image,
+// snapshots, checkpoints and NVRAM.
+func (d *Driver) undefine(lv *golibvirt.Libvirt, dom golibvirt.Domain) error {
+	err := lv.DomainUndefineFlags(dom, golibvirt.DomainUndefineManagedSave|golibvirt.DomainUndefineSnapshotsMetadata|
+		golibvirt.DomainUndefineNvram|golibvirt.DomainUndefineCheckpointsMetadata)
+	if isLibvirtError(err, golibvirt.ErrNoDomain) {
+		return nil
+	}
+	return err
+}
+
+// ignoreNotRunning drops the error of stopping a domain that is not
+// running (it stopped meanwhile).
+func ignoreNotRunning(err error) error {
+	if isLibvirtError(err, golibvirt.ErrOperationInvalid) {
+		return nil
+	}
+	return err
+}
+
+// removeFile removes a file; a missing one is not an error.
+func removeFile(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Destroy stops an instance's domain, undefines it with its managed save
+// image, NVRAM, snapshot and checkpoint metadata, and deletes its volumes
+// and console log. A missing instance is not an error, but the volumes a
+// crashed destroy may have left behind are still deleted.
+func (d *Driver) Destroy(ctx context.Context, id string) error {
+	return d.run(ctx, "Destroy", id, func(ctx context.Context, lv *golibvirt.Libvirt) error {
+		consoleLog := filepath.Join(d.cfg.ConsoleDir, d.domainName(id)+".log")
+		dom, err := d.lookup(lv, id)
+		switch {
+		case err == nil:
+			m, err := d.meta(lv, dom)
+			if err != nil {
+				return fmt.Errorf("domain %s: %w", dom.Name, err)
+			}
+			if m.ConsoleLog != "" {
+				consoleLog = m.ConsoleLog
+			}
+			if err := d.destroyDomain(lv, dom); err != nil && !isLibvirtError(err, golibvirt.ErrNoDomain) {
+				return fmt.Errorf("stop domain: %w", err)
+			}
+			if err := d.undefine(lv, dom); err != nil {
+				return fmt.Errorf("undefine domain: %w", err)
+			}
+		case !errors.Is(err, virt.ErrNotFound):
+			return err
+		}
+		p, err := lv.StoragePoolLookupByName(d.cfg.PoolName)
+		if isLibvirtError(err, golibvirt.ErrNoStoragePool) {
+			return removeFile(consoleLog)
+		}
+		if err != nil {
+			return err
+		}
+		for _, role := range allDiskRoles {
+			if err := d.deleteVolume(lv, p, d.volumeName(id, role)); err != nil {
+				return err
+			}
+		}
+		return removeFile(consoleLog)
+	})
+}
+
+// withDomain runs fn on instance id's domain and record; ErrNotFound if
+// it has none.
+func (d *Driver) withDomain(ctx context.Context, op, id string,
+	fn func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) error) error {
+	return d.run(ctx, op, id, func(ctx context.Context, lv *golibvirt.Libvirt) error {
+		dom, err := d.lookup(lv, id)
+		if err != nil {
+			return err
+		}
+		m, err := d.meta(lv, dom)
+		if err != nil {
+			return fmt.Errorf("domain %s: %w", dom.Name, err)
+		}
+		s, err := d.state(lv, dom)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, lv, dom, m, s)
+	})
+}
+
+// PowerOn starts an instance from any state: a stopped one boots, a
+// suspended one is restored from its managed save, a paused one resumes.
+// It is a no-op on a RUNNING one.
+func (d *Driver) PowerOn(ctx context.Context, id string) error {
+	return d.withDomain(ctx, "PowerOn", id, func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) error {
+		return d.powerOn(ctx, lv, dom, s)
+	})
+}
+
+func (d *Driver) powerOn(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, s domState) error {
+	switch s.state {
+	case golibvirt.DomainRunning, golibvirt.DomainBlocked:
+		return nil
+	case golibvirt.DomainPaused:
+		return lv.DomainResume(dom)
+	case golibvirt.DomainPmsuspended:
+		return lv.DomainPmWakeup(dom, 0)
+	case golibvirt.DomainShutdown:
+		// Going down: let it, then boot it again.
+		if err := d.stop(ctx, lv, dom, false, 5*time.Second); err != nil {
+			return err
+		}
+	}
+	return lv.DomainCreate(dom)
+}
+
+// PowerOff stops an instance from any state: it asks the guest to shut
+// down (ACPI) and waits up to timeout, then pulls the plug. A guest
+// without an operating system (no image) cannot answer and is stopped at
+// once, as is a paused one; a suspended one loses its saved memory. It is
+// a no-op on a stopped instance.
+func (d *Driver) PowerOff(ctx context.Context, id string, timeout time.Duration) error {
+	return d.withDomain(ctx, "PowerOff", id, func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) error {
+		if s.managedSave {
+			return lv.DomainManagedSaveRemove(dom, 0)
+		}
+		if !s.active() {
+			return nil
+		}
+		graceful := m.hasOS() && s.state != golibvirt.DomainPaused && s.state != golibvirt.DomainPmsuspended
+		return d.stop(ctx, lv, dom, graceful, timeout)
+	})
+}
+
+// stop shuts a running domain down: through ACPI within timeout when
+// graceful, then by destroying it.
+func (d *Driver) stop(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, graceful bool, timeout time.Duration) error {
+	if graceful && timeout > 0 {
+		err := lv.DomainShutdownFlags(dom, golibvirt.DomainShutdownAcpiPowerBtn)
+		if err == nil {
+			off, err := d.waitOff(ctx, lv, dom, timeout)
+			if err != nil || off {
+				return err
+			}
+			d.cfg.Logger.Info("guest did not shut down in time; forcing it off", "domain", dom.Name, "timeout", timeout)
+		} else if isLibvirtError(err, golibvirt.ErrOperationInvalid) {
+			return nil // not running any more
+		} else if connLost(lv, err) {
+			return err
+		}
+	}
+	if err := d.destroyDomain(lv, dom); err != nil {
+		return fmt.Errorf("stop domain: %w", err)
+	}
+	return nil
+}
+
+// destroyDomain pulls the plug on a domain. QEMU may take longer to exit
+// than libvirt waits on a loaded host ("Failed to terminate process …:
+// Device or resource busy"), so a failure is retried while the domain
+// still runs, as Nova does. A domain that is not running is not an error.
+func (d *Driver) destroyDomain(lv *golibvirt.Libvirt, dom golibvirt.Domain) error {
+	var err error
+	for try := 1; try <= 3; try++ {
+		err = ignoreNotRunning(lv.DomainDestroy(dom))
+		if err == nil || connLost(lv, err) || isLibvirtError(err, golibvirt.ErrNoDomain) {
+			return err
+		}
+		if st, _, serr := lv.DomainGetState(dom, 0); serr == nil && golibvirt.DomainState(st) == golibvirt.DomainShutoff {
+			return nil
+		}
+		d.cfg.Logger.Warn("destroying a domain failed; retrying", "domain", dom.Name, "try", try, "error", err)
+		time.Sleep(time.Duration(try) * time.Second)
+	}
+	return err
+}
+
+// waitOff polls until the domain is shut off, for at most timeout.
+func (d *Driver) waitOff(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, timeout time.Duration) (bool, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		st, _, err := lv.DomainGetState(dom, 0)
+		if err != nil {
+			return false, err
+		}
+		if golibvirt.DomainState(st) == golibvirt.DomainShutoff {
+			return true, nil
+		}
+		if time.Now().After(deadline) {
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Reboot restarts an instance. A hard reboot stops the domain if it runs
+// (dropping a managed save) and boots it again from any state. A soft
+// reboot needs a RUNNING instance (ErrInvalidState otherwise): it shuts
+// the guest down through ACPI and boots it again, falling back to a hard
+// reboot after Config.SoftRebootTimeout, as Nova does. A guest without an
+// operating system (no image) cannot answer ACPI: its soft reboot is a
+// reset of the virtual machine.
+func (d *Driver) Reboot(ctx context.Context, id string, hard bool) error {
+	return d.withDomain(ctx, "Reboot", id, func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) error {
+		if hard {
+			if s.managedSave {
+				if err := lv.DomainManagedSaveRemove(dom, 0); err != nil {
+					return err
+				}
+			}
+			if s.active() {
+				if err := d.stop(ctx, lv, dom, false, 0); err != nil {
+					return err
+				}
+			}
+			return lv.DomainCreate(dom)
+		}
+		if s.power != virt.PowerRunning {
+			return invalid("soft reboot", s.power)
+		}
+		if !m.hasOS() {
+			return lv.DomainReset(dom, 0)
+		}
+		if err := d.stop(ctx, lv, dom, true, d.cfg.SoftRebootTimeout); err != nil {
+			return err
+		}
+		return lv.DomainCreate(dom)
+	})
+}
+
+// GetInfo returns an instance's power state, or an error wrapping
+// virt.ErrNotFound.
+func (d *Driver) GetInfo(ctx context.Context, id string) (*virt.InstanceInfo, error) {
+	var info *virt.InstanceInfo
+	err := d.read(ctx, "GetInfo", id, func(ctx context.Context, lv *golibvirt.Libvirt) error {
+		dom, err := d.lookup(lv, id)
+		if err != nil {
+			return err
+		}
+		info, err = d.info(lv, dom, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// ListInstances returns, sorted, the ids of the domains that carry this
+// driver's metadata (and namespace), running or not.
+func (d *Driver) ListInstances(ctx context.Context) ([]string, error) {
+	var ids []string
+	err := d.read(ctx, "ListInstances", "", func(ctx context.Context, lv *golibvirt.Libvirt) error {
+		ids = nil
+		doms, _, err := lv.ConnectListAllDomains(1, 0)
+		if err != nil {
+			return err
+		}
+		for _, dom := range doms {
+			if _, ok := d.instanceID(dom.Name); !ok {
+				continue
+			}
+			m, err := d.meta(lv, dom)
+			switch {
+			case errors.Is(err, errNotOurs), isLibvirtError(err, golibvirt.ErrNoDomain):
+				continue // not ours, or gone meanwhile
+			case err != nil:
+				return fmt.Errorf("domain %s: %w", dom.Name, err)
+			}
+			ids = append(ids, m.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// reverter undoes the steps of an operation that failed half-way, last
+// step first.
+type reverter struct {
+	steps []revertStep
+}
+
+type revertStep struct {
+	what string
+	fn   func() error
+}
+
+func (r *reverter) add(what string, fn func() error) {
+	r.steps = append(r.steps, revertStep{what, fn})
+}
+
+// revert runs the steps in reverse; a step that fails is logged and the
+// others still run.
+func (r *reverter) revert(logger interface {
+	Warn(string, ...any)
+}, id string) {
+	for i := len(r.steps) - 1; i >= 0; i-- {
+		if err := r.steps[i].fn(); err != nil {
+			logger.Warn("cannot undo a step of a failed operation", "instance_id", id, "step", r.steps[i].what, "error", err)
+		}
+	}
+	r.steps = nil
+}
+
+// keyedLocks are mutexes by name, made on demand and dropped when free.
+type keyedLocks struct {
+	mu sync.Mutex
+	m  map[string]*keyedLock
+}
+
+type keyedLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// lock locks key and returns its unlock.
+func (k *keyedLocks) lock(key string) func() {
+	k.mu.Lock()
+	if k.m == nil {
+		k.m = make(map[string]*keyedLock)
+	}
+	l := k.m[key]
+	if l == nil {
+		l = &keyedLock{}
+		k.m[key] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		k.mu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(k.m, key)
+		}
+		k.mu.Unlock()
+	}
+}
