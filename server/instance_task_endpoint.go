@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/google/uuid"
@@ -98,6 +99,23 @@ func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.Instance
 	case structs.OpRebuild:
 		if args.ImageID == "" {
 			entry.ImageID, entry.ImageProperties = inst.ImageID, inst.ImageProperties
+			break
+		}
+		// The new image is checked as a create's would be, and its
+		// properties replace the old image's.
+		access := structs.ImageAccess{ProjectID: args.ProjectID, Admin: args.Admin || args.ProjectID == ""}
+		flavor := inst.Flavor
+		if flavor == nil {
+			flavor = &structs.Flavor{}
+		}
+		img, ok, err := resolveImage(state, args.ImageID, access, flavor)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			entry.ImageID, entry.ImageProperties = img.ID, maps.Clone(img.Properties)
+		} else if args.ImageProperties == nil {
+			entry.ImageProperties = inst.ImageProperties // no image service records: keep what is known
 		}
 	case structs.OpResize:
 		if args.FlavorID == "" {
