@@ -53,7 +53,7 @@ func TestLibvirtdRestart(t *testing.T) {
 	// keep new ones out while it is down.
 	got, release := exclusive(3 * time.Minute)
 	if !got {
-		t.Skip("other test processes kept using libvirtd for 3 minutes; not restarting it under them")
+		skip("other test processes kept using libvirtd for 3 minutes; not restarting it under them")
 	}
 	defer release()
 	pid = libvirtdPid(t) // it may have been restarted meanwhile
