@@ -186,7 +186,9 @@ func deriveFromReport(i *structs.Instance, a *structs.Allocation, u *structs.All
 	sticky := stickyStates[i.VMState]
 	switch u.ClientState {
 	case structs.AllocClientSpawning:
-		if i.VMState == structs.VMStateBuilding {
+		// A spawning report sent before the agent saw a delete must not
+		// undo it: allocDeleted purges only a deleting instance.
+		if i.VMState == structs.VMStateBuilding && i.TaskState != structs.TaskDeleting {
 			i.TaskState = structs.TaskSpawning
 		}
 	case structs.AllocClientRunning:

@@ -68,6 +68,13 @@ func (s *StateStore) StartInstanceTask(index uint64, e *structs.InstanceTaskEntr
 		return structs.Errorf(structs.KindNotFound, "instance %q not found", e.InstanceID)
 	}
 	if e.Action != nil {
+		// A request retried after its first attempt committed (the
+		// leader changed before answering) is not carried out twice.
+		if prev, err := first[*structs.InstanceAction](txn, nil, TableInstanceActions, "id", e.InstanceID, e.Action.RequestID); err != nil {
+			return err
+		} else if prev != nil && e.Action.RequestID != "" && prev.Action == e.Action.Action {
+			return &TaskAlreadyApplied{Index: prev.CreateIndex}
+		}
 		if err := insertAction(txn, index, e.Action); err != nil {
 			return err
 		}
@@ -79,6 +86,19 @@ func (s *StateStore) StartInstanceTask(index uint64, e *structs.InstanceTaskEntr
 		return err
 	}
 	return commitAt(txn, index, taskTables...)
+}
+
+// TaskAlreadyApplied is StartInstanceTask's answer to an entry whose
+// request was applied before, at Index: nothing changed.
+type TaskAlreadyApplied struct {
+	// Index is the Raft index of the entry that carried it out.
+	Index uint64
+}
+
+// Error makes a duplicate reach callers that only look for errors as
+// one; the server's task endpoint recognises it and answers success.
+func (d *TaskAlreadyApplied) Error() string {
+	return fmt.Sprintf("request already applied at index %d", d.Index)
 }
 
 func (t *taskTxn) instance(id string) (*structs.Instance, error) {

@@ -94,6 +94,36 @@ func TestOneTaskAtATime(t *testing.T) {
 	}
 }
 
+// TestRetriedRequestAppliesOnce: an entry repeating an applied request
+// (a client retry after a leader change) changes nothing and says where
+// the first one was applied, even once that operation is over.
+func TestRetriedRequestAppliesOnce(t *testing.T) {
+	b := taskFixture(t)
+	if resp := b.task(structs.OpRebootSoft); resp != nil {
+		t.Fatal(resp)
+	}
+	first := b.index
+	before := dump(t, b.f.State())
+	dup, ok := b.task(structs.OpRebootSoft).(*TaskAlreadyApplied)
+	if !ok || dup.Index != first {
+		t.Fatalf("retry answered %#v, want TaskAlreadyApplied at %d", dup, first)
+	}
+	after := dump(t, b.f.State())
+	delete(before, tableIndex)
+	delete(after, tableIndex)
+	if !reflect.DeepEqual(before, after) {
+		t.Fatal("a retried request changed the state")
+	}
+	a, _ := b.f.State().AllocationByID(nil, "a1")
+	b.reportOn("h1", "a1", structs.AllocClientRunning, structs.PowerRunning, a.ActionSeq, "")
+	if _, ok := b.task(structs.OpRebootSoft).(*TaskAlreadyApplied); !ok {
+		t.Fatal("a retry after the reboot finished rebooted again")
+	}
+	if a2, _ := b.f.State().AllocationByID(nil, "a1"); a2.ActionSeq != a.ActionSeq {
+		t.Fatalf("action seq moved from %d to %d", a.ActionSeq, a2.ActionSeq)
+	}
+}
+
 // TestResizeStepByStep drives a resize entry by entry and deletes the
 // instance in VERIFY_RESIZE: both copies are destroyed, then it goes.
 func TestResizeStepByStep(t *testing.T) {

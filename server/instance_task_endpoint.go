@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -15,6 +16,7 @@ import (
 // policy: moving instances between hosts is an operator's job).
 var adminOps = map[string]bool{
 	structs.OpMigrate: true, structs.OpLiveMigrate: true, structs.OpEvacuate: true,
+	structs.OpResetState: true,
 }
 
 // moveTriggers names the evaluation of each operation that schedules.
@@ -28,6 +30,11 @@ var moveTriggers = map[string]string{
 // resolves what the operation needs (flavor, target host), and commits
 // the operation's first step in one entry; the FSM takes it from there.
 func (e *Instance) Task(args *structs.InstanceTaskRequest, reply *structs.InstanceTaskResponse) error {
+	// The request ID is fixed before forwarding so that a retry of this
+	// call, by forwarding or by the caller, is recognised by the FSM.
+	if args.RequestID == "" {
+		args.RequestID = "req-" + uuid.NewString()
+	}
 	if done, err := e.srv.forward("Instance.Task", args, args, reply); done {
 		return err
 	}
@@ -41,7 +48,12 @@ func (e *Instance) Task(args *structs.InstanceTaskRequest, reply *structs.Instan
 // applyTask commits a task entry and hands its evaluation to the broker.
 func (s *Server) applyTask(entry *structs.InstanceTaskEntry, reply *structs.InstanceTaskResponse) error {
 	index, err := s.apply(structs.InstanceTaskType, entry)
-	if err != nil {
+	var dup *fsm.TaskAlreadyApplied
+	if errors.As(err, &dup) {
+		// Applied before: answer as the first attempt did.
+		entry.Eval = nil
+		index = dup.Index
+	} else if err != nil {
 		return err
 	}
 	if entry.Eval != nil {
@@ -86,11 +98,14 @@ func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.Instance
 	}
 	entry := &structs.InstanceTaskEntry{
 		InstanceID: inst.ID, Op: args.Op, ImageID: args.ImageID, ImageProperties: args.ImageProperties,
-		Reason: args.Reason, UpdatedAt: now,
+		Reason: args.Reason, Rotation: args.Rotation, UpdatedAt: now,
 		Action: &structs.InstanceAction{RequestID: requestID, InstanceID: inst.ID, Action: actionName(args.Op),
 			ProjectID: inst.ProjectID, UserID: args.UserID, StartTime: now},
 	}
 	switch args.Op {
+	case structs.OpResetState:
+		// Nova records no instance action for a reset.
+		entry.State, entry.Action = args.State, nil
 	case structs.OpLock:
 		entry.LockedBy = "owner"
 		if args.Admin && (args.ProjectID == "" || args.ProjectID != inst.ProjectID) {

@@ -60,6 +60,8 @@ func (s *Server) leaderLoop(stopCh chan struct{}) {
 		case <-time.After(time.Second):
 		}
 	}
+	s.readyForReads.Store(true)
+	defer s.readyForReads.Store(false)
 	if err := s.establishLeadership(stopCh); err != nil {
 		s.logger.Error("establish leadership", "error", err)
 	}
@@ -100,6 +102,7 @@ func (s *Server) establishLeadership(stopCh chan struct{}) error {
 	}()
 	s.startIdentityLeaderDuties(stopCh)
 	s.startGroupReconciler(stopCh)
+	s.startConsoleTokenPurge(stopCh)
 	pending, err := s.fsm.State().EvalsByStatus(nil, structs.EvalStatusPending)
 	if err != nil {
 		return err

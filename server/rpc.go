@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/stratus-cloud/stratus/fsm"
 	"github.com/stratus-cloud/stratus/rpc"
 	"github.com/stratus-cloud/stratus/structs"
@@ -34,11 +36,14 @@ func (s *Server) forward(method string, info structs.RPCInfo, args, reply any) (
 	}
 	deadline := time.Now().Add(leaderHoldTimeout)
 	for {
-		if s.IsLeader() {
+		// A new leader answers consistent reads only once its barrier
+		// has applied the entries of earlier terms: before that its state
+		// may be older than what a follower already served.
+		if s.IsLeader() && (!info.IsRead() || s.readyForReads.Load()) {
 			return false, nil
 		}
 		addr, _ := s.raft.LeaderWithID()
-		if addr != "" {
+		if addr != "" && addr != raft.ServerAddress(s.rpcAdvertise) {
 			info.SetForwarded()
 			err := s.connPool.RPC(string(addr), method, args, reply)
 			if err == nil || !rpc.IsConnError(err) || time.Now().After(deadline) {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -41,6 +42,11 @@ type Server struct {
 
 	// leaderCh receives Raft's leadership transitions.
 	leaderCh chan bool
+	// readyForReads is set once this server, as leader, has applied every
+	// entry of earlier terms (its leadership barrier), and cleared when it
+	// loses leadership: until then its state may be older than a
+	// follower's, and a consistent read must wait.
+	readyForReads atomic.Bool
 
 	// evalBroker, planQueue and heartbeats serve leader duties; they are
 	// idle on followers.
@@ -103,6 +109,7 @@ func NewServer(cfg *Config) (s *Server, err error) {
 		RaftAdvertise: advertise,
 		TLS:           cfg.TLSServer,
 		RequireTLS:    cfg.RequireTLS,
+		RaftPeerName:  cfg.RaftPeerName,
 		Logger:        s.logger,
 	})
 	if cfg.TLSClient != nil {
@@ -115,18 +122,20 @@ func NewServer(cfg *Config) (s *Server, err error) {
 	if err := s.registerStreams(); err != nil {
 		return nil, err
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.rpcServer.Serve()
-	}()
-
 	if s.fsm, err = fsm.New(s.logger); err != nil {
 		return nil, err
 	}
 	if err := s.setupRaft(); err != nil {
 		return nil, err
 	}
+	// Serve only once the FSM and Raft exist: a restarted server gets
+	// agents' RPCs at once, and endpoints dereference both.
+	s.wg.Add(1)
+	go func() {
+		// srv, not the named result s, which a failed start sets to nil.
+		defer srv.wg.Done()
+		srv.rpcServer.Serve()
+	}()
 	if err := s.setupGossip(); err != nil {
 		return nil, err
 	}

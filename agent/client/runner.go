@@ -27,6 +27,8 @@ type runner struct {
 	// the runner manages; live is false once the allocation is terminal.
 	instanceID string
 	live       bool
+	// imageID is the instance's image, which the image cache keeps.
+	imageID string
 
 	// The rest belongs to the runner goroutine.
 	alloc    *structs.Allocation
@@ -64,6 +66,9 @@ func newRunner(c *Client, allocID, instanceID string) *runner {
 func (r *runner) update(alloc *structs.Allocation, inst *structs.Instance) {
 	r.mu.Lock()
 	r.next, r.nextInst = alloc, inst
+	if inst != nil {
+		r.imageID = inst.ImageID
+	}
 	r.mu.Unlock()
 	r.poke()
 }
@@ -112,6 +117,11 @@ func (r *runner) run() {
 		case <-ctx.Done():
 			return
 		case <-r.notify:
+		}
+		// select picks at random among ready cases: a wake-up that races
+		// with shutdown must not start driver work the agent is leaving.
+		if ctx.Err() != nil {
+			return
 		}
 		r.mu.Lock()
 		next, inst, gone := r.next, r.nextInst, r.gone

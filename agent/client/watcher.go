@@ -2,6 +2,7 @@ package client
 
 import (
 	"slices"
+	"time"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -29,8 +30,9 @@ func (c *Client) watchAllocs() {
 		}
 		var resp structs.AllocIndexResponse
 		err := c.call("Alloc.GetHostAllocs", req, &resp)
+		behind := false
 		if err == nil {
-			err = c.syncAllocs(resp.Allocs, known)
+			behind, err = c.syncAllocs(resp.Allocs, known)
 		}
 		if err != nil {
 			if c.ctx.Err() != nil {
@@ -44,6 +46,15 @@ func (c *Client) watchAllocs() {
 			continue
 		}
 		b.reset()
+		if behind {
+			// The server that answered GetAllocs had not yet caught up
+			// with the listing: list again soon rather than wait for
+			// the next change, which may never come.
+			if !c.sleep(100 * time.Millisecond) {
+				return
+			}
+			continue
+		}
 		// An index that went backwards (a restored snapshot) is taken as
 		// is; zero would make the next query return at once, forever.
 		index = max(resp.Index, 1)
@@ -55,8 +66,11 @@ func (c *Client) watchAllocs() {
 	}
 }
 
-// syncAllocs applies one answer of Alloc.GetHostAllocs.
-func (c *Client) syncAllocs(listed map[string]uint64, known map[string]uint64) error {
+// syncAllocs applies one answer of Alloc.GetHostAllocs. It remembers
+// the version of each allocation actually handed over, and reports
+// behind when a fetched allocation is older than the listing said (the
+// server that answered had not applied the change yet).
+func (c *Client) syncAllocs(listed map[string]uint64, known map[string]uint64) (behind bool, err error) {
 	for id := range known {
 		if _, ok := listed[id]; !ok {
 			c.logger.Info("allocation removed; destroying its instance", "alloc_id", id)
@@ -71,7 +85,7 @@ func (c *Client) syncAllocs(listed map[string]uint64, known map[string]uint64) e
 		}
 	}
 	if len(pull) == 0 {
-		return nil
+		return false, nil
 	}
 	slices.Sort(pull)
 	req := &structs.AllocsGetRequest{
@@ -80,7 +94,7 @@ func (c *Client) syncAllocs(listed map[string]uint64, known map[string]uint64) e
 	}
 	var resp structs.AllocListResponse
 	if err := c.call("Alloc.GetAllocs", req, &resp); err != nil {
-		return err
+		return false, err
 	}
 	instances := make(map[string]*structs.Instance, len(resp.Instances))
 	for _, inst := range resp.Instances {
@@ -101,11 +115,17 @@ func (c *Client) syncAllocs(listed map[string]uint64, known map[string]uint64) e
 			known[a.ID] = idx
 			continue
 		}
+		if a.AllocModifyIndex < idx {
+			behind = true
+		}
+		if k, ok := known[a.ID]; ok && a.AllocModifyIndex <= k {
+			continue // nothing newer than what the runner has
+		}
 		c.logger.Debug("allocation changed", "alloc_id", a.ID, "desired", a.DesiredState, "alloc_modify_index", a.AllocModifyIndex)
 		c.handOver(a, instances[a.InstanceID])
-		known[a.ID] = idx
+		known[a.ID] = a.AllocModifyIndex
 	}
 	// Allocations listed but not returned were removed meanwhile; the
 	// next answer will not list them.
-	return nil
+	return behind, nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/agent/client"
@@ -146,6 +147,15 @@ func (c *cloud) leader() *server.Server {
 		}
 	}
 	return nil
+}
+
+// term is the highest Raft term any live server has seen.
+func (c *cloud) term() uint64 {
+	var t uint64
+	for _, s := range c.live() {
+		t = max(t, s.Raft().CurrentTerm())
+	}
+	return t
 }
 
 // follower returns a live server that is not the leader (or the leader
@@ -341,7 +351,10 @@ func (c *cloud) waitGone(id string) {
 
 // task starts an operation as an admin of the instance's project.
 func (c *cloud) task(id, op string, tweak ...func(*structs.InstanceTaskRequest)) (*structs.InstanceTaskResponse, error) {
-	args := &structs.InstanceTaskRequest{InstanceID: id, Op: op, ProjectID: "p1", UserID: "u1", Admin: true}
+	// The request ID is the client's, as the Nova API's is, so c.rpc's
+	// retries after a leader change are recognised as one request.
+	args := &structs.InstanceTaskRequest{InstanceID: id, Op: op, ProjectID: "p1", UserID: "u1", Admin: true,
+		RequestID: "req-" + uuid.NewString()}
 	for _, f := range tweak {
 		f(args)
 	}
