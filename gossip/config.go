@@ -45,6 +45,10 @@ type Config struct {
 	// SecretKey, when set, encrypts gossip (AES; 16, 24 or 32 bytes). All
 	// members must share it.
 	SecretKey []byte
+	// KeyringFile, when set, persists the keyring across restarts: it is
+	// written whenever the keyring changes and, when it exists at start,
+	// used instead of SecretKey (see Pool.Keyring).
+	KeyringFile string
 }
 
 const (
@@ -112,9 +116,6 @@ func (cfg Config) memberlistConfig() *memberlist.Config {
 		// fixed BindPort and no explicit advertise port, advertise what we
 		// bound. (With BindPort 0 memberlist overwrites this anyway.)
 		c.AdvertisePort = cfg.BindPort
-	}
-	if len(cfg.SecretKey) > 0 {
-		c.SecretKey = append([]byte(nil), cfg.SecretKey...)
 	}
 	c.Logger = log.New(&logAdapter{logger: cfg.Logger.Named("memberlist")}, "", 0)
 	return c

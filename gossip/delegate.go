@@ -157,6 +157,10 @@ func (d *delegate) NotifyMsg(buf []byte) {
 	switch buf[0] {
 	case msgLeaveIntent:
 		d.p.handleLeaveIntent(append([]byte(nil), buf[1:]...))
+	case msgKeyringRequest:
+		go d.p.handleKeyringRequest(append([]byte(nil), buf[1:]...))
+	case msgKeyringResponse:
+		d.p.handleKeyringReply(append([]byte(nil), buf[1:]...))
 	default:
 		d.p.logger.Debug("ignoring unknown gossip message", "type", buf[0])
 	}

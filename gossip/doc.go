@@ -27,4 +27,10 @@
 //     callbacks rather than memberlist.Members, because the *Node values
 //     memberlist returns are shared with its internals and reading them
 //     after the call races with updates.
+//   - Encryption uses a memberlist keyring that can hold several keys
+//     (Config.SecretKey seeds it, Config.KeyringFile persists it).
+//     Pool.Keyring changes every alive member's keyring: memberlist has
+//     no query mechanism, so the request goes to each member as a TCP
+//     user message (encrypted with the keyring itself) and each answers
+//     the same way, as Serf's key queries do.
 package gossip

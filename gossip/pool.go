@@ -54,6 +54,10 @@ type Pool struct {
 	events       chan Event
 	eventsClosed bool
 	dropped      uint64
+
+	// keyring encrypts gossip; nil when encryption is off.
+	keyring *memberlist.Keyring
+	queryState
 }
 
 // memberState is the Pool's record of one member.
@@ -83,7 +87,12 @@ func New(cfg Config) (*Pool, error) {
 		return nil, err
 	}
 
+	if p.keyring, err = cfg.loadKeyring(); err != nil {
+		return nil, err
+	}
+	p.queries = make(map[uint64]*pendingQuery)
 	mlConf := cfg.memberlistConfig()
+	mlConf.Keyring = p.keyring
 	p.reapAfter = mlConf.GossipToTheDeadTime
 	p.broadcasts = &memberlist.TransmitLimitedQueue{
 		NumNodes:       p.numAlive,

@@ -52,6 +52,11 @@ type ServerConfig struct {
 	RequireTLS bool
 	// Logger receives debug logs about connections; nil discards them.
 	Logger hclog.Logger
+	// RaftPeerName, when set, admits an incoming Raft connection only
+	// over TLS with a verified client certificate valid for this DNS name
+	// (server.<region>.<domain>), so only servers join Raft. TLS must then
+	// ask for client certificates (VerifyClientCertIfGiven or stricter).
+	RaftPeerName string
 	// RaftAdvertise is the address the RaftLayer reports to Raft. It
 	// defaults to the listener's address, which is not advertisable when
 	// bound to a wildcard address such as 0.0.0.0.
@@ -65,6 +70,7 @@ type Server struct {
 	listener         net.Listener
 	tlsConfig        *tls.Config
 	requireTLS       bool
+	raftPeerName     string
 	logger           hclog.Logger
 	rpcServer        *rpc.Server
 	raftLayer        *RaftLayer
@@ -103,6 +109,7 @@ func NewServer(cfg ServerConfig) *Server {
 		listener:         cfg.Listener,
 		tlsConfig:        cfg.TLS,
 		requireTLS:       cfg.RequireTLS,
+		raftPeerName:     cfg.RaftPeerName,
 		logger:           logger,
 		rpcServer:        rpc.NewServer(),
 		raftLayer:        newRaftLayer(raftAddr),
@@ -316,6 +323,10 @@ func (s *Server) route(raw, conn net.Conn, overTLS bool) (handedOff bool) {
 		return s.route(raw, tlsConn, true)
 
 	case TypeRaft:
+		if err := s.checkRaftPeer(conn); err != nil {
+			s.logger.Warn("refusing raft connection", "remote", remote, "error", err)
+			return false
+		}
 		if err := s.raftLayer.handoff(conn); err != nil {
 			s.logger.Debug("dropping raft connection", "remote", remote, "error", err)
 			return false
@@ -334,6 +345,26 @@ func (s *Server) route(raw, conn net.Conn, overTLS bool) (handedOff bool) {
 		s.logger.Debug("closing connection with unknown type byte", "remote", remote, "type", typ)
 		return false
 	}
+}
+
+// checkRaftPeer enforces RaftPeerName: the connection must be TLS and
+// its (already chain-verified) client certificate must name a server.
+func (s *Server) checkRaftPeer(conn net.Conn) error {
+	if s.raftPeerName == "" {
+		return nil
+	}
+	tlsConn, ok := conn.(*tls.Conn)
+	if !ok {
+		return errors.New("raft needs TLS with a server certificate")
+	}
+	certs := tlsConn.ConnectionState().PeerCertificates
+	if len(certs) == 0 {
+		return errors.New("raft peer presented no certificate")
+	}
+	if err := certs[0].VerifyHostname(s.raftPeerName); err != nil {
+		return fmt.Errorf("raft peer certificate is not a server certificate: %w", err)
+	}
+	return nil
 }
 
 // readType reads the one type byte, within the handshake timeout.

@@ -28,8 +28,22 @@ type TLSConfig struct {
 	// name: servers are usually dialed by IP, and a shared cluster CA is
 	// what proves membership.
 	VerifyServerHostname bool
-	// ServerName is the name expected in server certificates.
+	// ServerName is the name expected in server certificates, such as
+	// server.global.stratus (tlsutil.RoleName). With VerifyServerHostname
+	// a server also requires it in the client certificate of incoming
+	// Raft connections (see RaftPeerName), so a client certificate of the
+	// same CA cannot act as a server in either direction.
 	ServerName string
+}
+
+// RaftPeerName is the name a server must require in the certificates of
+// incoming Raft connections (ServerConfig.RaftPeerName): ServerName when
+// VerifyServerHostname is set, else "" (any peer the TLS config admits).
+func (c *TLSConfig) RaftPeerName() string {
+	if !c.Enabled() || !c.VerifyServerHostname {
+		return ""
+	}
+	return c.ServerName
 }
 
 // Enabled reports whether any TLS material is configured.
@@ -65,6 +79,15 @@ func (c *TLSConfig) ServerConfig() (*tls.Config, error) {
 		}
 		cfg.ClientCAs = pool
 		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	} else if c.VerifyServerHostname && c.CAFile != "" {
+		// Raft needs the peer's server certificate (RaftPeerName) even
+		// when RPC callers may come without one: verify it if given.
+		pool, err := loadCAPool(c.CAFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg.ClientCAs = pool
+		cfg.ClientAuth = tls.VerifyClientCertIfGiven
 	}
 	return cfg, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stratus-cloud/stratus/server/scheduler"
 	"github.com/stratus-cloud/stratus/structs"
+	"github.com/stratus-cloud/stratus/tlsutil"
 )
 
 // Config configures a Server.
@@ -97,6 +98,16 @@ type Config struct {
 	TLSServer  *tls.Config
 	TLSClient  *tls.Config
 	RequireTLS bool
+	// RaftPeerName, when set, is the DNS name (server.<region>.<domain>)
+	// the certificate of an incoming Raft connection must carry, so only
+	// servers join Raft (verify_server_hostname).
+	RaftPeerName string
+	// GossipKeyringFile persists the gossip keyring across restarts.
+	GossipKeyringFile string
+	// CA is the configured certificate authority (tls ca_file and
+	// ca_key_file) that signs os-certificates; nil makes the leader create
+	// a cluster CA in the replicated state.
+	CA *tlsutil.CA
 
 	Version string
 	Logger  hclog.Logger
