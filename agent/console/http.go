@@ -1,0 +1,210 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// forwardedHeader marks a request one agent forwarded to another, which
+// must answer it from its own hosts and never forward it again.
+const forwardedHeader = "X-Stratus-Console-Forwarded"
+
+// OutputJSON is the native API's console output.
+type OutputJSON struct {
+	Output string
+}
+
+// OpenJSON is the native API's request for a console.
+type OpenJSON struct {
+	Type string
+}
+
+// RemoteJSON is the native API's console: its URL carries a one-time
+// token that expires at ExpiresAt (unix nanoseconds).
+type RemoteJSON struct {
+	Type      string
+	Protocol  string
+	URL       string
+	ExpiresAt int64
+}
+
+// errorJSON is the native API's error body, with the error's type so a
+// forwarding agent can rebuild it.
+type errorJSON struct {
+	Error string `json:"error"`
+	Kind  string `json:"kind"`
+	Type  string `json:"type,omitempty"`
+}
+
+// HandleOutput answers GET /v1/instances/{id}/console-output?tail=N.
+// It writes its own answers (errors included), so the route table's
+// wrapper has nothing left to write.
+func (s *Service) HandleOutput(w http.ResponseWriter, r *http.Request) (any, error) {
+	lines := 0
+	if v := r.URL.Query().Get("tail"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < -1 {
+			writeErr(w, structs.Errorf(structs.KindInvalid, "tail must be a whole number of lines, not %q", v))
+			return nil, nil
+		}
+		lines = n
+	}
+	id := r.PathValue("id")
+	var out string
+	var err error
+	if r.Header.Get(forwardedHeader) != "" {
+		out, err = s.outputHere(r.Context(), id, lines)
+	} else {
+		out, err = s.Output(r.Context(), id, lines)
+	}
+	if err != nil {
+		writeErr(w, err)
+		return nil, nil
+	}
+	writeJSON(w, http.StatusOK, OutputJSON{Output: out})
+	return nil, nil
+}
+
+// HandleOpen answers POST /v1/instances/{id}/consoles {"Type": "novnc"}.
+func (s *Service) HandleOpen(w http.ResponseWriter, r *http.Request) (any, error) {
+	var req OpenJSON
+	dec := json.NewDecoder(io.LimitReader(r.Body, 4096))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeErr(w, structs.Errorf(structs.KindInvalid, "console request: %v", err))
+		return nil, nil
+	}
+	if req.Type == "" {
+		req.Type = structs.ConsoleTypeNoVNC
+	}
+	id := r.PathValue("id")
+	var rc *Remote
+	var err error
+	if r.Header.Get(forwardedHeader) != "" {
+		rc, err = s.openHere(r.Context(), id, req.Type)
+	} else {
+		rc, err = s.Open(r.Context(), id, req.Type)
+	}
+	if err != nil {
+		writeErr(w, err)
+		return nil, nil
+	}
+	writeJSON(w, http.StatusOK, RemoteJSON{Type: rc.Type, Protocol: rc.Protocol, URL: rc.URL, ExpiresAt: rc.ExpiresAt})
+	return nil, nil
+}
+
+// outputHere answers a forwarded request from this agent's hosts only.
+func (s *Service) outputHere(ctx context.Context, id string, lines int) (string, error) {
+	p, err := s.locate(id)
+	if err != nil {
+		return "", err
+	}
+	if p.driver == nil {
+		return "", notReady("instance %s is not on this agent's hosts", id)
+	}
+	return s.localOutput(ctx, p.driver, id, lines)
+}
+
+func (s *Service) openHere(ctx context.Context, id, consoleType string) (*Remote, error) {
+	if !structs.ValidConsoleType(consoleType) {
+		return nil, structs.Errorf(structs.KindInvalid, "Invalid console type %s", consoleType)
+	}
+	p, err := s.locate(id)
+	if err != nil {
+		return nil, err
+	}
+	if p.driver == nil {
+		return nil, notReady("instance %s is not on this agent's hosts", id)
+	}
+	return s.localOpen(ctx, p, consoleType)
+}
+
+func (s *Service) forwardOutput(ctx context.Context, addr, id string, lines int) (string, error) {
+	var out OutputJSON
+	u := "http://" + addr + "/v1/instances/" + url.PathEscape(id) + "/console-output?tail=" + strconv.Itoa(lines)
+	if err := s.forward(ctx, http.MethodGet, u, nil, &out); err != nil {
+		return "", err
+	}
+	return out.Output, nil
+}
+
+func (s *Service) forwardOpen(ctx context.Context, addr, id, consoleType string) (*Remote, error) {
+	body, err := json.Marshal(OpenJSON{Type: consoleType})
+	if err != nil {
+		return nil, err
+	}
+	var out RemoteJSON
+	u := "http://" + addr + "/v1/instances/" + url.PathEscape(id) + "/consoles"
+	if err := s.forward(ctx, http.MethodPost, u, body, &out); err != nil {
+		return nil, err
+	}
+	return &Remote{Type: out.Type, Protocol: out.Protocol, URL: out.URL, ExpiresAt: out.ExpiresAt}, nil
+}
+
+// forward sends a request to the hosting agent and decodes its answer;
+// its error keeps the kind and type the other agent answered.
+func (s *Service) forward(ctx context.Context, method, u string, body []byte, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set(forwardedHeader, "1")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return structs.Errorf(structs.KindUnavailable, "reach the hosting agent: %v", err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return structs.Errorf(structs.KindUnavailable, "read the hosting agent's answer: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e errorJSON
+		if json.Unmarshal(raw, &e) != nil || e.Kind == "" {
+			return structs.Errorf(structs.KindUnavailable, "hosting agent answered %s", resp.Status)
+		}
+		return &structs.Error{Kind: structs.ErrorKind(e.Kind), Type: e.Type, Msg: e.Error}
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("decode the hosting agent's answer: %w", err)
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeErr writes an error as the native API does, with its type.
+func writeErr(w http.ResponseWriter, err error) {
+	kind := structs.KindOf(err)
+	status := http.StatusInternalServerError
+	switch {
+	case IsNotSupported(err):
+		status = http.StatusNotImplemented
+	case kind == structs.KindInvalid:
+		status = http.StatusBadRequest
+	case kind == structs.KindNotFound:
+		status = http.StatusNotFound
+	case kind == structs.KindConflict:
+		status = http.StatusConflict
+	case kind == structs.KindPermission:
+		status = http.StatusForbidden
+	case kind == structs.KindNoLeader, kind == structs.KindUnavailable:
+		status = http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, errorJSON{Error: structs.Message(err), Kind: string(kind), Type: errorType(err)})
+}

@@ -1,0 +1,222 @@
+package nova
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/stratus-cloud/stratus/agent/console"
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// Consoles serves what the API cannot answer from the servers alone: an
+// instance's console output and remote console URLs, which need the
+// agent that hosts it (agent/console).
+type Consoles interface {
+	Output(ctx context.Context, instanceID string, lines int) (string, error)
+	Open(ctx context.Context, instanceID, consoleType string) (*console.Remote, error)
+}
+
+// SetConsoles gives the API its console service; without one the
+// console calls answer 501.
+func (a *API) SetConsoles(c Consoles) { a.consoles = c }
+
+// Nova's policy rules of consoles.
+const (
+	consoleOutputRule  = "os_compute_api:os-console-output"
+	remoteConsolesRule = "os_compute_api:os-remote-consoles"
+	consoleTokensRule  = "os_compute_api:os-console-auth-tokens"
+)
+
+// consoleRoutes are remote consoles (2.6+) and the admin's look-up of a
+// console token.
+func (a *API) consoleRoutes() []routeSpec {
+	return []routeSpec{
+		{pattern: "POST /servers/{id}/remote-consoles", minV: 6, access: reader, policy: remoteConsolesRule, handle: a.remoteConsoleCreate},
+		{pattern: "GET /os-console-auth-tokens/{token}", access: admin, policy: consoleTokensRule, handle: a.consoleTokenShow},
+	}
+}
+
+// consoleTypesV26 are the console types of remote-consoles' schema
+// (create_v26); 2.8 adds webmks.
+var consoleTypesV26 = []string{"novnc", "xvpvnc", "rdp-html5", "spice-html5", "serial"}
+
+func remoteConsoleSchema(mv int) *schema {
+	protocols := []string{"vnc", "spice", "rdp", "serial"}
+	types := consoleTypesV26
+	if mv >= 8 {
+		protocols = append(protocols, "mks")
+		types = append(append([]string(nil), types...), "webmks")
+	}
+	return &schema{types: tObject, required: []string{"remote_console"}, props: map[string]*schema{
+		"remote_console": {types: tObject, required: []string{"protocol", "type"}, props: map[string]*schema{
+			"protocol": {types: tString, enum: protocols},
+			"type":     {types: tString, enum: types},
+		}},
+	}}
+}
+
+// remoteConsoleCreate answers POST /servers/{id}/remote-consoles.
+func (a *API) remoteConsoleCreate(q *request) (*reply, error) {
+	body, err := decodeBody(q, remoteConsoleSchema(q.mv))
+	if err != nil {
+		return nil, err
+	}
+	rc := object(body, "remote_console")
+	protocol, _ := stringOf(rc, "protocol")
+	consoleType, _ := stringOf(rc, "type")
+	inst, err := q.getServer(q.param("id"))
+	if err != nil {
+		return nil, err
+	}
+	if !q.isMember() {
+		return nil, policyFault(remoteConsolesRule)
+	}
+	url, err := a.openConsole(q, inst, protocol, consoleType)
+	if err != nil {
+		return nil, err
+	}
+	return okReply(map[string]any{"remote_console": map[string]any{"protocol": protocol, "type": consoleType, "url": url}})
+}
+
+// openConsole asks the hosting agent for a console: Nova's handlers by
+// protocol, each accepting its own types ("Invalid console type" for
+// another); protocols Stratus has no proxy for are 501.
+func (a *API) openConsole(q *request, inst *structs.Instance, protocol, consoleType string) (string, error) {
+	switch protocol {
+	case "vnc":
+		if consoleType != structs.ConsoleTypeNoVNC && consoleType != structs.ConsoleTypeXVPVNC {
+			return "", badRequest("Invalid console type %s", consoleType)
+		}
+	case "serial":
+		if consoleType != structs.ConsoleTypeSerial {
+			return "", badRequest("Invalid console type %s", consoleType)
+		}
+	default:
+		return "", notSupported()
+	}
+	if a.consoles == nil {
+		return "", notSupported()
+	}
+	rc, err := a.consoles.Open(q.r.Context(), inst.ID, consoleType)
+	if err != nil {
+		return "", consoleFault(err, inst.ID)
+	}
+	return rc.URL, nil
+}
+
+// consoleFault words a console error as Nova does.
+func consoleFault(err error, id string) error {
+	switch {
+	case console.IsNotSupported(err):
+		return notSupported()
+	case console.IsNotReady(err):
+		return faultf(http.StatusConflict, "Instance %s is not ready", id)
+	case structs.KindOf(err) == structs.KindNotFound:
+		return notFoundAs(err, "Instance %s could not be found.", id)
+	}
+	return err
+}
+
+var (
+	vncConsoleSchema = &schema{types: tObject, required: []string{"type"}, props: map[string]*schema{
+		"type": {types: tString, enum: []string{"novnc", "xvpvnc"}},
+	}}
+	serialConsoleSchema = &schema{types: tObject, required: []string{"type"}, props: map[string]*schema{
+		"type": {types: tString, enum: []string{"serial"}},
+	}}
+	consoleOutputSchema = &schema{types: tObject, props: map[string]*schema{
+		"length": {types: tInteger | tString | tNull, pattern: regexp.MustCompile(`^-?[0-9]+$`), min: ptr(-1)},
+	}}
+)
+
+// consoleActions are the console actions of POST /servers/{id}/action;
+// server_actions.go puts them in its table. The get*Console actions end
+// at 2.5, where remote-consoles replaces them.
+func consoleActions() map[string]*serverActionSpec {
+	return map[string]*serverActionSpec{
+		"os-getConsoleOutput": {rule: consoleOutputRule, schema: func(int) *schema { return consoleOutputSchema }, do: actConsoleOutput},
+		"os-getVNCConsole": {rule: remoteConsolesRule, schema: func(int) *schema { return vncConsoleSchema },
+			do: untilVersion(5, actRemoteConsole("vnc"))},
+		"os-getSerialConsole": {rule: remoteConsolesRule, schema: func(int) *schema { return serialConsoleSchema },
+			do: untilVersion(5, actRemoteConsole("serial"))},
+	}
+}
+
+// actRemoteConsole answers os-getVNCConsole and os-getSerialConsole:
+// {"console": {"type": …, "url": …}}.
+func actRemoteConsole(protocol string) func(*request, *structs.Instance, any) (*reply, error) {
+	return func(q *request, inst *structs.Instance, arg any) (*reply, error) {
+		consoleType, _ := stringOf(arg.(map[string]any), "type")
+		url, err := q.api.openConsole(q, inst, protocol, consoleType)
+		if err != nil {
+			return nil, err
+		}
+		return okReply(map[string]any{"console": map[string]any{"type": consoleType, "url": url}})
+	}
+}
+
+// controlChars are what Nova strips from console output.
+var controlChars = regexp.MustCompile("[\x00-\x08\x0B-\x1F]")
+
+// actConsoleOutput answers os-getConsoleOutput: the last `length` lines
+// of the console log (all of it for none or -1).
+func actConsoleOutput(q *request, inst *structs.Instance, arg any) (*reply, error) {
+	lines := 0
+	if v, ok := arg.(map[string]any)["length"]; ok && v != nil {
+		lines = int(intOf(v))
+	}
+	if lines < 0 {
+		lines = 0
+	}
+	if q.api.consoles == nil {
+		return nil, notSupported()
+	}
+	if lines == 0 && hasZeroLength(arg) {
+		return okReply(map[string]any{"output": ""})
+	}
+	out, err := q.api.consoles.Output(q.r.Context(), inst.ID, lines)
+	if err != nil {
+		return nil, consoleFault(err, inst.ID)
+	}
+	return okReply(map[string]any{"output": controlChars.ReplaceAllString(out, "")})
+}
+
+// hasZeroLength reports whether the request asked for zero lines, which
+// Nova answers with nothing.
+func hasZeroLength(arg any) bool {
+	v, ok := arg.(map[string]any)["length"]
+	return ok && v != nil && intOf(v) == 0
+}
+
+// consoleTokenShow answers GET /os-console-auth-tokens/{token}: where the
+// token's console listens. Before 2.31 only RDP tokens could be shown,
+// and Stratus issues none.
+func (a *API) consoleTokenShow(q *request) (*reply, error) {
+	token := q.param("token")
+	var out structs.ConsoleTokenResponse
+	if err := q.call("Console.Get", &structs.ConsoleTokenRequest{Token: token}, &out); err != nil {
+		if structs.KindOf(err) == structs.KindNotFound {
+			return nil, notFound("Token not found")
+		}
+		return nil, err
+	}
+	if !q.atLeast(31) {
+		return nil, faultf(http.StatusUnauthorized, "The requested console type details are not accessible")
+	}
+	tok := out.Token
+	var host string
+	var port, path any
+	if h, p, err := net.SplitHostPort(tok.Target); err == nil && !strings.HasPrefix(tok.Target, "/") {
+		n, _ := strconv.Atoi(p)
+		host, port = h, n
+	} else {
+		host, path = tok.HostID, tok.Target
+	}
+	return okReply(map[string]any{"console": map[string]any{
+		"instance_uuid": tok.InstanceID, "host": host, "port": port, "internal_access_path": path,
+	}})
+}
