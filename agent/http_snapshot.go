@@ -1,0 +1,94 @@
+package agent
+
+import (
+	"maps"
+	"net/http"
+	"strings"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// instanceSnapshotBody is the body of POST /v1/instances/{id}/snapshot.
+type instanceSnapshotBody struct {
+	// Name is the new image's name; required.
+	Name string
+	// BackupType, when set, makes the snapshot a backup of that type
+	// (Nova's createBackup), and Rotation how many of the instance's
+	// backups of that type to keep.
+	BackupType string
+	Rotation   int
+	// Properties are added to the image's properties.
+	Properties map[string]string
+}
+
+// instanceSnapshotJSON answers POST /v1/instances/{id}/snapshot: the
+// queued image that receives the snapshot (active once the instance's
+// agent uploaded it), the instance action that records it, and the
+// instance in its image_snapshot task.
+type instanceSnapshotJSON struct {
+	ImageID   string
+	RequestID string
+	Instance  *instanceJSON
+}
+
+// instanceSnapshot snapshots an instance into a new image, as the Nova
+// API's createImage and createBackup do.
+func (a *Agent) instanceSnapshot(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body instanceSnapshotBody
+	if err := decodeJSON(w, r, &body); err != nil {
+		return nil, err
+	}
+	name := strings.TrimSpace(body.Name)
+	switch {
+	case name == "" || len(name) > 255:
+		return nil, structs.Errorf(structs.KindInvalid, "a Name of 1 to 255 characters is required")
+	case body.Rotation < 0:
+		return nil, structs.Errorf(structs.KindInvalid, "Rotation must not be negative")
+	case body.Rotation > 0 && body.BackupType == "":
+		return nil, structs.Errorf(structs.KindInvalid, "Rotation applies to backups only: set BackupType")
+	}
+	token := r.Header.Get("X-Stratus-Token")
+	get := structs.InstanceSpecificRequest{InstanceID: r.PathValue("id")}
+	get.AuthToken = token
+	var found structs.SingleInstanceResponse
+	if err := a.rpc.RPC("Instance.Get", &get, &found); err != nil {
+		return nil, err
+	}
+	if found.Instance == nil {
+		return nil, notFound("instance", get.InstanceID)
+	}
+	inst := found.Instance
+	props := maps.Clone(body.Properties)
+	if props == nil {
+		props = map[string]string{}
+	}
+	op := structs.OpCreateImage
+	props[structs.ImagePropImageType] = structs.ImageTypeSnapshot
+	if body.BackupType != "" {
+		op = structs.OpCreateBackup
+		props[structs.ImagePropImageType] = structs.ImageTypeBackup
+		props[structs.ImagePropBackupType] = body.BackupType
+	}
+	create := structs.ImageCreateRequest{Image: structs.SnapshotImage(inst, name, "", props)}
+	create.AuthToken = token
+	var created structs.SingleImageResponse
+	if err := a.rpc.RPC("Image.Create", &create, &created); err != nil {
+		return nil, err
+	}
+	task := &structs.InstanceTaskRequest{InstanceID: inst.ID, Op: op, ImageID: created.Image.ID, Rotation: body.Rotation, Admin: true}
+	task.AuthToken = token
+	var out structs.InstanceTaskResponse
+	if err := a.rpc.RPC("Instance.Task", task, &out); err != nil {
+		del := structs.ImageDeleteRequest{ImageID: created.Image.ID}
+		del.AuthToken = token
+		var gone structs.GenericResponse
+		_ = a.rpc.RPC("Image.Delete", &del, &gone)
+		return nil, err
+	}
+	setIndex(w, out.Index)
+	resp := &instanceSnapshotJSON{ImageID: created.Image.ID, RequestID: out.RequestID}
+	if out.Instance != nil {
+		resp.Instance = newInstanceJSON(out.Instance)
+	}
+	return resp, nil
+}
