@@ -1,0 +1,277 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	s3api "github.com/stratus-cloud/stratus/agent/s3"
+	"github.com/stratus-cloud/stratus/rpc"
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// S3Config configures the S3 API's dedicated listener. The API is always
+// served at /s3 of the HTTP listener; Listen ("127.0.0.1:9000") also
+// serves it path-style at /, where S3 clients that take only a host as
+// their endpoint can reach it.
+type S3Config struct {
+	Listen string `hcl:"listen,optional"`
+}
+
+// startS3 builds the S3 API and starts its dedicated listener, if any.
+func (a *Agent) startS3() error {
+	a.s3 = s3api.New(s3api.Config{RPC: a.rpc, Data: &s3Data{a: a}, Logger: a.logger.Named("s3")})
+	if a.config.S3 == nil || a.config.S3.Listen == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", a.config.S3.Listen)
+	if err != nil {
+		return fmt.Errorf("listen for s3: %w", err)
+	}
+	a.s3Addr = ln.Addr().String()
+	a.s3Server = &http.Server{
+		Handler:           a.s3.Handler(""),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          a.logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+	a.bgWG.Add(1)
+	go func() {
+		defer a.bgWG.Done()
+		if err := a.s3Server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.logger.Error("s3 server stopped", "error", err)
+		}
+	}()
+	a.logger.Info("s3 api listening", "addr", a.s3Addr)
+	return nil
+}
+
+// stopS3 stops the dedicated listener.
+func (a *Agent) stopS3() {
+	if a.s3Server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = a.s3Server.Shutdown(ctx)
+		cancel()
+	}
+}
+
+// S3Addr is the dedicated S3 listener's address, "" without one.
+func (a *Agent) S3Addr() string { return a.s3Addr }
+
+// s3Data moves object data between the S3 API and the servers' blob
+// stores over the RPC listener's streams, like imageData.
+type s3Data struct {
+	a *Agent
+}
+
+// dialAny opens a stream to this agent's own server, else to the first
+// server that answers.
+func (d *s3Data) dialAny(method string) (net.Conn, error) {
+	order, _ := d.a.imageData.servers()
+	if len(order) == 0 {
+		return nil, structs.Errorf(structs.KindUnavailable, "no servers known in region %q", d.a.config.Region)
+	}
+	var err error
+	for _, addr := range order {
+		var conn net.Conn
+		if conn, err = d.a.imageData.dial(addr, method); err == nil {
+			return conn, nil
+		}
+		if !rpc.IsConnError(err) {
+			break
+		}
+	}
+	return nil, structs.Errorf(structs.KindUnavailable, "no server reachable for the object: %v", err)
+}
+
+// Put streams an object or a part to a server.
+func (d *s3Data) Put(req *structs.S3PutRequest, body io.Reader) (*structs.S3PutResult, error) {
+	conn, err := d.dialAny(structs.S3PutStream)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if err := rpc.WriteFrame(conn, req); err != nil {
+		return nil, err
+	}
+	var ready structs.S3PutReady
+	if err := rpc.ReadFrame(conn, &ready); err != nil {
+		return nil, err
+	}
+	if ready.Error != "" {
+		return nil, errors.New(ready.Error)
+	}
+	result := make(chan structs.S3PutResult, 1)
+	answered := make(chan struct{})
+	go func() {
+		var res structs.S3PutResult
+		if err := rpc.ReadFrame(conn, &res); err != nil {
+			res.Error = structs.Errorf(structs.KindUnavailable, "object upload interrupted: %v", err).Error()
+		}
+		close(answered)
+		result <- res
+	}()
+	w := rpc.NewChunkWriter(conn)
+	copyErr := copyUntil(w, body, answered)
+	if copyErr == nil {
+		copyErr = w.Close()
+	} else if !errors.Is(copyErr, errAnswered) {
+		// A body that failed its checks (a chunk signature, a digest):
+		// cut the stream without its end marker, so the server stores
+		// nothing, and answer the body's error.
+		conn.Close()
+		<-result
+		return nil, copyErr
+	}
+	res := <-result
+	if res.Error != "" {
+		return nil, errors.New(res.Error)
+	}
+	if copyErr != nil {
+		return nil, copyErr
+	}
+	return &res, nil
+}
+
+// Complete has a server assemble a multipart upload.
+func (d *s3Data) Complete(req *structs.S3CompleteRequest) (*structs.S3Object, error) {
+	conn, err := d.dialAny(structs.S3CompleteStream)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if err := rpc.WriteFrame(conn, req); err != nil {
+		return nil, err
+	}
+	var res structs.S3PutResult
+	if err := rpc.ReadFrame(conn, &res); err != nil {
+		return nil, structs.Errorf(structs.KindUnavailable, "multipart completion interrupted: %v", err)
+	}
+	if res.Error != "" {
+		return nil, errors.New(res.Error)
+	}
+	return res.Object, nil
+}
+
+// Open reads a range of an object's blob, as image downloads do.
+func (d *s3Data) Open(hash string, locs []*structs.ImageLocation, offset, length int64) (io.ReadCloser, error) {
+	return d.a.imageData.Download(&structs.Image{HashValue: hash, Locations: locs}, offset, length)
+}
+
+// s3Routes are the native API's S3 routes: turning an object into an
+// image, and EC2 credentials. The native API is the operator's: it may
+// use any bucket and manage anyone's credentials.
+func (a *Agent) s3Routes() []route {
+	return []route{
+		{"POST /v1/images/import", a.imageImport},
+		{"GET /v1/s3/credentials", a.s3CredentialList},
+		{"POST /v1/s3/credentials", a.s3CredentialCreate},
+		{"DELETE /v1/s3/credentials/{access}", a.s3CredentialDelete},
+	}
+}
+
+// imageImportBody is the body of POST /v1/images/import.
+type imageImportBody struct {
+	Bucket string
+	Key    string
+	Image  *structs.Image
+}
+
+// imageImport creates an active image whose data is an object's.
+func (a *Agent) imageImport(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body imageImportBody
+	if err := decodeJSON(w, r, &body); err != nil {
+		return nil, err
+	}
+	if body.Image == nil {
+		body.Image = &structs.Image{}
+	}
+	args := structs.S3ImageImportRequest{Bucket: body.Bucket, Key: body.Key, Image: body.Image,
+		Caller: structs.S3Caller{ProjectID: body.Image.Owner, Admin: true}}
+	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	var out structs.SingleImageResponse
+	if err := a.rpc.RPC("S3.ImageImport", &args, &out); err != nil {
+		return nil, err
+	}
+	setIndex(w, out.Index)
+	return out.Image, nil
+}
+
+// identityID resolves a user or project given by id or name.
+func (a *Agent) identityID(kind, ref string) (string, error) {
+	for _, req := range []*structs.IdentityListRequest{{Kind: kind, ID: ref}, {Kind: kind, Name: ref}} {
+		var out structs.IdentityListResponse
+		if err := a.rpc.RPC("Identity.List", req, &out); err != nil {
+			return "", err
+		}
+		switch {
+		case kind == structs.IdentityKindUsers && len(out.Users) == 1:
+			return out.Users[0].ID, nil
+		case kind == structs.IdentityKindProjects && len(out.Projects) == 1:
+			return out.Projects[0].ID, nil
+		}
+	}
+	return "", structs.Errorf(structs.KindNotFound, "no %s %q", strings.TrimSuffix(kind, "s"), ref)
+}
+
+func (a *Agent) s3CredentialList(w http.ResponseWriter, r *http.Request) (any, error) {
+	ref := r.URL.Query().Get("user")
+	if ref == "" {
+		return nil, structs.Errorf(structs.KindInvalid, "name the user: ?user=<id or name>")
+	}
+	userID, err := a.identityID(structs.IdentityKindUsers, ref)
+	if err != nil {
+		return nil, err
+	}
+	var out structs.EC2CredentialListResponse
+	if err := a.rpc.RPC("S3.CredentialList", &structs.EC2CredentialListRequest{UserID: userID}, &out); err != nil {
+		return nil, err
+	}
+	if out.Credentials == nil {
+		out.Credentials = []*structs.EC2Credential{}
+	}
+	return out.Credentials, nil
+}
+
+// s3CredentialBody is the body of POST /v1/s3/credentials: a user and a
+// project, each by id or name.
+type s3CredentialBody struct {
+	User    string
+	Project string
+}
+
+func (a *Agent) s3CredentialCreate(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body s3CredentialBody
+	if err := decodeJSON(w, r, &body); err != nil {
+		return nil, err
+	}
+	userID, err := a.identityID(structs.IdentityKindUsers, body.User)
+	if err != nil {
+		return nil, err
+	}
+	projectID, err := a.identityID(structs.IdentityKindProjects, body.Project)
+	if err != nil {
+		return nil, err
+	}
+	var out structs.EC2CredentialResponse
+	if err := a.rpc.RPC("S3.CredentialCreate", &structs.EC2CredentialCreateRequest{UserID: userID, ProjectID: projectID}, &out); err != nil {
+		return nil, err
+	}
+	setIndex(w, out.Index)
+	return out.Credential, nil
+}
+
+func (a *Agent) s3CredentialDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	var out structs.GenericResponse
+	if err := a.rpc.RPC("S3.CredentialDelete", &structs.EC2CredentialDeleteRequest{Access: r.PathValue("access")}, &out); err != nil {
+		return nil, err
+	}
+	setIndex(w, out.Index)
+	return nil, nil
+}
