@@ -3,6 +3,7 @@ package fsm
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -111,6 +112,9 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 func decodeBody(t structs.MessageType, body []byte, out any) error {
 	if err := structs.Decode(body, out); err != nil {
 		return fmt.Errorf("decode %s entry: %w", t, err)
+	}
+	if err := checkNoNilElements(reflect.ValueOf(out), "entry"); err != nil {
+		return structs.Errorf(structs.KindInvalid, "malformed %s entry: %v", t, err)
 	}
 	return nil
 }

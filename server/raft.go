@@ -31,11 +31,27 @@ func (s *Server) setupRaft() error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create raft dir: %w", err)
 	}
-	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+	// Damaged Raft data stops the server here, with a clear error,
+	// instead of being applied or panicking Raft later (raft_verify.go).
+	dbPath := filepath.Join(dir, "raft.db")
+	if err := verifyBoltFile(dbPath); err != nil {
+		return err
+	}
+	if err := verifySnapshots(dir); err != nil {
+		return err
+	}
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: dbPath})
 	if err != nil {
 		return fmt.Errorf("open raft store: %w", err)
 	}
-	s.raftStore = store
+	s.raftStore = bolt
+	store, err := newChecksumStore(bolt, dbPath)
+	if err != nil {
+		return err
+	}
+	if err := verifyRaftLog(store, dbPath); err != nil {
+		return err
+	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, snapshotsRetained, s.logger.Named("raft"))
 	if err != nil {
 		return fmt.Errorf("open snapshot store: %w", err)
