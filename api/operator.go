@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 )
 
 // Operator holds cluster-maintenance endpoints: Raft membership and
@@ -71,4 +72,71 @@ func (o *Operator) SnapshotRestore(r io.Reader) error {
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.Body.Close()
+}
+
+// SchedulerConfiguration is the scheduler's tunables, named after Nova's
+// [filter_scheduler] options.
+type SchedulerConfiguration struct {
+	RAMWeightMultiplier              float64
+	CPUWeightMultiplier              float64
+	DiskWeightMultiplier             float64
+	BuildFailureWeightMultiplier     float64
+	SoftAffinityWeightMultiplier     float64
+	SoftAntiAffinityWeightMultiplier float64
+	HostSubsetSize                   int
+	// CreateIndex and ModifyIndex are 0 while no operator has set it.
+	CreateIndex uint64 `json:",omitempty"`
+	ModifyIndex uint64 `json:",omitempty"`
+}
+
+// SchedulerConfigurationResponse is the configuration in force and where
+// it comes from: "operator" (replicated, set with SchedulerSetConfiguration)
+// or "config" (the answering server's configuration file).
+type SchedulerConfigurationResponse struct {
+	SchedulerConfig *SchedulerConfiguration
+	Source          string
+}
+
+// SchedulerSetConfigurationResponse says whether a set took effect.
+type SchedulerSetConfigurationResponse struct {
+	Updated bool
+	Index   uint64
+}
+
+// SchedulerGetConfiguration returns the scheduler configuration in force.
+func (o *Operator) SchedulerGetConfiguration(q *QueryOptions) (*SchedulerConfigurationResponse, *QueryMeta, error) {
+	var out SchedulerConfigurationResponse
+	qm, err := o.c.query("/v1/operator/scheduler/configuration", &out, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &out, qm, nil
+}
+
+// SchedulerSetConfiguration sets the scheduler configuration of every
+// server.
+func (o *Operator) SchedulerSetConfiguration(c *SchedulerConfiguration) (*SchedulerSetConfigurationResponse, error) {
+	var out SchedulerSetConfigurationResponse
+	if _, err := o.c.write(http.MethodPut, "/v1/operator/scheduler/configuration", nil, c.tunables(), &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// SchedulerCASConfiguration sets the scheduler configuration only if it
+// is still at index (its ModifyIndex when read; 0 when never set).
+func (o *Operator) SchedulerCASConfiguration(c *SchedulerConfiguration, index uint64) (*SchedulerSetConfigurationResponse, error) {
+	var out SchedulerSetConfigurationResponse
+	params := url.Values{"cas": {strconv.FormatUint(index, 10)}}
+	if _, err := o.c.write(http.MethodPut, "/v1/operator/scheduler/configuration", params, c.tunables(), &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// tunables is c without its indexes, which are the server's to set.
+func (c *SchedulerConfiguration) tunables() *SchedulerConfiguration {
+	out := *c
+	out.CreateIndex, out.ModifyIndex = 0, 0
+	return &out
 }

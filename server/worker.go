@@ -78,7 +78,7 @@ func (w *worker) process(ev *structs.Evaluation, token string, waitIndex uint64)
 		if err != nil {
 			return err
 		}
-		plan, err := scheduler.Schedule(stateHosts{state}, ev, pending, w.srv.config.Scheduler, rng)
+		plan, err := scheduler.Schedule(stateHosts{state}, ev, pending, w.srv.schedulerConfig(state), rng)
 		if err != nil {
 			return err
 		}
