@@ -15,10 +15,14 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/agent/client"
+	"github.com/stratus-cloud/stratus/agent/console"
+	"github.com/stratus-cloud/stratus/agent/dataplane"
 	"github.com/stratus-cloud/stratus/agent/glance"
 	"github.com/stratus-cloud/stratus/agent/identity"
+	"github.com/stratus-cloud/stratus/agent/metadata"
 	"github.com/stratus-cloud/stratus/agent/neutron"
 	"github.com/stratus-cloud/stratus/agent/nova"
+	s3api "github.com/stratus-cloud/stratus/agent/s3"
 	"github.com/stratus-cloud/stratus/gossip"
 	"github.com/stratus-cloud/stratus/rpc"
 	"github.com/stratus-cloud/stratus/server"
@@ -43,6 +47,8 @@ type Agent struct {
 	// clients are the hypervisor agents this process runs: its own
 	// host, plus simulated ones.
 	clients []*client.Client
+	// dataplanes wire the clients' networking (client.dataplane).
+	dataplanes []*dataplane.Agent
 	// drivers are the clients' virt drivers that hold resources (the
 	// libvirt driver's connection), closed after the clients stop.
 	drivers []io.Closer
@@ -61,6 +67,23 @@ type Agent struct {
 	// streams image data to and from the servers.
 	glance    *glance.API
 	imageData *imageData
+	// s3 serves the S3 object store API under /s3 and, when configured,
+	// on a dedicated listener (s3Server at s3Addr).
+	s3       *s3api.API
+	s3Server *http.Server
+	s3Addr   string
+
+	// consoles serves console output and the console proxies;
+	// hostDrivers are the hosts whose consoles this agent proxies.
+	consoles      *console.Service
+	consoleLn     net.Listener
+	consoleServer *http.Server
+	hostDrivers   []hostDriver
+
+	// metadata is the metadata service of a client agent, listening at
+	// metadataAddr (agent/metadata_service.go).
+	metadata     *metadata.Service
+	metadataAddr string
 
 	shutdownOnce sync.Once
 	shutdownCh   chan struct{}
@@ -110,8 +133,16 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 		return nil, err
 	}
 
+	// Image data and metrics come first: the hosts' image caches use
+	// them.
+	a.imageData = &imageData{a: a}
+	a.metrics = newMetrics(a)
 	if cfg.IsClient() {
 		if err := a.startHosts(); err != nil {
+			_ = ln.Close()
+			return nil, err
+		}
+		if err := a.startMetadata(); err != nil {
 			_ = ln.Close()
 			return nil, err
 		}
@@ -122,12 +153,19 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 		return nil, err
 	}
 	a.identity.Start()
+	if err := a.startConsoles(); err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
 	a.nova = nova.New(nova.Config{RPC: a.rpc, Verifier: a.Identity(), Logger: a.logger.Named("nova"), Servers: a.novaServers})
+	a.nova.SetConsoles(a.consoles)
 	a.neutron = neutron.New(neutron.Config{RPC: a.rpc, Verifier: a.Identity(), Logger: a.logger.Named("neutron")})
-	a.imageData = &imageData{a: a}
 	a.glance = glance.New(glance.Config{RPC: a.rpc, Verifier: a.Identity(), Data: a.imageData, Logger: a.logger.Named("glance")})
+	if err := a.startS3(); err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
 
-	a.metrics = newMetrics(a)
 	a.httpServer = &http.Server{
 		Handler:           a.routes(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -172,10 +210,17 @@ func (a *Agent) startServer() error {
 	if err != nil {
 		return err
 	}
+	ca, err := cfg.configuredCA()
+	if err != nil {
+		return err
+	}
 	srv, err := server.NewServer(&server.Config{
 		TLSServer:               tlsServer,
 		TLSClient:               tlsClient,
 		RequireTLS:              tlsServer != nil,
+		RaftPeerName:            cfg.raftPeerName(),
+		GossipKeyringFile:       cfg.keyringFile(),
+		CA:                      ca,
 		NodeName:                cfg.NodeName,
 		NodeID:                  a.nodeID,
 		Region:                  cfg.Region,
@@ -224,6 +269,7 @@ func (a *Agent) startClientGossip() error {
 		AdvertiseAddr: cfg.Advertise,
 		Fast:          cfg.BindAddr == "127.0.0.1",
 		SecretKey:     gossipKey,
+		KeyringFile:   cfg.keyringFile(),
 		Logger:        a.logger,
 		Meta: gossip.Meta{ID: a.nodeID, Role: gossip.RoleClient, Region: cfg.Region, AZ: cfg.AZ,
 			HTTPAddr: a.httpAddr, Version: cfg.Version},
@@ -343,6 +389,12 @@ func (a *Agent) Shutdown() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			_ = a.httpServer.Shutdown(ctx)
 			cancel()
+		}
+		a.stopConsoles()
+		a.stopMetadata()
+		a.stopS3()
+		for _, dp := range a.dataplanes {
+			dp.Stop()
 		}
 		for _, c := range a.clients {
 			_ = c.Shutdown()

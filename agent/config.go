@@ -18,6 +18,7 @@ import (
 
 	"github.com/stratus-cloud/stratus/rpc"
 	"github.com/stratus-cloud/stratus/server/scheduler"
+	"github.com/stratus-cloud/stratus/tlsutil"
 )
 
 // Default ports, as in DESIGN.md: the HTTP API on Nova's own port.
@@ -49,9 +50,17 @@ type Config struct {
 	Server *ServerConfig `hcl:"server,block"`
 	Client *ClientConfig `hcl:"client,block"`
 
+	// S3 configures the S3 API's dedicated listener (agent/s3.go).
+	S3 *S3Config `hcl:"s3,block"`
+
 	// DevMode runs a single self-bootstrapping server with seeded
 	// flavors. It is set by --dev, never by a file.
 	DevMode bool
+	// DevImage is the bootable disk dev mode registers as image
+	// "stratus-dev" (scripts/build-dev-image.sh builds it); empty looks
+	// for build/dev-image/stratus-dev.img, and none is registered when
+	// that file does not exist.
+	DevImage string `hcl:"dev_image,optional"`
 	// Version is the build version, advertised in gossip.
 	Version string
 
@@ -76,6 +85,13 @@ type TLSConfig struct {
 	KeyFile              string `hcl:"key_file,optional"`
 	VerifyIncoming       bool   `hcl:"verify_incoming,optional"`
 	VerifyServerHostname bool   `hcl:"verify_server_hostname,optional"`
+	// CAKeyFile is the CA's private key. Servers that have it sign the
+	// certificates of Nova's os-certificates API with the CA; without it
+	// the cluster makes and replicates a CA of its own for that API.
+	CAKeyFile string `hcl:"ca_key_file,optional"`
+	// Domain is the domain of role names: with verify_server_hostname a
+	// server must present server.<region>.<domain> (default "stratus").
+	Domain string `hcl:"domain,optional"`
 }
 
 // rpcTLS returns the rpc package's view of the TLS config, or nil.
@@ -83,10 +99,30 @@ func (c *Config) rpcTLS() *rpc.TLSConfig {
 	if c.TLS == nil || !c.TLS.RPC {
 		return nil
 	}
-	return &rpc.TLSConfig{
+	t := &rpc.TLSConfig{
 		CAFile: c.TLS.CAFile, CertFile: c.TLS.CertFile, KeyFile: c.TLS.KeyFile,
 		VerifyIncoming: c.TLS.VerifyIncoming, VerifyServerHostname: c.TLS.VerifyServerHostname,
 	}
+	if t.VerifyServerHostname {
+		t.ServerName = tlsutil.RoleName(tlsutil.RoleServer, c.Region, c.TLS.Domain)
+	}
+	return t
+}
+
+// raftPeerName is the name incoming Raft connections must present, or "".
+func (c *Config) raftPeerName() string {
+	if t := c.rpcTLS(); t != nil {
+		return t.RaftPeerName()
+	}
+	return ""
+}
+
+// keyringFile is where the agent persists its gossip keyring.
+func (c *Config) keyringFile() string {
+	if c.DataDir == "" {
+		return ""
+	}
+	return filepath.Join(c.DataDir, "gossip.keyring")
 }
 
 // tlsConfigs builds the server- and client-side TLS configurations for
@@ -142,11 +178,21 @@ type SchedulerConfig struct {
 // ClientConfig enables the hypervisor-agent role.
 type ClientConfig struct {
 	Enabled bool `hcl:"enabled,optional"`
-	// Driver is the virt driver: fake (default) or libvirt; later
-	// vmware, ironic.
+	// Driver is the virt driver: fake (default), libvirt, vmware or
+	// ironic.
 	Driver string `hcl:"driver,optional"`
 	// Libvirt configures the libvirt driver (driver = "libvirt").
 	Libvirt *LibvirtConfig `hcl:"libvirt,block"`
+	// Metadata configures the metadata service (agent/metadata_service.go).
+	Metadata *MetadataConfig `hcl:"metadata,block"`
+	// Dataplane wires the host's networking (agent/dataplane_host.go).
+	Dataplane *DataplaneConfig `hcl:"dataplane,block"`
+	// VMware and Ironic configure those drivers (agent/drivers_remote.go).
+	VMware *VMwareConfig `hcl:"vmware,block"`
+	Ironic *IronicConfig `hcl:"ironic,block"`
+	// ImageCache configures the cache of image files that drivers
+	// building disks from images (libvirt) boot from.
+	ImageCache *ImageCacheConfig `hcl:"image_cache,block"`
 	// SimulatedHosts adds that many fake hosts behind this agent, for
 	// watching scheduling across many hosts (--dev-hosts).
 	SimulatedHosts int      `hcl:"simulated_hosts,optional"`
@@ -163,6 +209,18 @@ type ClientConfig struct {
 	// FakeSpawnLatency makes the fake driver's spawns take this long
 	// ("3s"), to watch BUILD in dev mode or to test interruptions.
 	FakeSpawnLatency string `hcl:"fake_spawn_latency,optional"`
+	// Console configures the console proxies (see ConsoleConfig).
+	Console *ConsoleConfig `hcl:"console,block"`
+}
+
+// ImageCacheConfig is the client's image_cache block.
+type ImageCacheConfig struct {
+	// Dir holds the cached images (default <data_dir>/client/image-cache).
+	Dir string `hcl:"dir,optional"`
+	// MaxSizeMB bounds the cache; past it, the least recently used
+	// images no instance uses are removed (default 20480; 0 keeps the
+	// default, a negative value means unbounded).
+	MaxSizeMB int64 `hcl:"max_size_mb,optional"`
 }
 
 // LibvirtConfig is the client's libvirt block; empty fields keep the
@@ -314,14 +372,20 @@ func (c *Config) Finalize() error {
 		return fmt.Errorf("host_subset_size must be at least 1")
 	}
 	switch c.Client.Driver {
-	case "fake", "libvirt":
+	case "fake", "libvirt", "vmware", "ironic":
 	default:
-		return fmt.Errorf("virt driver %q is not available (available: fake, libvirt)", c.Client.Driver)
+		return fmt.Errorf("virt driver %q is not available (available: fake, libvirt, vmware, ironic)", c.Client.Driver)
+	}
+	if err := checkRemoteDriver(c.Client); err != nil {
+		return err
 	}
 	if lc := c.Client.Libvirt; lc != nil && lc.SoftRebootTimeout != "" {
 		if d, err := time.ParseDuration(lc.SoftRebootTimeout); err != nil || d <= 0 {
 			return fmt.Errorf("libvirt soft_reboot_timeout %q is not a positive duration such as 60s", lc.SoftRebootTimeout)
 		}
+	}
+	if err := c.Client.checkMetadata(); err != nil {
+		return err
 	}
 	if c.Client.FakeSpawnLatency != "" {
 		if d, err := time.ParseDuration(c.Client.FakeSpawnLatency); err != nil || d < 0 {
@@ -336,6 +400,9 @@ func (c *Config) Finalize() error {
 		if _, err := c.gossipKey(); err != nil {
 			return err
 		}
+	}
+	if t := c.TLS; t != nil && t.CAKeyFile != "" && t.CAFile == "" {
+		return fmt.Errorf("tls ca_key_file needs ca_file, the CA certificate it belongs to")
 	}
 	if c.LogLevel == "" {
 		c.LogLevel = "info"

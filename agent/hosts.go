@@ -34,6 +34,9 @@ func newDriver(cfg *ClientConfig, hostName, dir string, simulated bool, logger h
 		return libvirt.New(libvirt.Config{URI: lc.URI, VNCListen: lc.VNCListen, ImagesDir: lc.ImagesDir,
 			VirtType: lc.VirtType, MigrationURI: lc.MigrationURI, Namespace: lc.Namespace,
 			SoftRebootTimeout: reboot, Logger: logger})
+	case "vmware", "ironic":
+		// A remote manager (agent/drivers_remote.go).
+		return newRemoteDriver(cfg, logger)
 	case "fake":
 		// Finalize checked the duration.
 		latency, _ := time.ParseDuration(cfg.FakeSpawnLatency)
@@ -42,7 +45,7 @@ func newDriver(cfg *ClientConfig, hostName, dir string, simulated bool, logger h
 		return fake.Open(fake.Config{HostName: hostName, SpawnLatency: latency,
 			StatePath: filepath.Join(dir, "fake-hypervisor.json")})
 	default:
-		return nil, fmt.Errorf("virt driver %q is not available (available: fake, libvirt)", driver)
+		return nil, fmt.Errorf("virt driver %q is not available (available: fake, libvirt, vmware, ironic)", driver)
 	}
 }
 
@@ -64,12 +67,27 @@ func (a *Agent) startHosts() error {
 		if err != nil {
 			return err
 		}
+		// A driver of many hosts (Ironic's nodes) gets one agent per
+		// host (agent/hosts_multi.go).
+		if mh, ok := drv.(virt.MultiHost); ok && i == 0 {
+			a.drivers = append(a.drivers, a.startMultiHost(mh, dir))
+			continue
+		}
 		if closer, ok := drv.(io.Closer); ok {
 			a.drivers = append(a.drivers, closer)
 		}
-		c, err := client.New(client.Config{
+		// Drivers that build disks from image data get the image cache.
+		var files client.ImageFiles
+		var c *client.Client
+		if drv.Name() != "fake" {
+			if files, err = a.newImageCache(dir, func() map[string]bool { return c.ImagesInUse() }); err != nil {
+				return fmt.Errorf("start host %s: %w", name, err)
+			}
+		}
+		c, err = client.New(client.Config{
 			DataDir: dir, NodeName: cfg.NodeName, HostName: name, Region: cfg.Region, AZ: cfg.AZ,
 			Driver: drv, RPC: a.rpc, Logger: a.logger.Named("client").With("host", name),
+			ImageFiles: files, ImageUploader: snapshotUploader{d: a.imageData},
 			CPUAllocationRatio: cfg.Client.CPUAllocationRatio, RAMAllocationRatio: cfg.Client.RAMAllocationRatio,
 			DiskAllocationRatio: cfg.Client.DiskAllocationRatio, ReservedMemoryMB: cfg.Client.ReservedHostMemoryMB,
 			ReservedVCPUs: cfg.Client.ReservedHostCPUs, ReservedDiskGB: cfg.Client.ReservedHostDiskGB,
@@ -78,6 +96,12 @@ func (a *Agent) startHosts() error {
 			return fmt.Errorf("start host %s: %w", name, err)
 		}
 		a.clients = append(a.clients, c)
+		if i == 0 {
+			if err := a.startDataplane(c, dir); err != nil {
+				return err
+			}
+		}
+		a.hostDrivers = append(a.hostDrivers, hostDriver{client: c, driver: drv})
 		a.bgWG.Add(1)
 		go func() {
 			defer a.bgWG.Done()

@@ -12,6 +12,7 @@ import (
 	"github.com/stratus-cloud/stratus/agent/glance"
 	"github.com/stratus-cloud/stratus/agent/neutron"
 	"github.com/stratus-cloud/stratus/agent/nova"
+	s3api "github.com/stratus-cloud/stratus/agent/s3"
 	"github.com/stratus-cloud/stratus/internal/httpx"
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -39,6 +40,10 @@ func (a *Agent) routes() http.Handler {
 		{"POST /v1/flavors", a.flavorCreate},
 		{"GET /v1/flavors/{id}", a.flavorGet},
 		{"DELETE /v1/flavors/{id}", a.flavorDelete},
+		{"GET /v1/keypairs", a.keyPairList},
+		{"POST /v1/keypairs", a.keyPairCreate},
+		{"GET /v1/keypairs/{name}", a.keyPairGet},
+		{"DELETE /v1/keypairs/{name}", a.keyPairDelete},
 		{"GET /v1/instances", a.instanceList},
 		{"POST /v1/instances", a.instanceCreate},
 		{"GET /v1/instances/{id}", a.instanceGet},
@@ -46,6 +51,7 @@ func (a *Agent) routes() http.Handler {
 		{"POST /v1/instances/{id}/actions", a.instanceAction},
 		{"GET /v1/instances/{id}/actions", a.instanceActionList},
 		{"GET /v1/instances/{id}/actions/{request_id}", a.instanceActionGet},
+		{"POST /v1/instances/{id}/snapshot", a.instanceSnapshot},
 		{"GET /v1/migrations", a.migrationList},
 		{"GET /v1/hosts", a.hostList},
 		{"GET /v1/hosts/{id}", a.hostGet},
@@ -59,15 +65,21 @@ func (a *Agent) routes() http.Handler {
 		{"DELETE /v1/operator/raft/peer", a.raftRemovePeer},
 		{"GET /v1/operator/snapshot", a.snapshotSave},
 		{"PUT /v1/operator/snapshot", a.snapshotRestore},
+		{"GET /v1/operator/scheduler/configuration", a.schedulerConfigGet},
+		{"PUT /v1/operator/scheduler/configuration", a.schedulerConfigSet},
 	}
 	table = append(table, a.imageRoutes()...)
+	table = append(table, a.s3Routes()...)
 	table = append(table, a.networkRoutes()...)
 	table = append(table, a.groupRoutes()...)
+	table = append(table, a.keyringRoutes()...)
+	table = append(table, a.consoleRoutes()...)
 	mux := http.NewServeMux()
 	for _, rt := range table {
 		mux.Handle(rt.pattern, a.wrap(rt.pattern, rt.handler))
 	}
 	a.mountUI(mux)
+	a.mountConsoleProxy(mux)
 	mux.Handle("GET /v1/metrics", a.metrics.handler())
 	if a.identity != nil {
 		for _, r := range a.identity.Routes() {
@@ -80,6 +92,9 @@ func (a *Agent) routes() http.Handler {
 	if a.neutron != nil {
 		mux.Handle(neutron.MountPath, a.neutron.Handler())
 		mux.Handle(neutron.MountPath+"/", a.neutron.Handler())
+	}
+	if a.s3 != nil {
+		mux.Handle(s3api.MountPath+"/", a.s3.Handler(s3api.MountPath))
 	}
 	if a.glance != nil {
 		mux.Handle(glance.MountPath, a.glance.Handler())

@@ -59,7 +59,7 @@ client {
 	}
 
 	for _, bad := range []struct{ driver, timeout, want string }{
-		{"vmware", "", `virt driver "vmware" is not available`},
+		{"hyperv", "", `virt driver "hyperv" is not available`},
 		{"libvirt", "soon", "soft_reboot_timeout"},
 	} {
 		c := &Config{NodeName: "x", DataDir: dir, Client: &ClientConfig{Enabled: true, Driver: bad.driver,

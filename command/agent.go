@@ -51,7 +51,7 @@ func (f *agentFlags) define(fs *flag.FlagSet) {
 	fs.IntVar(&f.rpcPort, "rpc-port", -1, "RPC and Raft port (default 8776; 0 picks a free port).")
 	fs.IntVar(&f.gossipPort, "gossip-port", -1, "Gossip port, TCP and UDP (default 8777; 0 picks a free port).")
 	fs.Var(&f.join, "join", "Gossip address ip:port of any member to join (repeatable).")
-	fs.StringVar(&f.driver, "driver", "", "Virt driver of the client role: fake (default) or libvirt (real QEMU/KVM guests through libvirtd; see website/agent.md).")
+	fs.StringVar(&f.driver, "driver", "", "Virt driver of the client role: fake (default), libvirt (real QEMU/KVM guests through libvirtd), vmware (a vCenter cluster as one host) or ironic (one host per bare-metal node); see website/agent.md and website/drivers.md.")
 	fs.IntVar(&f.devHosts, "dev-hosts", 0, "Add this many simulated fake hosts behind this agent.")
 	fs.StringVar(&f.logLevel, "log-level", "", "Log level: trace, debug, info, warn or error.")
 	fs.BoolVar(&f.logJSON, "log-json", false, "Write logs as JSON.")

@@ -41,6 +41,12 @@ var commands = map[string]CommandFactory{
 	"operator snapshot save":    snapshotSaveCommand,
 	"operator snapshot restore": snapshotRestoreCommand,
 
+	"operator gossip keygen":  gossipKeygenCommand,
+	"operator gossip keyring": gossipKeyringCommand,
+
+	"tls ca create":   tlsCACreateCommand,
+	"tls cert create": tlsCertCreateCommand,
+
 	"flavor create": flavorCreateCommand,
 	"flavor list":   flavorListCommand,
 	"flavor show":   flavorShowCommand,
@@ -57,6 +63,8 @@ var commands = map[string]CommandFactory{
 	"instance delete":     instanceDeleteCommand,
 	"instance actions":    instanceActionsCommand,
 	"instance migrations": instanceMigrationsCommand,
+	"instance logs":       instanceLogsCommand,
+	"instance console":    instanceConsoleCommand,
 
 	"host list":    hostListCommand,
 	"host status":  hostStatusCommand,
@@ -73,9 +81,13 @@ var groups = map[string]string{
 	"flavor":            "Manage flavors, the hardware templates of instances",
 	"host":              "Inspect hosts, enable or disable scheduling onto them, and drain them",
 	"instance":          "Boot, inspect, operate on, move and delete instances, and run instance specs",
-	"operator":          "Cluster maintenance: Raft membership and snapshots",
+	"operator":          "Cluster maintenance: Raft membership, snapshots and gossip keys",
 	"operator raft":     "Inspect and change the Raft peer set",
 	"operator snapshot": "Save and restore snapshots of the cluster state",
+	"operator gossip":   "Generate gossip encryption keys and rotate the keyring",
+	"tls":               "Create the certificate authority and certificates for agent TLS",
+	"tls ca":            "Create a certificate authority",
+	"tls cert":          "Create certificates signed by the CA",
 	"server":            "Inspect the servers of the cluster",
 }
 

@@ -38,11 +38,16 @@ is shown on a terminal.
 
 The disk format defaults to the one the file's extension names (.qcow2,
 .img and .raw, .iso, .vmdk, …), else raw. If the upload fails, the image
-record is deleted again.`,
+record is deleted again.
+
+With -from-s3 BUCKET/KEY instead of -file, the image is made of an
+object of the S3 object store: it is active at once, and its data is the
+object's (no byte is copied).`,
 	nargs: exactly(1),
 	setup: func(fs *flag.FlagSet) runFunc {
 		img := &api.Image{Properties: map[string]string{}}
 		file := fs.String("file", "", "Upload the image's data from `PATH` (\"-\" for standard input).")
+		fromS3 := fs.String("from-s3", "", "Make the image of the S3 object `BUCKET/KEY` (no copy).")
 		fs.StringVar(&img.DiskFormat, "disk-format", "", "The disk format: raw, qcow2, vmdk, vhd, vhdx, vdi, iso, ploop, ami, ari or aki.")
 		fs.StringVar(&img.ContainerFormat, "container-format", "bare", "The container format: bare, ovf, ova, docker, compressed, ami, ari or aki.")
 		fs.StringVar(&img.Visibility, "visibility", "public", "Who may see the image: public, private, shared or community.")
@@ -55,6 +60,9 @@ record is deleted again.`,
 		fs.Var(tags, "tag", "A `TAG`. May be repeated.")
 		return func(e *env, args []string) int {
 			img.Name, img.Tags = args[0], *tags
+			if *fromS3 != "" {
+				return imageFromS3(e, img, *file, *fromS3)
+			}
 			var data io.Reader
 			size := int64(-1)
 			switch *file {

@@ -184,6 +184,14 @@ func TestOpenStackCLIAgainstDevAgent(t *testing.T) {
 	waitStatus("SHUTOFF")
 	mustOS(t, nova, env, "start", id)
 	waitStatus("ACTIVE")
+	// Consoles: the log (os-getConsoleOutput) and a noVNC URL
+	// (remote-consoles).
+	if out := mustOS(t, bin, env, "console", "log", "show", "--lines", "2", id); !strings.Contains(out, "login:") {
+		t.Fatalf("console log show: %s", out)
+	}
+	if out := mustOS(t, bin, env, "console", "url", "show", "--novnc", id, "-f", "value", "-c", "url"); !strings.Contains(out, "/ui/console.html?path=console%2Fwebsockify%3Ftoken%3D") {
+		t.Fatalf("console url show: %s", out)
+	}
 
 	if out := mustOS(t, bin, env, "server", "show", id, "-f", "value", "-c", "image"); !strings.Contains(out, "cirros") {
 		t.Fatalf("server show image: %s", out)

@@ -186,8 +186,13 @@ func populate(t *testing.T, s *StateStore) {
 	populateIdentity(t, s)
 	populatePlacement(t, s)
 	populateImages(t, s)
+	populateS3(t, s)
 	populateNetworks(t, s)
+	populatePortLeases(t, s)
 	populateGroups(t, s)
+	populateSchedulerConfig(t, s)
+	populateClusterCA(t, s)
+	populateConsoles(t, s)
 }
 
 func dump(t *testing.T, s *StateStore) map[string][]any {
@@ -256,7 +261,7 @@ func TestRestoreSkipsIgnorableUnknownRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	extra, _ := structs.Encode(map[string]string{"future": "record"})
-	buf.Write(append([]byte{byte(structs.IgnoreUnknownSnapshotFlag | 60), 1}, extra...))
+	buf.Write(append([]byte{byte(structs.IgnoreUnknownSnapshotFlag | 127), 1}, extra...))
 	s, err := ReadSnapshot(&buf)
 	if err != nil {
 		t.Fatal(err)

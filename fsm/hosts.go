@@ -113,7 +113,7 @@ func (s *StateStore) RegisterHost(index uint64, h *structs.Host) error {
 		c.CreateIndex = old.CreateIndex
 		c.Usage = copyUsage(old.Usage)
 		c.BuildFailures = old.BuildFailures
-		c.Enabled, c.DisabledReason, c.Drain = old.Enabled, old.DisabledReason, old.Drain
+		c.Enabled, c.DisabledReason, c.Drain, c.ForcedDown = old.Enabled, old.DisabledReason, old.Drain, old.ForcedDown
 	}
 	c.ModifyIndex = index
 	if err := txn.Insert(TableHosts, c); err != nil {

@@ -301,10 +301,22 @@ func (s *StateStore) ImageLocation(index uint64, e *structs.ImageLocationEntry) 
 		}
 		changed = true
 	}
-	if !changed {
+	// S3 objects' blobs are in the same stores (fsm/s3.go).
+	s3Changed, err := s3BlobLocation(txn, e)
+	if err != nil {
+		return err
+	}
+	var tables []string
+	if changed {
+		tables = append(tables, TableImages)
+	}
+	if s3Changed {
+		tables = append(tables, TableS3Objects)
+	}
+	if len(tables) == 0 {
 		return nil
 	}
-	return commitAt(txn, index, TableImages)
+	return commitAt(txn, index, tables...)
 }
 
 // UpsertImageMember creates, updates or deletes an image member.

@@ -14,8 +14,8 @@ func init() {
 	})
 }
 
-// UpdateInstance applies a user's changes (name, description, metadata)
-// to an instance at index.
+// UpdateInstance applies a user's changes (name, description, metadata,
+// host name, tags) to an instance at index.
 func (s *StateStore) UpdateInstance(index uint64, e *structs.InstanceUpdateEntry) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
@@ -26,11 +26,23 @@ func (s *StateStore) UpdateInstance(index uint64, e *structs.InstanceUpdateEntry
 	if existing == nil {
 		return structs.Errorf(structs.KindNotFound, "instance %q not found", e.InstanceID)
 	}
+	if !e.ReplaceTags {
+		for _, tag := range e.RemoveTags {
+			if !existing.(*structs.Instance).HasTag(tag) {
+				return structs.Errorf(structs.KindNotFound, "Tag %s could not be found.", tag)
+			}
+		}
+	}
 	if err := updateInstance(txn, index, e.InstanceID, e.Apply); err != nil {
 		return err
 	}
 	if err := checkMetadataQuota(txn, e.InstanceID); err != nil {
 		return err
+	}
+	if inst, err := first[*structs.Instance](txn, nil, TableInstances, "id", e.InstanceID); err != nil {
+		return err
+	} else if len(inst.Tags) > structs.MaxServerTags {
+		return structs.Errorf(structs.KindInvalid, "The number of tags exceeded the per-server limit %d", structs.MaxServerTags)
 	}
 	return commitAt(txn, index, TableInstances)
 }

@@ -7,7 +7,13 @@
 #   - libvirtd and QEMU, running (scripts/libvirt-setup.sh), for the
 #     libvirt driver's tests, which fail under CI=true without them;
 #   - chromium and chromium-driver, the headless browser the web UI's
-#     end-to-end tests (e2e/ui) drive, which fail under CI=true without it.
+#     end-to-end tests (e2e/ui) drive, which fail under CI=true without it;
+#   - nftables, dnsmasq-base, busybox, netcat-openbsd and iputils-ping
+#     (scripts/netplane-setup.sh) for the network dataplane's tests
+#     (agent/dataplane), which fail under CI=true without them.
+#   - cloud-init and genisoimage (isoinfo), whose readers check the
+#     metadata service's answers and config drives (agent/metadata,
+#     virt/configdrive), which fail under CI=true without them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v go >/dev/null || { echo "go is not installed" >&2; exit 1; }
@@ -19,6 +25,10 @@ command -v openstack >/dev/null || need+=(python3-openstackclient)
 command -v nova >/dev/null || need+=(python3-novaclient)
 command -v chromium >/dev/null || need+=(chromium)
 command -v chromedriver >/dev/null || need+=(chromium-driver)
+# cloud-init's own readers check the metadata service and config drives
+# (agent/metadata); isoinfo (genisoimage) reads config drive images.
+[ -d /usr/lib/python3/dist-packages/cloudinit ] || need+=(cloud-init)
+command -v isoinfo >/dev/null || need+=(genisoimage)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -27,10 +37,17 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
 openstack --version
+# cloud-init is there for its Python readers only: never let it run at
+# boot and probe a metadata address on this machine.
+if [ -d /etc/cloud ] && [ ! -e /etc/cloud/cloud-init.disabled ]; then
+  ${SUDO:-} touch /etc/cloud/cloud-init.disabled 2>/dev/null || sudo touch /etc/cloud/cloud-init.disabled
+fi
 
 if [ "$(id -u)" -eq 0 ]; then
   scripts/libvirt-setup.sh
+  scripts/netplane-setup.sh
 else
   sudo scripts/libvirt-setup.sh
+  sudo scripts/netplane-setup.sh
 fi
 virsh -c qemu:///system version | grep -i 'running hypervisor'

@@ -25,12 +25,22 @@ func (s *Server) registerEndpoints() error {
 
 		// Images: records and members (the data goes over streams).
 		"Image": &Image{srv: s},
+		// The S3 object store and EC2 credentials (data over streams).
+		"S3": &S3{srv: s},
 
 		// Networking: Neutron's resources and instances' interfaces.
 		"Net": &Net{srv: s},
+		// DHCP leases the hosts' dataplanes report.
+		"NetLease": &NetLease{srv: s},
 
 		// Instance groups: HCL specs, their versions and plans.
 		"InstanceGroup": &InstanceGroup{srv: s},
+
+		// Console authorization tokens.
+		"Console": &Console{srv: s},
+
+		// The certificate authority behind os-certificates.
+		"CA": &CA{srv: s},
 	}
 	for name, e := range endpoints {
 		if err := s.rpcServer.Register(name, e); err != nil {

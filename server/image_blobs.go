@@ -40,7 +40,7 @@ func (s *Server) registerStreams() error {
 			return err
 		}
 	}
-	return nil
+	return s.registerS3Streams()
 }
 
 // ImageStore is the server's blob store.
@@ -265,6 +265,13 @@ func (s *Server) blobHolders(hash string) []string {
 				seen[l.NodeID] = true
 				out = append(out, addr)
 			}
+		}
+	}
+	// S3 objects' blobs are in the same stores (s3_blobs_endpoint.go).
+	for _, l := range s.s3BlobLocations(hash) {
+		if addr := alive[l.NodeID]; addr != "" && l.NodeID != s.config.NodeID && !seen[l.NodeID] {
+			seen[l.NodeID] = true
+			out = append(out, addr)
 		}
 	}
 	rand.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })

@@ -132,6 +132,7 @@ func (s *Server) runImageSync() {
 		state := s.fsm.State()
 		ws := memdb.NewWatchSet()
 		ws.Add(state.AbandonCh())
+		ws.Add(state.S3ObjectsWatch())
 		if images, err := state.Images(ws); err != nil {
 			s.logger.Warn("image sync: read images", "error", err)
 		} else {
@@ -177,6 +178,7 @@ func (s *Server) syncImages(images []*structs.Image, pulls chan struct{}) {
 			b.holders[l.NodeID] = true
 		}
 	}
+	s.addS3Blobs(blobs)
 	for hash, b := range blobs {
 		local := s.blobs.Has(hash)
 		switch {

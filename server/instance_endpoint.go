@@ -78,6 +78,7 @@ func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.Inst
 		errs = append(errs, "a flavor is required")
 	}
 	errs = append(errs, groupCreateErrors(args)...)
+	errs = append(errs, tagAndHostnameErrors(args.Tags, args.Hostname, count)...)
 	if len(errs) > 0 {
 		return nil, structs.Errorf(structs.KindInvalid, "instance: %s", strings.Join(errs, "; "))
 	}
@@ -138,7 +139,11 @@ func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.Inst
 			Metadata: args.Metadata, CreatedAt: now, UpdatedAt: now,
 			ServerGroupID: groupID, Hints: hints.Copy(), TargetHostID: targetHostID,
 			InstanceGroup: args.InstanceGroup, InstanceGroupVersion: args.InstanceGroupVersion,
-			Constraints: args.Constraints, UserData: args.UserData,
+			Constraints: args.Constraints, UserData: args.UserData, ConfigDrive: args.ConfigDrive,
+			Hostname: args.Hostname, Tags: structs.SortedTags(args.Tags),
+		}
+		if len(inst.Tags) == 0 {
+			inst.Tags = nil
 		}
 		entry.Instances = append(entry.Instances, inst)
 		ev.InstanceIDs = append(ev.InstanceIDs, inst.ID)
@@ -233,7 +238,10 @@ func (e *Instance) Delete(args *structs.InstanceDeleteRequest, reply *structs.Ge
 		if inst.Locked && !args.Admin {
 			return structs.Errorf(structs.KindConflict, "Instance %s is locked", inst.ID)
 		}
-		if e.srv.config.ReclaimInstanceInterval > 0 && !args.Force && inst.VMState != structs.VMStateSoftDeleted {
+		// As in Nova, an instance that never finished building is deleted
+		// outright: there is nothing to restore.
+		if e.srv.config.ReclaimInstanceInterval > 0 && !args.Force && inst.VMState != structs.VMStateSoftDeleted &&
+			inst.VMState != structs.VMStateBuilding {
 			if len(args.InstanceIDs) != 1 {
 				return structs.Errorf(structs.KindInvalid, "soft delete takes one instance at a time")
 			}

@@ -2,6 +2,8 @@ package server
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,10 +37,16 @@ func (e *Instance) Update(args *structs.InstanceUpdateRequest, reply *structs.In
 	entry := &structs.InstanceUpdateEntry{
 		InstanceID: inst.ID, Name: args.Name, Description: args.Description,
 		ReplaceMetadata: args.ReplaceMetadata, SetMetadata: args.SetMetadata, DeleteMetadata: args.DeleteMetadata,
+		Hostname: args.Hostname, KeyName: args.KeyName, ReplaceTags: args.ReplaceTags, AddTags: args.AddTags, RemoveTags: args.RemoveTags,
 		UpdatedAt: time.Now().UnixNano(),
 	}
 	if args.ChangesMetadata() {
 		if err := checkMetadataChange(inst, entry); err != nil {
+			return err
+		}
+	}
+	if args.ChangesTags() {
+		if err := checkTagChange(inst); err != nil {
 			return err
 		}
 	}
@@ -62,10 +70,18 @@ func validateInstanceUpdate(args *structs.InstanceUpdateRequest) error {
 	if args.InstanceID == "" {
 		return structs.Errorf(structs.KindInvalid, "instance id is required")
 	}
-	if args.Name == nil && args.Description == nil && !args.ChangesMetadata() {
+	if args.Name == nil && args.Description == nil && !args.ChangesMetadata() && args.Hostname == nil && args.KeyName == nil && !args.ChangesTags() {
 		return structs.Errorf(structs.KindInvalid, "instance update changes nothing")
 	}
 	var errs []string
+	if args.Hostname != nil && !validHostname(*args.Hostname) {
+		errs = append(errs, hostnameError(*args.Hostname))
+	}
+	for _, tag := range append(slices.Clone(args.AddTags), args.RemoveTags...) {
+		if err := structs.ValidateTag(tag); err != nil {
+			errs = append(errs, structs.Message(err))
+		}
+	}
 	if args.Name != nil {
 		if name := strings.TrimSpace(*args.Name); name == "" || len(*args.Name) > 255 {
 			errs = append(errs, "name must be 1-255 characters")
@@ -108,4 +124,63 @@ func checkMetadataChange(inst *structs.Instance, entry *structs.InstanceUpdateEn
 	// The project's metadata_items quota (maxMetadataItems by default)
 	// is checked by the FSM as it applies the update.
 	return nil
+}
+
+// hostnameLabel is one label of an RFC 1123 host name.
+var hostnameLabel = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$`)
+
+// validHostname reports whether h is a host name (or FQDN) a guest can
+// take, as Nova's 2.94 hostname rules allow.
+func validHostname(h string) bool {
+	if h == "" || len(h) > 255 {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+		if !hostnameLabel.MatchString(label) {
+			return false
+		}
+	}
+	return true
+}
+
+// tagStates are the vm_states in which Nova lets tags change.
+var tagStates = []string{structs.VMStateActive, structs.VMStatePaused, structs.VMStateRescued, structs.VMStateShelved,
+	structs.VMStateShelvedOffloaded, structs.VMStateStopped, structs.VMStateSuspended}
+
+// checkTagChange applies Nova's rule for tag changes: those vm_states,
+// and no task under way.
+func checkTagChange(inst *structs.Instance) error {
+	if inst.TaskState != "" || inst.Task != nil {
+		return structs.Errorf(structs.KindConflict, "Cannot 'update tags' instance %s while it is in task_state %s", inst.ID, inst.TaskState)
+	}
+	if !slices.Contains(tagStates, inst.VMState) {
+		return structs.Errorf(structs.KindConflict, "Cannot 'update tags' instance %s while it is in vm_state %s", inst.ID, inst.VMState)
+	}
+	return nil
+}
+
+func hostnameError(h string) string {
+	return fmt.Sprintf("hostname %q must be a valid host name (dot-separated labels of letters, digits, '-' and '_', at most 63 characters each and 255 in all)", h)
+}
+
+// tagAndHostnameErrors checks a create's tags and host name; a host
+// name is for one instance only, as in Nova.
+func tagAndHostnameErrors(tags []string, hostname string, count int) []string {
+	var errs []string
+	for _, tag := range tags {
+		if err := structs.ValidateTag(tag); err != nil {
+			errs = append(errs, structs.Message(err))
+		}
+	}
+	if n := len(structs.SortedTags(tags)); n > structs.MaxServerTags {
+		errs = append(errs, fmt.Sprintf("The number of tags exceeded the per-server limit %d", structs.MaxServerTags))
+	}
+	if hostname != "" {
+		if !validHostname(hostname) {
+			errs = append(errs, hostnameError(hostname))
+		} else if count > 1 {
+			errs = append(errs, "a hostname can only be given when creating one instance")
+		}
+	}
+	return errs
 }

@@ -89,6 +89,12 @@ type InstanceCreateRequest struct {
 	InstanceGroupVersion uint64
 	Constraints          []*Constraint
 	UserData             string
+	// ConfigDrive asks for a config drive (Nova's config_drive).
+	ConfigDrive bool
+	// Hostname is the guests' host name (one instance only); Tags are
+	// their server tags.
+	Hostname string
+	Tags     []string
 	// NetworksMode and Networks ask for the instances' NICs (Nova's
 	// networks: NetworksDefault, NetworksAuto, NetworksNone or
 	// NetworksList); the ports are created, or bound, in the entry that

@@ -3,6 +3,7 @@ package structs
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,6 +26,9 @@ type Flavor struct {
 	// ExtraSpecs are free-form key/values read by the scheduler
 	// (resources:CUSTOM_X=N, trait:X=required, hw:…).
 	ExtraSpecs map[string]string
+	// Projects may use a private flavor besides admins (Nova's flavor
+	// access list), sorted; empty for public flavors.
+	Projects []string `json:",omitempty"`
 
 	CreateIndex uint64
 	ModifyIndex uint64
@@ -81,6 +85,7 @@ func (f *Flavor) Copy() *Flavor {
 		return nil
 	}
 	c := *f
+	c.Projects = slices.Clone(f.Projects)
 	if f.ExtraSpecs != nil {
 		c.ExtraSpecs = make(map[string]string, len(f.ExtraSpecs))
 		for k, v := range f.ExtraSpecs {

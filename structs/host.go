@@ -65,6 +65,10 @@ type Host struct {
 	// Enabled is the operator's choice to schedule onto the host.
 	Enabled        bool
 	DisabledReason string
+	// ForcedDown is an operator's word that the host is down whatever
+	// its agent says (Nova's forced_down, used to fence a host before
+	// evacuating it); Up is false while it is set.
+	ForcedDown bool `json:",omitempty"`
 
 	RPCAddr  string
 	HTTPAddr string
@@ -207,7 +211,7 @@ func (h *Host) Validate() error {
 }
 
 // Up reports whether the scheduler may place work on the host.
-func (h *Host) Up() bool { return h.Status == HostStatusUp }
+func (h *Host) Up() bool { return h.Status == HostStatusUp && !h.ForcedDown }
 
 // DrainState is a host's drain: the leader live-migrates (or
 // cold-migrates and confirms) every instance off it, offloads shelved

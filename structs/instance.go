@@ -1,5 +1,7 @@
 package structs
 
+import "slices"
+
 // Nova's vm_state values.
 const (
 	VMStateBuilding         = "building"
@@ -142,6 +144,19 @@ type Instance struct {
 	Constraints []*Constraint `json:",omitempty"`
 	// UserData is the user data handed to the guest (cloud-init).
 	UserData string `json:",omitempty"`
+	// Hostname is the guest's host name (Nova's hostname, 2.90); empty
+	// means one derived from the name (see GuestHostname).
+	Hostname string `json:",omitempty"`
+	// Tags are the user's server tags (Nova's, 2.26), sorted, unique.
+	Tags []string `json:",omitempty"`
+	// ConfigDrive is set when the request asked for a config drive
+	// (Nova's config_drive); the flavor's and image's properties may
+	// ask for one too (see NeedsConfigDrive).
+	ConfigDrive bool `json:",omitempty"`
+	// SystemMetadata is Nova's system metadata: values the services
+	// keep about the instance that users do not edit (the guest's
+	// encrypted password, password_0 … password_3).
+	SystemMetadata map[string]string `json:",omitempty"`
 
 	// ShelvedAt is when it was shelved, DeletedAt when it was soft
 	// deleted (unix nanoseconds), for the offload and reclaim timers.
@@ -168,6 +183,8 @@ func (i *Instance) Copy() *Instance {
 		c.Fault = &f
 	}
 	c.Metadata = copyStringMap(i.Metadata)
+	c.SystemMetadata = copyStringMap(i.SystemMetadata)
+	c.Tags = slices.Clone(i.Tags)
 	c.Task = i.Task.Copy()
 	if i.Resize != nil {
 		r := *i.Resize

@@ -1,5 +1,7 @@
 package structs
 
+import "slices"
+
 // InstanceUpdateRequest changes the user-editable fields of an instance:
 // its name, description and metadata. Nil pointers leave a field as it
 // is. Metadata changes apply in order: ReplaceMetadata (drop every key
@@ -13,7 +15,22 @@ type InstanceUpdateRequest struct {
 	SetMetadata     map[string]string
 	// DeleteMetadata names keys to remove; each must exist.
 	DeleteMetadata []string
+	// Hostname sets the guest's host name.
+	Hostname *string
+	// KeyName sets the instance's key pair ("" for none), as a rebuild
+	// with key_name does (2.54); the caller checked the key exists.
+	KeyName *string
+	// ReplaceTags replaces the tags with AddTags; otherwise AddTags are
+	// added and RemoveTags (each must exist) removed.
+	ReplaceTags bool
+	AddTags     []string
+	RemoveTags  []string
 	WriteRequest
+}
+
+// ChangesTags reports whether the request touches tags.
+func (r *InstanceUpdateRequest) ChangesTags() bool {
+	return r.ReplaceTags || len(r.AddTags) > 0 || len(r.RemoveTags) > 0
 }
 
 // ChangesMetadata reports whether the request touches metadata, which
@@ -37,6 +54,11 @@ type InstanceUpdateEntry struct {
 	ReplaceMetadata bool
 	SetMetadata     map[string]string
 	DeleteMetadata  []string
+	Hostname        *string
+	KeyName         *string
+	ReplaceTags     bool
+	AddTags         []string
+	RemoveTags      []string
 	UpdatedAt       int64
 }
 
@@ -59,6 +81,23 @@ func (e *InstanceUpdateEntry) Apply(inst *Instance) {
 	}
 	for _, k := range e.DeleteMetadata {
 		delete(inst.Metadata, k)
+	}
+	if e.Hostname != nil {
+		inst.Hostname = *e.Hostname
+	}
+	if e.KeyName != nil {
+		inst.KeyName = *e.KeyName
+	}
+	if e.ReplaceTags {
+		inst.Tags = nil
+	}
+	if e.ReplaceTags || len(e.AddTags) > 0 || len(e.RemoveTags) > 0 {
+		tags := append(slices.Clone(inst.Tags), e.AddTags...)
+		tags = slices.DeleteFunc(tags, func(t string) bool { return slices.Contains(e.RemoveTags, t) })
+		inst.Tags = SortedTags(tags)
+		if len(inst.Tags) == 0 {
+			inst.Tags = nil
+		}
 	}
 	inst.UpdatedAt = e.UpdatedAt
 }

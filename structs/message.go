@@ -34,6 +34,7 @@ const (
 	TokenRevokeType          MessageType = 16
 	InstanceUpdateType       MessageType = 17
 	InstanceTaskType         MessageType = 18
+	SchedulerConfigSetType   MessageType = 19
 	// 20-29 are reserved for server groups, aggregates and quotas.
 	ServerGroupCreateType MessageType = 20
 	ServerGroupDeleteType MessageType = 21
@@ -53,6 +54,27 @@ const (
 	InstanceGroupStopType       MessageType = 51
 	InstanceGroupDeploymentType MessageType = 52
 	InstanceGroupDeleteType     MessageType = 53
+	// 62-63 are reserved for the metadata service (instance passwords).
+	InstancePasswordSetType   MessageType = 62
+	InstancePasswordClearType MessageType = 63
+	// 64-65 are reserved for console authorization tokens.
+	ConsoleTokenCreateType  MessageType = 64
+	ConsoleTokenConsumeType MessageType = 65
+	// 66-67 are reserved for instance snapshots (createImage).
+	SnapshotProgressType MessageType = 66
+	// 74-75 are reserved for the network dataplane (DHCP leases).
+	NetLeaseReportType MessageType = 74
+	// 68-71 are reserved for the S3 object store and EC2 credentials.
+	S3BucketType      MessageType = 68
+	S3ObjectType      MessageType = 69
+	S3MultipartType   MessageType = 70
+	EC2CredentialType MessageType = 71
+	// 72-73: removing a host, and forcing one down (fencing).
+	HostDeregisterType MessageType = 72
+	HostForceDownType  MessageType = 73
+	// 60 is the cluster certificate authority, 61 a flavor's access list.
+	ClusterCASetType MessageType = 60
+	FlavorAccessType MessageType = 61
 )
 
 // String names a message type for logs and errors.
@@ -83,6 +105,7 @@ var messageTypeNames = map[MessageType]string{
 	TokenRevokeType:          "TokenRevoke",
 	InstanceUpdateType:       "InstanceUpdate",
 	InstanceTaskType:         "InstanceTask",
+	SchedulerConfigSetType:   "SchedulerConfigSet",
 	ServerGroupCreateType:    "ServerGroupCreate",
 	ServerGroupDeleteType:    "ServerGroupDelete",
 	AggregateUpdateType:      "AggregateUpdate",
@@ -98,6 +121,26 @@ var messageTypeNames = map[MessageType]string{
 	InstanceGroupStopType:       "InstanceGroupStop",
 	InstanceGroupDeploymentType: "InstanceGroupDeployment",
 	InstanceGroupDeleteType:     "InstanceGroupDelete",
+
+	InstancePasswordSetType:   "InstancePasswordSet",
+	InstancePasswordClearType: "InstancePasswordClear",
+
+	ConsoleTokenCreateType:  "ConsoleTokenCreate",
+	ConsoleTokenConsumeType: "ConsoleTokenConsume",
+	SnapshotProgressType:    "SnapshotProgress",
+
+	NetLeaseReportType: "NetLeaseReport",
+
+	S3BucketType:      "S3Bucket",
+	S3ObjectType:      "S3Object",
+	S3MultipartType:   "S3Multipart",
+	EC2CredentialType: "EC2Credential",
+
+	ClusterCASetType: "ClusterCASet",
+	FlavorAccessType: "FlavorAccess",
+
+	HostDeregisterType: "HostDeregister",
+	HostForceDownType:  "HostForceDown",
 }
 
 // EntryVersion is the format version this build writes into every Raft
@@ -144,23 +187,24 @@ const IgnoreUnknownSnapshotFlag SnapshotType = 128
 
 // Snapshot record types. Append only; never renumber.
 const (
-	SnapshotHeader         SnapshotType = 0
-	IndexSnapshot          SnapshotType = 1
-	FlavorSnapshot         SnapshotType = 2
-	KeyPairSnapshot        SnapshotType = 3
-	HostSnapshot           SnapshotType = 4
-	InstanceSnapshot       SnapshotType = 5
-	AllocationSnapshot     SnapshotType = 6
-	EvalSnapshot           SnapshotType = 7
-	ProjectSnapshot        SnapshotType = 8
-	UserSnapshot           SnapshotType = 9
-	RoleSnapshot           SnapshotType = 10
-	AssignmentSnapshot     SnapshotType = 11
-	SigningKeySnapshot     SnapshotType = 12
-	RevokedSnapshot        SnapshotType = 13
-	InstanceActionSnapshot SnapshotType = 14
-	MigrationSnapshot      SnapshotType = 15
-	InstanceUsageSnapshot  SnapshotType = 16
+	SnapshotHeader          SnapshotType = 0
+	IndexSnapshot           SnapshotType = 1
+	FlavorSnapshot          SnapshotType = 2
+	KeyPairSnapshot         SnapshotType = 3
+	HostSnapshot            SnapshotType = 4
+	InstanceSnapshot        SnapshotType = 5
+	AllocationSnapshot      SnapshotType = 6
+	EvalSnapshot            SnapshotType = 7
+	ProjectSnapshot         SnapshotType = 8
+	UserSnapshot            SnapshotType = 9
+	RoleSnapshot            SnapshotType = 10
+	AssignmentSnapshot      SnapshotType = 11
+	SigningKeySnapshot      SnapshotType = 12
+	RevokedSnapshot         SnapshotType = 13
+	InstanceActionSnapshot  SnapshotType = 14
+	MigrationSnapshot       SnapshotType = 15
+	InstanceUsageSnapshot   SnapshotType = 16
+	SchedulerConfigSnapshot SnapshotType = 17
 	// 20-29 are reserved for server groups, aggregates and quotas.
 	ServerGroupSnapshot SnapshotType = 20
 	AggregateSnapshot   SnapshotType = 21
@@ -180,6 +224,16 @@ const (
 	InstanceGroupSnapshot           SnapshotType = 50
 	InstanceGroupVersionSnapshot    SnapshotType = 51
 	InstanceGroupDeploymentSnapshot SnapshotType = 52
+	// 64 is reserved for console authorization tokens.
+	ConsoleTokenSnapshot SnapshotType = 64
+	// 74 is reserved for the network dataplane (DHCP leases).
+	PortLeaseSnapshot SnapshotType = 74
+	// 68-70 are reserved for the S3 object store and EC2 credentials.
+	S3BucketSnapshot      SnapshotType = 68
+	S3ObjectSnapshot      SnapshotType = 69
+	EC2CredentialSnapshot SnapshotType = 70
+	// 60 is reserved for the cluster certificate authority.
+	ClusterCASnapshot SnapshotType = 60
 )
 
 // SnapshotVersion is the version written in each snapshot's header.

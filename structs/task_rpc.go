@@ -31,6 +31,7 @@ const (
 	OpReclaim        = "reclaim" // the servers' own: a soft-deleted instance's time is up
 	OpAutoConfirm    = "autoConfirm"
 	OpAbortMigration = "abortMigration" // the servers' own: a move's destination died
+	OpResetState     = "resetState"     // an admin's os-resetState: force vm_state, drop the task
 )
 
 // InstanceTaskRequest asks for an operation on an instance. The caller's
@@ -49,6 +50,11 @@ type InstanceTaskRequest struct {
 	TargetHost string
 	// Reason is a lock's reason.
 	Reason string
+	// State is the vm_state os-resetState forces (active or error).
+	State string
+	// Rotation is how many backups a createBackup keeps (its ImageID is
+	// the queued image that receives the data).
+	Rotation int
 	// Caller: Admin bypasses locks; a lock by an admin cannot be undone
 	// by the owner.
 	ProjectID string
@@ -87,8 +93,12 @@ type InstanceTaskEntry struct {
 	// DestAddr is the destination's address for a forced live migration.
 	Reason   string
 	LockedBy string
+	// State is the vm_state a reset forces.
+	State string
 	// Offload says a shelve frees the host at once.
-	Offload   bool
+	Offload bool
+	// Rotation is how many backups a createBackup keeps.
+	Rotation  int
 	UpdatedAt int64
 }
 

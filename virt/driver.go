@@ -133,6 +133,20 @@ type EventSource interface {
 	Events() <-chan InstanceEvent
 }
 
+// MultiHost is a driver that fronts several hosts of its own, each its
+// own resource provider — Ironic's bare-metal nodes. The agent runs one
+// host agent (registration, heartbeats, allocation watcher) per key that
+// Hosts lists, each with the driver that Host scopes to that key, and
+// lists again from time to time to pick up new hosts. The driver itself
+// (unscoped) still works across all its hosts.
+type MultiHost interface {
+	// Hosts lists the keys of the hosts behind the driver, sorted.
+	Hosts(ctx context.Context) ([]string, error)
+	// Host returns the driver of the host with that key: its HostInfo
+	// fingerprints that host alone and it spawns only there.
+	Host(key string) (Driver, error)
+}
+
 // InstanceEvent says an instance's power state changed on the hypervisor.
 type InstanceEvent struct {
 	// ID is the instance's id.
@@ -159,11 +173,20 @@ type InstanceSpec struct {
 	EphemeralGB int
 	SwapMB      int
 	ImageID     string
+	// ImagePath is the local file of the image's data (raw or qcow2),
+	// from the agent's image cache; "" when the instance has no image
+	// or the image service holds no data for it. Drivers that build
+	// disks from images use it as the base (libvirt: the backing file).
+	ImagePath string
 	// ImageProperties and ExtraSpecs carry hw:… hints for the backend.
 	ImageProperties map[string]string
 	ExtraSpecs      map[string]string
 	Metadata        map[string]string
 	UserData        []byte
+	// ConfigDrive is the instance's config drive, an ISO 9660 image
+	// labelled config-2 (virt/configdrive), nil for none. A driver that
+	// can attaches it as a read-only CD-ROM.
+	ConfigDrive []byte
 	// NICs are the instance's ports in order (eth0 first): what the
 	// host's dataplane wires and the guest sees as its interfaces.
 	NICs []NIC
@@ -199,6 +222,9 @@ type Console struct {
 	Kind string // "vnc", "spice", "serial", "mks"
 	Host string
 	Port int
+	// Path is set instead of Host and Port when the console is a local
+	// character device or unix socket (a serial console's pty).
+	Path string
 }
 
 // Volume is a block device to attach.

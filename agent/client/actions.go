@@ -117,7 +117,11 @@ func (r *runner) driverAction(p *pass, action string) error {
 		p.acted = true
 		rescue := action == structs.ActionRescue
 		if rescue {
-			err = rs.Rescue(ctx, id, r.alloc.ActionArg) // "" is the instance's own image
+			var image string
+			if image, err = r.c.rescueImage(r.alloc.ActionArg); err != nil { // "" is the instance's own image
+				return err
+			}
+			err = rs.Rescue(ctx, id, image)
 		} else {
 			err = rs.Unrescue(ctx, id)
 		}
@@ -125,6 +129,8 @@ func (r *runner) driverAction(p *pass, action string) error {
 			p.rescued = &rescue
 		}
 		return err
+	case structs.ActionSnapshot:
+		return r.snapshot()
 	}
 	return fmt.Errorf("unknown action %q", action)
 }

@@ -130,7 +130,7 @@ func (c *Client) Start() error {
 			return errShutdown
 		}
 	}
-	loops := []func(){c.reporter.run, c.heartbeatLoop, c.watchAllocs, c.powerSyncLoop}
+	loops := []func(){c.reporter.run, c.heartbeatLoop, c.watchAllocs, c.powerSyncLoop, c.interfaceLoop}
 	if es, ok := c.driver.(virt.EventSource); ok {
 		events := es.Events()
 		loops = append(loops, func() { c.eventLoop(events) })

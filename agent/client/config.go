@@ -43,6 +43,13 @@ type Config struct {
 	RPC RPC
 	// Logger receives the agent's logs (default: discard).
 	Logger hclog.Logger
+	// ImageFiles, when set, resolves instances' images to local files
+	// (virt.InstanceSpec.ImagePath) before spawns, rebuilds and
+	// rescues; nil for drivers that need no image data (fake).
+	ImageFiles ImageFiles
+	// ImageUploader sends snapshots (createImage, createBackup) to the
+	// servers; nil refuses them.
+	ImageUploader ImageUploader
 
 	// Allocation ratios (Nova's defaults: CPU 4.0, RAM 1.0, disk 1.0).
 	CPUAllocationRatio, RAMAllocationRatio, DiskAllocationRatio float64

@@ -8,9 +8,9 @@ import (
 // nics reads an instance's ports (Net.List by device, in their order)
 // as the NICs its driver wires: the port, its MAC, the Linux bridge of
 // its network (brq + the network id's first 11 characters, Neutron's
-// linuxbridge name) and its addresses. Until the hypervisor dataplane
-// lands nothing depends on them, so a failure to read them spawns the
-// instance without NICs rather than not at all.
+// linuxbridge name, which agent/dataplane wires) and its addresses. A
+// failure to read them spawns the instance without NICs rather than not
+// at all; the guest gets them back at its next spawn.
 func (r *runner) nics(instanceID string) []virt.NIC {
 	var out structs.NetListResponse
 	err := r.c.call("Net.List", &structs.NetListRequest{Kind: structs.NetKindPort, DeviceIDs: []string{instanceID},
@@ -24,15 +24,20 @@ func (r *runner) nics(instanceID string) []virt.NIC {
 		if !p.IsCompute() {
 			continue
 		}
-		bridge := "brq" + p.NetworkID
-		if len(bridge) > 14 {
-			bridge = bridge[:14]
-		}
-		nic := virt.NIC{PortID: p.ID, MAC: p.MACAddress, Bridge: bridge, NetworkID: p.NetworkID}
-		for _, ip := range p.FixedIPs {
-			nic.IPs = append(nic.IPs, ip.IPAddress)
-		}
-		nics = append(nics, nic)
+		nics = append(nics, nicOf(p))
 	}
 	return nics
+}
+
+// nicOf is the NIC of a port.
+func nicOf(p *structs.Port) virt.NIC {
+	bridge := "brq" + p.NetworkID
+	if len(bridge) > 14 {
+		bridge = bridge[:14]
+	}
+	nic := virt.NIC{PortID: p.ID, MAC: p.MACAddress, Bridge: bridge, NetworkID: p.NetworkID}
+	for _, ip := range p.FixedIPs {
+		nic.IPs = append(nic.IPs, ip.IPAddress)
+	}
+	return nic
 }

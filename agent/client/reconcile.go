@@ -129,6 +129,9 @@ func (r *runner) spawn() *virt.InstanceInfo {
 	ctx := r.c.ctx
 	spec, err := r.spec()
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // resolving the image was cut short: the next start resumes
+		}
 		r.fail(err.Error())
 		return nil
 	}
@@ -175,6 +178,16 @@ func (r *runner) spec() (*virt.InstanceSpec, error) {
 	}
 	spec := specFor(a.InstanceID, inst, f)
 	spec.NICs = r.nics(a.InstanceID)
+	path, err := r.c.imagePath(inst.ImageID)
+	if err != nil {
+		return nil, err
+	}
+	spec.ImagePath = path
+	if inst.NeedsConfigDrive() {
+		if spec.ConfigDrive, err = r.configDrive(inst); err != nil {
+			return nil, err
+		}
+	}
 	return spec, nil
 }
 
@@ -192,6 +205,7 @@ func specFor(id string, inst *structs.Instance, f *structs.Flavor) *virt.Instanc
 		ImageProperties: maps.Clone(inst.ImageProperties),
 		ExtraSpecs:      maps.Clone(f.ExtraSpecs),
 		Metadata:        maps.Clone(inst.Metadata),
+		UserData:        bytesOrNil(inst.UserData),
 	}
 }
 
@@ -296,6 +310,10 @@ func (r *runner) convergeStopped(p *pass, fresh bool) bool {
 	case structs.ActionRebootSoft, structs.ActionRebootHard:
 		r.logger.Info("not rebooting a stopped instance", "action_seq", r.alloc.ActionSeq)
 		p.done = true
+	case structs.ActionSnapshot:
+		if !r.runAction(p, action) {
+			return false
+		}
 	default:
 		r.logger.Warn("refusing an action on a stopped instance", "action", action, "action_seq", r.alloc.ActionSeq)
 		p.done = true

@@ -293,6 +293,8 @@ func (a *API) imageCreate(q *request) error {
 		return schemaError("the body is not an object")
 	}
 	img := &structs.Image{Owner: q.token.ProjectID, Visibility: structs.ImageShared, Properties: map[string]string{}}
+	s3Source, fromS3 := body[S3SourceKey]
+	delete(body, S3SourceKey)
 	for _, k := range sortedKeys(body) {
 		v := body[k]
 		if k == "id" {
@@ -318,6 +320,9 @@ func (a *API) imageCreate(q *request) error {
 	}
 	if err := q.checkPolicy(nil, img); err != nil {
 		return err
+	}
+	if fromS3 {
+		return a.createFromS3(q, img, s3Source)
 	}
 	var resp structs.SingleImageResponse
 	if err := q.call("Image.Create", &structs.ImageCreateRequest{Image: img}, &resp); err != nil {

@@ -316,9 +316,9 @@ func TestServerActionPolicy(t *testing.T) {
 		t.Fatalf("%d tasks started by refused requests", n)
 	}
 	act(h, mine.ID, memberTok, "", `{"fly": null}`).fault(t, 400, "badRequest", "There is no such action: fly")
-	act(h, mine.ID, memberTok, "", `{"createImage": {"name": "snap"}}`).fault(t, 501, "notImplemented", msgNotSupported)
+	act(h, mine.ID, memberTok, "", `{"changePassword": {"adminPass": "x"}}`).fault(t, 501, "notImplemented", msgNotSupported)
 	act(h, mine.ID, memberTok, "", `{"os-getConsoleOutput": {}}`).fault(t, 501, "notImplemented", msgNotSupported)
-	act(h, theirs.ID, memberTok, "", `{"createImage": {"name": "snap"}}`).fault(t, 404, "itemNotFound", "could not be found")
+	act(h, theirs.ID, memberTok, "", `{"changePassword": {"adminPass": "x"}}`).fault(t, 404, "itemNotFound", "could not be found")
 	act(h, mine.ID, memberTok, "", `{"os-stop": null, "os-start": null}`).fault(t, 400, "badRequest", "Malformed request body")
 	act(h, mine.ID, memberTok, "", `{}`).fault(t, 400, "badRequest", "Malformed request body")
 	// Admins act on any project's servers.
@@ -375,19 +375,27 @@ func TestServerRebuild(t *testing.T) {
 	if i := h.inst(mine.ID); i.ImageID != "debian" || i.Name != "renamed" || len(i.Metadata) != 1 {
 		t.Fatalf("rebuilt instance %+v", i)
 	}
-	// What Stratus does not record is refused.
+	// Access IPs are not recorded: refused. A key pair (2.54) is.
 	h.rpc.keypairs["u-alice/other"] = &structs.KeyPair{Name: "other", UserID: "u-alice"}
 	for _, body := range []map[string]any{
 		{"imageRef": "x", "accessIPv4": "1.2.3.4"},
-		{"imageRef": "x", "key_name": "other"},
 	} {
 		act(h, mine.ID, memberTok, "2.54", map[string]any{"rebuild": body}).fault(t, 501, "notImplemented", msgNotSupported)
 	}
 	act(h, mine.ID, memberTok, "2.54", map[string]any{"rebuild": map[string]any{"imageRef": "x", "key_name": "missing"}}).
 		fault(t, 400, "badRequest", "Invalid key_name provided.")
-	act(h, mine.ID, memberTok, "2.54", map[string]any{"rebuild": map[string]any{"imageRef": "x", "key_name": "k"}}).expect(t, 202)
-	act(h, mine.ID, memberTok, "2.90", map[string]any{"rebuild": map[string]any{"imageRef": "x", "hostname": "new"}}).
-		fault(t, 501, "notImplemented", msgNotSupported)
+	act(h, mine.ID, memberTok, "2.54", map[string]any{"rebuild": map[string]any{"imageRef": "x", "key_name": "other"}}).expect(t, 202)
+	if i := h.inst(mine.ID); i.KeyName != "other" {
+		t.Fatalf("rebuild with key_name other: key %q", i.KeyName)
+	}
+	act(h, mine.ID, memberTok, "2.54", map[string]any{"rebuild": map[string]any{"imageRef": "x", "key_name": nil}}).expect(t, 202)
+	if i := h.inst(mine.ID); i.KeyName != "" {
+		t.Fatalf("rebuild with key_name null: key %q", i.KeyName)
+	}
+	r = act(h, mine.ID, memberTok, "2.90", map[string]any{"rebuild": map[string]any{"imageRef": "x", "hostname": "new"}}).expect(t, 202)
+	if s := r.obj("server"); s["OS-EXT-SRV-ATTR:hostname"] != "new" || h.inst(mine.ID).Hostname != "new" {
+		t.Fatalf("rebuild with a hostname: %v", s["OS-EXT-SRV-ATTR:hostname"])
+	}
 	act(h, mine.ID, memberTok, "", map[string]any{"rebuild": map[string]any{"imageRef": " "}}).fault(t, 400, "badRequest", "Missing imageRef attribute")
 	// A refused rebuild changes nothing.
 	h.setInst(mine.ID, func(i *structs.Instance) { i.VMState = structs.VMStatePaused })

@@ -168,8 +168,7 @@ func TestServices(t *testing.T) {
 	}
 	h.req("PUT", "/compute/v2.1/os-services/"+svc["id"].(string), adminTok, "2.53", map[string]any{"status": "enabled", "disabled_reason": "x"}).
 		fault(t, 400, "badRequest", "Specifying a disabled reason is not supported unless disabling the service.")
-	h.req("PUT", "/compute/v2.1/os-services/"+svc["id"].(string), adminTok, "2.53", map[string]any{"forced_down": true}).
-		fault(t, 501, "notImplemented", msgNotSupported)
+	// forced_down and service delete: services_real_test.go.
 	sched := h.req("GET", "/compute/v2.1/os-services?binary=nova-scheduler", adminTok, "2.53", nil).list("services")[0].(map[string]any)
 	h.req("PUT", "/compute/v2.1/os-services/"+sched["id"].(string), adminTok, "2.53", map[string]any{"status": "disabled"}).
 		fault(t, 400, "badRequest", "Updating a nova-scheduler service is not supported.")
@@ -188,7 +187,6 @@ func TestServices(t *testing.T) {
 	}
 	h.req("PUT", "/compute/v2.1/os-services/hibernate", adminTok, "", map[string]any{"host": "compute-1", "binary": "nova-compute"}).
 		fault(t, 404, "itemNotFound", "Unknown action")
-	h.req("DELETE", "/compute/v2.1/os-services/1", adminTok, "", nil).fault(t, 501, "notImplemented", "not implemented")
 }
 
 func itoa(n uint64) string {

@@ -273,7 +273,8 @@ func (f *fakeRPC) updateInstance(req *structs.InstanceUpdateRequest, out *struct
 	}
 	c := inst.Copy()
 	(&structs.InstanceUpdateEntry{Name: req.Name, Description: req.Description, ReplaceMetadata: req.ReplaceMetadata,
-		SetMetadata: req.SetMetadata, DeleteMetadata: req.DeleteMetadata, UpdatedAt: time.Now().UnixNano()}).Apply(c)
+		SetMetadata: req.SetMetadata, DeleteMetadata: req.DeleteMetadata, Hostname: req.Hostname, KeyName: req.KeyName,
+		ReplaceTags: req.ReplaceTags, AddTags: req.AddTags, RemoveTags: req.RemoveTags, UpdatedAt: time.Now().UnixNano()}).Apply(c)
 	f.instances[c.ID] = c
 	out.Instance = c.Copy()
 	return nil

@@ -13,7 +13,7 @@ import (
 )
 
 func (a *API) flavorRoutes() []routeSpec {
-	return []routeSpec{
+	routes := []routeSpec{
 		{pattern: "GET /flavors", access: anyone, policy: "os_compute_api:flavors:index", handle: a.flavorList},
 		{pattern: "GET /flavors/detail", access: anyone, policy: "os_compute_api:flavors:detail", handle: a.flavorDetail},
 		{pattern: "GET /flavors/{id}", access: anyone, policy: "os_compute_api:flavors:show", handle: a.flavorShow},
@@ -21,6 +21,7 @@ func (a *API) flavorRoutes() []routeSpec {
 		{pattern: "PUT /flavors/{id}", minV: 55, access: admin, policy: "os_compute_api:os-flavor-manage:update", handle: a.flavorUpdate},
 		{pattern: "DELETE /flavors/{id}", access: admin, policy: "os_compute_api:os-flavor-manage:delete", handle: a.flavorDelete},
 	}
+	return append(routes, a.flavorAccessRoutes()...)
 }
 
 // flavorView is a flavor in Nova's body: id, name and links in lists,
@@ -66,10 +67,10 @@ func extraSpecs(f *structs.Flavor) map[string]string {
 }
 
 // visible reports whether the caller may see the flavor: members see
-// public, enabled flavors (Stratus has no flavor access lists yet, so
-// private flavors are admin-only).
+// public, enabled flavors and the private ones their project is given
+// (os-flavor-access); admins see every one.
 func (q *request) visible(f *structs.Flavor) bool {
-	return q.isAdmin() || (f.IsPublic && !f.Disabled)
+	return q.isAdmin() || f.CanUse(q.token.ProjectID)
 }
 
 // getFlavor reads a flavor by its id (not its name, as Nova), hiding

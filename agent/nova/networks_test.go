@@ -157,6 +157,7 @@ func TestServerNetworksAgainstARealServer(t *testing.T) {
 
 	// os-interface: attach a second port, list, show, detach.
 	waitServer(h, vm, "ACTIVE")
+	waitServer(h, withPort, "ACTIVE")
 	r = h.req("POST", "/compute/v2.1/servers/"+vm+"/os-interface", memberTok, "2.70",
 		map[string]any{"interfaceAttachment": map[string]any{"net_id": private.ID, "tag": "second"}}).expect(t, 200)
 	att := r.obj("interfaceAttachment")

@@ -89,12 +89,23 @@ func init() {
 	}
 }
 
+func init() {
+	// Consoles (consoles.go).
+	for name, spec := range consoleActions() {
+		serverActions[name] = spec
+	}
+	// Admin actions (server_admin_actions.go).
+	for name, spec := range adminActions() {
+		serverActions[name] = spec
+	}
+}
+
 // knownActions are Nova's other server actions, which Stratus does not
 // support yet: they answer Nova's "not supported" 501, while an unknown
 // action is "There is no such action".
-var knownActions = []string{"createImage", "createBackup", "changePassword",
-	"trigger_crash_dump", "os-resetState", "resetNetwork", "injectNetworkInfo",
-	"os-getConsoleOutput", "os-getVNCConsole", "os-getSPICEConsole", "os-getSerialConsole", "os-getRDPConsole",
+var knownActions = []string{"changePassword",
+	"trigger_crash_dump", "resetNetwork", "injectNetworkInfo",
+	"os-getSPICEConsole", "os-getRDPConsole",
 	"addFixedIp", "removeFixedIp", "os-resetNetwork"}
 
 // anyBody accepts any JSON object; handlers validate their own parts.

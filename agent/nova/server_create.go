@@ -83,8 +83,9 @@ func serverCreateSchema(mv int) *schema {
 // servers' networking (see networksOf); Stratus has no volumes, tags
 // or trusted certificates yet. Scheduler hints group, same_host and different_host are honoured
 // (others are ignored, as in Nova), and an admin's target host
-// ("az:host[:node]", or 2.74's host); personality files, user data and the disk config
-// are validated and not used.
+// ("az:host[:node]", or 2.74's host); user data and config_drive go to
+// the metadata service and the config drive; personality files and the
+// disk config are validated and not used.
 func (a *API) serverCreate(q *request) (*reply, error) {
 	body, err := decodeBody(q, serverCreateSchema(q.mv))
 	if err != nil {
@@ -133,6 +134,17 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 	}
 	args.Metadata = stringMap(object(in, "metadata"))
 	args.Description, _ = stringOf(in, "description")
+	args.UserData = decodeUserData(in)
+	args.ConfigDrive = boolOf(in["config_drive"])
+	args.Hostname, _ = stringOf(in, "hostname")
+	if args.Hostname != "" && count > 1 {
+		return nil, badRequest("Cannot specify a hostname when creating multiple servers (min_count or max_count above 1)")
+	}
+	for _, t := range arrayOf(in, "tags") {
+		if s, ok := t.(string); ok {
+			args.Tags = append(args.Tags, s)
+		}
+	}
 	if err := q.networksOf(in, groups, &args); err != nil {
 		return nil, err
 	}
@@ -153,13 +165,10 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 // checkUnsupportedCreate refuses what Stratus cannot do yet, the way
 // Nova refuses what a deployment lacks.
 func (q *request) checkUnsupportedCreate(in map[string]any) error {
-	for _, k := range []string{"block_device_mapping", "block_device_mapping_v2", "tags", "trusted_image_certificates"} {
+	for _, k := range []string{"block_device_mapping", "block_device_mapping_v2", "trusted_image_certificates"} {
 		if list, _ := in[k].([]any); len(list) > 0 {
 			return notSupported()
 		}
-	}
-	if _, ok := in["hostname"]; ok {
-		return notSupported()
 	}
 	return nil
 }

@@ -178,11 +178,16 @@ func (q *request) serverFilters() ([]func(serverEntry) bool, error) {
 	if err := q.timeFilters(allowed, add); err != nil {
 		return nil, err
 	}
-	// Stratus records no addresses or tags: filters on them match what
-	// such servers would match.
-	for _, k := range []string{"ip", "ip6", "tags", "tags-any"} {
+	// Stratus records no addresses: filters on them match what such
+	// servers would match.
+	for _, k := range []string{"ip", "ip6"} {
 		if allowed(k) && v.Get(k) != "" {
 			add(func(serverEntry) bool { return false })
+		}
+	}
+	for _, k := range []string{"tags", "tags-any", "not-tags", "not-tags-any"} {
+		if allowed(k) && v.Get(k) != "" {
+			add(tagFilter(k, v.Get(k)))
 		}
 	}
 	if allowed("locked") {
@@ -281,7 +286,7 @@ var serverSortKeys = map[string]func(a, b serverEntry) int{
 	"display_name":        func(a, b serverEntry) int { return strings.Compare(a.inst.Name, b.inst.Name) },
 	"display_description": func(a, b serverEntry) int { return strings.Compare(a.inst.Description, b.inst.Description) },
 	"hostname": func(a, b serverEntry) int {
-		return strings.Compare(hostname(a.inst.Name, a.inst.ID), hostname(b.inst.Name, b.inst.ID))
+		return strings.Compare(guestHostname(a.inst), guestHostname(b.inst))
 	},
 	"vm_state":          func(a, b serverEntry) int { return strings.Compare(a.inst.VMState, b.inst.VMState) },
 	"task_state":        func(a, b serverEntry) int { return strings.Compare(a.inst.TaskState, b.inst.TaskState) },

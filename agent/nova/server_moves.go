@@ -59,7 +59,8 @@ var rebuildStates = []string{structs.VMStateActive, structs.VMStateStopped, stru
 // actRebuild re-images a server on its host and answers 202 with the
 // server as Nova does (the full view from 2.75), its admin password and
 // a Location. A new name, description and metadata are applied first,
-// when the rebuild is allowed; access IPs, hostnames, trusted
+// when the rebuild is allowed, as are a 2.54 key_name (null removes the
+// key) and a 2.90 hostname; access IPs, trusted
 // certificates and a different key pair are not recorded by Stratus and
 // are refused with Nova's 501; personality, user data and
 // preserve_ephemeral are validated and not used.
@@ -69,7 +70,7 @@ func actRebuild(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"accessIPv4", "accessIPv6", "hostname"} {
+	for _, k := range []string{"accessIPv4", "accessIPv6"} {
 		if _, ok := in[k]; ok {
 			return nil, notSupported()
 		}
@@ -77,6 +78,7 @@ func actRebuild(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	if certs, _ := in["trusted_image_certificates"].([]any); len(certs) > 0 {
 		return nil, notSupported()
 	}
+	update := structs.InstanceUpdateRequest{InstanceID: inst.ID}
 	if v, ok := in["key_name"]; ok {
 		if key, _ := v.(string); key != inst.KeyName {
 			if key != "" {
@@ -89,10 +91,9 @@ func actRebuild(q *request, inst *structs.Instance, arg any) (*reply, error) {
 					return nil, err
 				}
 			}
-			return nil, notSupported()
+			update.KeyName = &key
 		}
 	}
-	update := structs.InstanceUpdateRequest{InstanceID: inst.ID}
 	if name, ok := stringOf(in, "name"); ok && name != inst.Name {
 		update.Name = &name
 	}
@@ -101,13 +102,16 @@ func actRebuild(q *request, inst *structs.Instance, arg any) (*reply, error) {
 			update.Description = &desc
 		}
 	}
+	if h, ok := stringOf(in, "hostname"); ok && h != inst.Hostname {
+		update.Hostname = &h
+	}
 	if m, ok := in["metadata"].(map[string]any); ok {
 		update.ReplaceMetadata, update.SetMetadata = true, stringMap(m)
 	}
 	// The changes are made only when the rebuild may start, so that a
 	// refused rebuild (409) changes nothing; the servers check again.
 	rebuildable := inst.Stable() && containsString(rebuildStates, inst.VMState) && (!inst.Locked || q.isAdmin())
-	if rebuildable && (update.Name != nil || update.Description != nil || update.ReplaceMetadata) {
+	if rebuildable && (update.Name != nil || update.Description != nil || update.ReplaceMetadata || update.Hostname != nil || update.KeyName != nil) {
 		var out structs.InstanceUpdateResponse
 		if err := q.call("Instance.Update", &update, &out); err != nil {
 			return nil, taskFault(err, inst.ID, "rebuild", structs.OpRebuild)

@@ -3,8 +3,6 @@ package nova
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
-	"strings"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -74,13 +72,13 @@ func (q *request) serverView(inst *structs.Instance, host *structs.Host, opts vi
 		s["description"] = nullString(inst.Description)
 	}
 	if q.atLeast(26) {
-		s["tags"] = []string{}
+		s["tags"] = tagsOf(inst)
 	}
 	if q.atLeast(63) {
 		s["trusted_image_certificates"] = nil
 	}
 	if q.atLeast(90) {
-		s["OS-EXT-SRV-ATTR:hostname"] = hostname(inst.Name, inst.ID)
+		s["OS-EXT-SRV-ATTR:hostname"] = guestHostname(inst)
 	}
 	if opts.groups && q.atLeast(71) {
 		s["server_groups"] = serverGroupsOf(inst)
@@ -94,7 +92,7 @@ func (q *request) serverView(inst *structs.Instance, host *structs.Host, opts vi
 // addFullView adds what Nova's show and detail carry beyond the basics.
 func (q *request) addFullView(s map[string]any, inst *structs.Instance, host *structs.Host) {
 	s["OS-EXT-AZ:availability_zone"] = zoneOf(inst, host)
-	s["config_drive"] = ""
+	s["config_drive"] = configDriveView(inst)
 	s["key_name"] = nullString(inst.KeyName)
 	// Launch and termination times are not recorded yet.
 	s["OS-SRV-USG:launched_at"] = nil
@@ -113,14 +111,14 @@ func (q *request) addFullView(s map[string]any, inst *structs.Instance, host *st
 		s["OS-EXT-SRV-ATTR:instance_name"] = "instance-" + inst.ID
 		if q.atLeast(3) {
 			s["OS-EXT-SRV-ATTR:reservation_id"] = inst.ReservationID
-			// Not recorded: the launch index within a multi-create,
-			// the root device and the user data.
+			// Not recorded: the launch index within a multi-create
+			// and the root device.
 			s["OS-EXT-SRV-ATTR:launch_index"] = nil
-			s["OS-EXT-SRV-ATTR:hostname"] = hostname(inst.Name, inst.ID)
+			s["OS-EXT-SRV-ATTR:hostname"] = guestHostname(inst)
 			s["OS-EXT-SRV-ATTR:kernel_id"] = ""
 			s["OS-EXT-SRV-ATTR:ramdisk_id"] = ""
 			s["OS-EXT-SRV-ATTR:root_device_name"] = nil
-			s["OS-EXT-SRV-ATTR:user_data"] = nil
+			s["OS-EXT-SRV-ATTR:user_data"] = userDataView(inst)
 		}
 		if q.atLeast(16) {
 			s["host_status"] = hostStatus(inst, host)
@@ -216,22 +214,4 @@ func hostStatus(inst *structs.Instance, host *structs.Host) string {
 		return "UP"
 	}
 	return "UNKNOWN"
-}
-
-var hostnameInvalid = regexp.MustCompile(`[^a-z0-9-]+`)
-
-// hostname is Nova's sanitize_hostname of a server name, "Server-<id>"
-// when nothing of the name is usable.
-func hostname(name, id string) string {
-	h := strings.ToLower(name)
-	h = strings.NewReplacer(" ", "-", "_", "-").Replace(h)
-	h = hostnameInvalid.ReplaceAllString(h, "")
-	if len(h) > 63 {
-		h = h[:63]
-	}
-	h = strings.Trim(h, ".-")
-	if h == "" {
-		return "Server-" + id
-	}
-	return h
 }

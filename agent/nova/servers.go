@@ -133,8 +133,9 @@ func serverUpdateSchema(mv int) *schema {
 	}}
 }
 
-// serverUpdate answers PUT /servers/{id}: name and description change;
-// access IPs and hostnames are not recorded by Stratus and are refused.
+// serverUpdate answers PUT /servers/{id}: name, description and (2.90)
+// hostname change; access IPs are not recorded by Stratus and are
+// refused.
 func (a *API) serverUpdate(q *request) (*reply, error) {
 	body, err := decodeBody(q, serverUpdateSchema(q.mv))
 	if err != nil {
@@ -145,12 +146,15 @@ func (a *API) serverUpdate(q *request) (*reply, error) {
 		return nil, err
 	}
 	in := object(body, "server")
-	for _, k := range []string{"accessIPv4", "accessIPv6", "hostname"} {
+	for _, k := range []string{"accessIPv4", "accessIPv6"} {
 		if _, ok := in[k]; ok {
 			return nil, notSupported()
 		}
 	}
 	args := structs.InstanceUpdateRequest{InstanceID: inst.ID}
+	if h, ok := stringOf(in, "hostname"); ok {
+		args.Hostname = &h
+	}
 	if name, ok := stringOf(in, "name"); ok {
 		args.Name = &name
 	}
@@ -158,7 +162,7 @@ func (a *API) serverUpdate(q *request) (*reply, error) {
 		desc, _ := d.(string)
 		args.Description = &desc
 	}
-	if args.Name != nil || args.Description != nil {
+	if args.Name != nil || args.Description != nil || args.Hostname != nil {
 		var out structs.InstanceUpdateResponse
 		if err := q.call("Instance.Update", &args, &out); err != nil {
 			return nil, notFoundAs(err, "Instance %s could not be found.", inst.ID)

@@ -1,6 +1,7 @@
 package nova
 
 import (
+	"fmt"
 	"net/http"
 	"sort"
 
@@ -91,7 +92,7 @@ func (q *request) serviceView(s *service) map[string]any {
 		v["state"] = "up"
 	}
 	if q.atLeast(11) {
-		v["forced_down"] = false
+		v["forced_down"] = s.host != nil && s.host.ForcedDown
 	}
 	return v
 }
@@ -194,10 +195,11 @@ func (a *API) serviceAction(q *request) (*reply, error) {
 	out := map[string]any{"host": hostName, "binary": binary}
 	switch action {
 	case "force-down":
-		if boolOf(body["forced_down"]) {
-			return nil, notSupported()
+		forced := boolOf(body["forced_down"])
+		if _, err := q.forceDown(svc.host, forced); err != nil {
+			return nil, err
 		}
-		out["forced_down"] = false
+		out["forced_down"] = forced
 		return okReply(map[string]any{"service": out})
 	case "disable-log-reason":
 		reason, ok := stringOf(body, "disabled_reason")
@@ -234,9 +236,6 @@ func (a *API) serviceUpdate(q *request) (*reply, error) {
 	if hasReason && status != "disabled" {
 		return nil, badRequest("Specifying a disabled reason is not supported unless disabling the service.")
 	}
-	if hasForced && boolOf(forced) {
-		return nil, notSupported()
-	}
 	id := q.param("id")
 	if checkUUID(id) != "" {
 		return nil, badRequest("Invalid uuid %s", id)
@@ -257,11 +256,55 @@ func (a *API) serviceUpdate(q *request) (*reply, error) {
 			return nil, err
 		}
 	}
+	if hasForced {
+		if svc.host, err = q.forceDown(svc.host, boolOf(forced)); err != nil {
+			return nil, err
+		}
+	}
 	return okReply(map[string]any{"service": q.serviceView(svc)})
 }
 
-// serviceDelete answers DELETE /os-services/{id}: hosts cannot be
-// deregistered yet.
+// forceDown sets a host's forced_down and returns it as it is then.
+func (q *request) forceDown(h *structs.Host, forced bool) (*structs.Host, error) {
+	if err := q.call("Host.ForceDown", &structs.HostForceDownRequest{HostID: h.ID, ForcedDown: forced}, &structs.GenericResponse{}); err != nil {
+		return nil, err
+	}
+	var out structs.SingleHostResponse
+	if err := q.call("Host.Get", &structs.HostSpecificRequest{HostID: h.ID}, &out); err != nil {
+		return nil, err
+	}
+	return out.Host, nil
+}
+
+// serviceDelete answers DELETE /os-services/{id}: a compute service's
+// host is removed when it is down and hosts nothing (409 otherwise);
+// the servers' own services live as long as their servers.
 func (a *API) serviceDelete(q *request) (*reply, error) {
-	return nil, faultf(http.StatusNotImplemented, "Deleting services is not implemented yet: a host leaves when its agent stops.")
+	id := q.param("id")
+	if q.atLeast(53) && checkUUID(id) != "" {
+		return nil, badRequest("Invalid uuid %s", id)
+	}
+	svcs, err := q.services()
+	if err != nil {
+		return nil, err
+	}
+	var svc *service
+	for _, s := range svcs {
+		if fmt.Sprint(s.id) == id {
+			svc = s
+		}
+	}
+	if svc == nil {
+		return nil, notFound("Service %s could not be found.", id)
+	}
+	if svc.host == nil {
+		return nil, faultf(http.StatusConflict, "Service %s is a %s of server %s: it leaves when its server leaves the cluster.", id, svc.binary, svc.hostName())
+	}
+	if err := q.call("Host.Deregister", &structs.HostDeregisterRequest{HostID: svc.host.ID}, &structs.GenericResponse{}); err != nil {
+		if structs.KindOf(err) == structs.KindConflict {
+			return nil, faultf(http.StatusConflict, "%s", structs.Message(err))
+		}
+		return nil, err
+	}
+	return noContent()
 }

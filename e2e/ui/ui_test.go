@@ -120,7 +120,10 @@ func TestWebUI(t *testing.T) {
 			t.Fatal("the page reloaded")
 		}
 		admin.waitJS("create in the timeline", `document.querySelector('#timeline [data-action="create"]')`, 10*time.Second)
-		admin.waitJS("console placeholder", `document.querySelector('#console-placeholder')`, 5*time.Second)
+		// The console card reads the console log through the Compute API.
+		admin.waitJS("console card", `document.querySelector('#console-card #console-vnc')`, 5*time.Second)
+		admin.do("show the console log", chromedp.Click(chromedp.CSS(`#console-log-show`)))
+		admin.waitJS("console log shown", `document.querySelector('#console-log').textContent.includes('login:')`, 15*time.Second)
 		admin.checkA11y("instance")
 		admin.screenshot("instance")
 	})

@@ -69,6 +69,8 @@ var forbidden = map[string][]string{
 	// The image store keeps files; records and replication are the
 	// server's.
 	"imagestore": {""},
+	// The certificate authority builds PEM in memory only.
+	"tlsutil": {""},
 	// The web UI knows the APIs only over HTTP, as a browser does.
 	"agent/ui": {""},
 }
@@ -93,6 +95,30 @@ func TestForbiddenImports(t *testing.T) {
 						}
 						t.Errorf("%s imports %s, which DESIGN.md forbids", p.ImportPath, imp)
 					}
+				}
+			}
+		}
+	}
+}
+
+// testOnly are packages only tests may import: simulators and fakes of
+// the systems drivers talk to. A package may import them only from its
+// _test.go files, or if it is itself a test helper (its name ends in
+// "test").
+var testOnly = []string{
+	"github.com/vmware/govmomi/simulator",
+	module + "/virt/ironic/ironictest",
+}
+
+func TestTestOnlyImports(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if strings.HasSuffix(p.Name, "test") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			for _, banned := range testOnly {
+				if imp == banned || strings.HasPrefix(imp, banned+"/") {
+					t.Errorf("%s imports %s, which only tests may import", p.ImportPath, imp)
 				}
 			}
 		}

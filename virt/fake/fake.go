@@ -146,6 +146,8 @@ func (d *Driver) Capabilities() virt.Capabilities {
 		Snapshot:      true,
 		ConsoleOutput: true,
 		RemoteConsole: true,
+		// Hot-plugged NICs are recorded in the spec (interfaces.go).
+		AttachInterface: true,
 	}
 }
 
@@ -383,6 +385,8 @@ func cloneSpec(s *virt.InstanceSpec) virt.InstanceSpec {
 	c.ExtraSpecs = maps.Clone(s.ExtraSpecs)
 	c.Metadata = maps.Clone(s.Metadata)
 	c.UserData = slices.Clone(s.UserData)
+	// The config drive is recorded as given (Spec returns it).
+	c.ConfigDrive = slices.Clone(s.ConfigDrive)
 	c.NICs = slices.Clone(s.NICs)
 	for i := range c.NICs {
 		c.NICs[i].IPs = slices.Clone(s.NICs[i].IPs)

@@ -93,7 +93,7 @@ func TestSpawnReturnsExistingAndListIsSorted(t *testing.T) {
 func TestCapabilitiesMatchInterfaces(t *testing.T) {
 	var d virt.Driver = fake.New(fake.Config{})
 	want := virt.Capabilities{Pause: true, Suspend: true, Rescue: true, Resize: true, LiveMigrate: true,
-		Snapshot: true, ConsoleOutput: true, RemoteConsole: true}
+		Snapshot: true, ConsoleOutput: true, RemoteConsole: true, AttachInterface: true}
 	if got := d.Capabilities(); got != want {
 		t.Errorf("Capabilities = %+v, want %+v", got, want)
 	}
@@ -103,8 +103,8 @@ func TestCapabilitiesMatchInterfaces(t *testing.T) {
 	if _, ok := d.(virt.VolumeAttacher); ok {
 		t.Error("implements VolumeAttacher but does not claim AttachVolume")
 	}
-	if _, ok := d.(virt.InterfaceAttacher); ok {
-		t.Error("implements InterfaceAttacher but does not claim AttachInterface")
+	if _, ok := d.(virt.InterfaceAttacher); !ok {
+		t.Error("claims AttachInterface but does not implement InterfaceAttacher")
 	}
 }
 

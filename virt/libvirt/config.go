@@ -21,11 +21,13 @@ const (
 	DefaultReconnectWait     = 15 * time.Second
 )
 
-// ImagePathProperty is the image property that names the local file (raw
-// or qcow2) an instance boots from, until the image service serves
-// images: InstanceSpec.ImageProperties["stratus_image_path"]. Without it
-// the instance gets an empty root disk of its flavor's size: QEMU runs,
-// but the guest finds no operating system.
+// ImagePathProperty is the image property that names a local file (raw
+// or qcow2) an instance boots from when InstanceSpec.ImagePath (the
+// agent's cached copy of the image's data) is empty — a fallback for
+// images the image service holds no data for:
+// InstanceSpec.ImageProperties["stratus_image_path"]. Without either the
+// instance gets an empty root disk of its flavor's size: QEMU runs, but
+// the guest finds no operating system.
 const ImagePathProperty = "stratus_image_path"
 
 // Config configures a Driver. Zero values take the defaults noted beside

@@ -11,9 +11,11 @@
 // it to the instance (id, name, flavor, image, disks) — the driver keeps
 // no state of its own, so a restarted agent finds its instances again and
 // never defines a second copy. Disks are qcow2 volumes of a "dir" storage
-// pool the driver manages: the root disk an overlay on a cached copy of
-// the image file named by the image property stratus_image_path (until
-// the image service serves images), or empty when there is none; the
+// pool the driver manages: the root disk an overlay whose backing file is
+// InstanceSpec.ImagePath, the agent's cached copy of the image (raw or
+// qcow2, used in place), else a copy in the pool of the local file the
+// image property stratus_image_path names (a fallback for images without
+// data in the image service), or empty when there is neither; the
 // ephemeral and swap disks of the flavor, empty (not formatted). A spawn
 // that fails removes everything it created.
 //
@@ -32,6 +34,7 @@
 //
 // It must not know about Raft, RPC or the state store: like every driver
 // it sees one host and the instances on it, nothing more. It assumes it
-// runs on the host libvirtd runs on: base images are copied into the pool
-// directory, console logs and snapshots are files there.
+// runs on the host libvirtd runs on: base images are files there (the
+// agent's image cache, or copies in the pool directory), and so are
+// console logs and snapshots.
 package libvirt

@@ -20,10 +20,12 @@ const (
 	diskEphemeral = "disk.eph0"
 	diskSwap      = "disk.swap"
 	diskRescue    = "disk.rescue"
+	// diskConfig is the config drive, a read-only CD-ROM.
+	diskConfig = "disk.config"
 )
 
 // allDiskRoles are every volume an instance may own, for clean-up.
-var allDiskRoles = []string{diskRoot, diskEphemeral, diskSwap, diskRescue}
+var allDiskRoles = []string{diskRoot, diskEphemeral, diskSwap, diskRescue, diskConfig}
 
 // instanceMeta is the driver's record of one instance, kept in the
 // domain's <metadata>: everything needed to define the domain again
@@ -51,6 +53,8 @@ type instanceMeta struct {
 	ConsoleLog string `xml:"console_log"`
 	// Rescue is set while the instance runs from a rescue disk.
 	Rescue *metaImage `xml:"rescue"`
+	// NICs are the instance's network interfaces (interfaces.go).
+	NICs []metaNIC `xml:"nics>nic"`
 }
 
 type metaFlavor struct {
@@ -211,6 +215,9 @@ func (d *Driver) domainXML(m *instanceMeta, virtType, arch string) (string, erro
 	if len(disks) == 0 {
 		return "", fmt.Errorf("instance %s has no root disk", m.ID)
 	}
+	if cd := m.disk(diskConfig); cd != nil {
+		disks = append(disks, configDriveDisk(cd.Path, m.Machine, arch))
+	}
 	meta, err := m.marshal()
 	if err != nil {
 		return "", err
@@ -245,7 +252,8 @@ func (d *Driver) domainXML(m *instanceMeta, virtType, arch string) (string, erro
 		OnReboot:   "restart",
 		OnCrash:    "destroy",
 		Devices: &libvirtxml.DomainDeviceList{
-			Disks: disks,
+			Disks:      disks,
+			Interfaces: m.interfaces(),
 			Serials: []libvirtxml.DomainSerial{{
 				Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
 				Target: &libvirtxml.DomainSerialTarget{Port: &port},

@@ -130,6 +130,8 @@ func (d *Driver) Capabilities() virt.Capabilities {
 		Snapshot:      true,
 		ConsoleOutput: true,
 		RemoteConsole: true,
+		// Hot-plugged NICs (interfaces.go).
+		AttachInterface: true,
 	}
 }
 
@@ -383,8 +385,9 @@ func validate(spec *virt.InstanceSpec) error {
 }
 
 // Spawn defines and starts a domain for spec: qcow2 disks in the pool
-// (the root disk an overlay on the cached base image named by the image
-// property stratus_image_path, or empty; ephemeral and swap disks from
+// (the root disk an overlay on spec.ImagePath, the agent's cached copy of
+// the image, or on the file the image property stratus_image_path names,
+// or empty; ephemeral and swap disks from
 // the flavor), a serial console logged to a file, VNC, and the metadata
 // that ties it to the instance. Spawn of an instance that exists returns
 // its info and creates nothing. If any step fails, everything the spawn
@@ -452,14 +455,15 @@ func (d *Driver) spawn(lv *golibvirt.Libvirt, spec *virt.InstanceSpec) (_ *virt.
 		DiskBus:    spec.ImageProperties["hw_disk_bus"],
 		Machine:    spec.ImageProperties["hw_machine_type"],
 		ConsoleLog: filepath.Join(d.cfg.ConsoleDir, d.domainName(id)+".log"),
+		NICs:       nicsMeta(spec.NICs),
 	}
 
 	rootSize := uint64(spec.RootGB) * gib
-	if src := spec.ImageProperties[ImagePathProperty]; src != "" {
+	if spec.ImagePath != "" || spec.ImageProperties[ImagePathProperty] != "" {
 		if err := d.step("base"); err != nil {
 			return nil, err
 		}
-		img, file, err := d.cacheBase(lv, p, spec.ImageID, src)
+		img, file, err := d.baseImage(lv, p, spec)
 		if err != nil {
 			return nil, err
 		}
@@ -493,6 +497,11 @@ func (d *Driver) spawn(lv *golibvirt.Libvirt, spec *virt.InstanceSpec) (_ *virt.
 		undo.add("delete volume "+name, func() error { return d.deleteVolume(lv, p, name) })
 		m.setDisk(metaDisk{Role: disk.role, Volume: name, Path: path})
 	}
+	if len(spec.ConfigDrive) > 0 {
+		if err := d.createConfigDrive(lv, p, m, spec.ConfigDrive, &undo); err != nil {
+			return nil, err
+		}
+	}
 
 	if err := os.MkdirAll(d.cfg.ConsoleDir, 0o755); err != nil {
 		return nil, err
@@ -509,7 +518,14 @@ func (d *Driver) spawn(lv *golibvirt.Libvirt, spec *virt.InstanceSpec) (_ *virt.
 	if err != nil {
 		return nil, err
 	}
+	bridgeMu.Lock()
+	if err := ensureBridges(context.Background(), m.NICs); err != nil {
+		bridgeMu.Unlock()
+		return nil, err
+	}
 	dom, err := lv.DomainDefineXML(doc)
+	bridgeMu.Unlock()
+	undo.add("release bridges", func() error { return releaseBridges(context.Background(), lv, m.NICs) })
 	if err != nil {
 		return nil, fmt.Errorf("define domain: %w", err)
 	}
@@ -574,11 +590,16 @@ func (d *Driver) Destroy(ctx context.Context, id string) error {
 			if m.ConsoleLog != "" {
 				consoleLog = m.ConsoleLog
 			}
+			// A NIC whose hot-unplug the guest ignored is only live.
+			nics := append(liveNICs(lv, dom), m.NICs...)
 			if err := d.destroyDomain(lv, dom); err != nil && !isLibvirtError(err, golibvirt.ErrNoDomain) {
 				return fmt.Errorf("stop domain: %w", err)
 			}
 			if err := d.undefine(lv, dom); err != nil {
 				return fmt.Errorf("undefine domain: %w", err)
+			}
+			if err := releaseBridges(ctx, lv, nics); err != nil {
+				d.cfg.Logger.Warn("cannot remove an unused bridge", "instance_id", id, "error", err)
 			}
 		case !errors.Is(err, virt.ErrNotFound):
 			return err

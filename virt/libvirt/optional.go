@@ -432,8 +432,9 @@ func cleanConsole(raw []byte, tailLines int) string {
 }
 
 // RemoteConsole returns where a RUNNING or PAUSED instance's VNC server
-// listens (Config.VNCListen, on the port libvirt picked at boot). Only
-// kind "vnc" is offered; others fail with virt.ErrNotSupported. A stopped
+// listens (Config.VNCListen, on the port libvirt picked at boot), or, for
+// kind "serial", the pty of its serial console (which also logs to the
+// console log). Other kinds fail with virt.ErrNotSupported. A stopped
 // instance has no console (ErrInvalidState).
 func (d *Driver) RemoteConsole(ctx context.Context, id string, kind string) (*virt.Console, error) {
 	var c *virt.Console
@@ -442,7 +443,7 @@ func (d *Driver) RemoteConsole(ctx context.Context, id string, kind string) (*vi
 		if err != nil {
 			return err
 		}
-		if kind != "vnc" {
+		if kind != "vnc" && kind != "serial" {
 			return fmt.Errorf("console kind %q: %w", kind, virt.ErrNotSupported)
 		}
 		s, err := d.state(lv, dom)
@@ -459,6 +460,10 @@ func (d *Driver) RemoteConsole(ctx context.Context, id string, kind string) (*vi
 		var live libvirtxml.Domain
 		if err := live.Unmarshal(doc); err != nil {
 			return fmt.Errorf("domain XML: %w", err)
+		}
+		if kind == "serial" {
+			c, err = serialConsole(&live)
+			return err
 		}
 		if live.Devices != nil {
 			for _, g := range live.Devices.Graphics {
@@ -522,4 +527,16 @@ func (d *Driver) LiveMigrate(ctx context.Context, id string, destination string)
 		}
 		return nil
 	})
+}
+
+// serialConsole is the pty of a running domain's first serial port.
+func serialConsole(live *libvirtxml.Domain) (*virt.Console, error) {
+	if live.Devices != nil {
+		for _, sp := range live.Devices.Serials {
+			if sp.Source != nil && sp.Source.Pty != nil && sp.Source.Pty.Path != "" {
+				return &virt.Console{Kind: "serial", Path: sp.Source.Pty.Path}, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("domain %s has no serial console pty", live.Name)
 }

@@ -16,6 +16,8 @@ import (
 
 	golibvirt "github.com/digitalocean/go-libvirt"
 	"libvirt.org/go/libvirtxml"
+
+	"github.com/stratus-cloud/stratus/virt"
 )
 
 const gib = 1 << 30
@@ -277,4 +279,24 @@ func convertImage(ctx context.Context, src, dst string) error {
 		return fmt.Errorf("qemu-img convert: %w: %s", err, strings.TrimSpace(string(out)))
 	}
 	return os.Rename(tmp, dst)
+}
+
+// baseImage returns the base of a new instance's root disk: the agent's
+// cached image file spec.ImagePath, used in place as the overlay's
+// backing file (raw or qcow2, as the file's header says), or else the
+// pool's copy of the local file the image property stratus_image_path
+// names (a fallback for images the image service holds no data for).
+func (d *Driver) baseImage(lv *golibvirt.Libvirt, p golibvirt.StoragePool, spec *virt.InstanceSpec) (*metaImage, *imageFile, error) {
+	src := spec.ImagePath
+	if src == "" {
+		return d.cacheBase(lv, p, spec.ImageID, spec.ImageProperties[ImagePathProperty])
+	}
+	if !filepath.IsAbs(src) {
+		return nil, nil, fmt.Errorf("image %s: cached file %q is not an absolute path", spec.ImageID, src)
+	}
+	info, err := inspectImage(src)
+	if err != nil {
+		return nil, nil, fmt.Errorf("image %s: %w", spec.ImageID, err)
+	}
+	return &metaImage{ID: spec.ImageID, Source: src, Base: src, Format: info.format}, info, nil
 }

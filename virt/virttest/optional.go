@@ -293,8 +293,8 @@ func (s *suite) testRemoteConsole(t *testing.T, d virt.Driver) {
 			continue
 		case err != nil:
 			t.Errorf("RemoteConsole(%q) = %v, want a console or virt.ErrNotSupported", kind, err)
-		case c == nil || c.Kind != kind || c.Host == "" || c.Port <= 0 || c.Port > 65535:
-			t.Errorf("RemoteConsole(%q) = %+v, want that kind with a host and a port in 1-65535", kind, c)
+		case c == nil || c.Kind != kind || !consoleReachable(c):
+			t.Errorf("RemoteConsole(%q) = %+v, want that kind with a host and a port in 1-65535, or a local path", kind, c)
 		default:
 			offered = append(offered, kind)
 		}
@@ -317,4 +317,13 @@ func (s *suite) testSnapshot(t *testing.T, d virt.Driver) {
 	}
 	// A snapshot may stop the guest for a moment; it must not leave it so.
 	s.waitPower(t, d, id, virt.PowerRunning)
+}
+
+// consoleReachable reports whether a console names where to connect: a
+// host and port, or (for a local device such as a serial pty) a path.
+func consoleReachable(c *virt.Console) bool {
+	if c.Path != "" {
+		return c.Host == "" && c.Port == 0
+	}
+	return c.Host != "" && c.Port > 0 && c.Port <= 65535
 }

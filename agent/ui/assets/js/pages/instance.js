@@ -7,6 +7,7 @@ import { h, replace, timeEl, fmtTime } from '../dom.js';
 import { watchInstances } from '../live.js';
 import { runOperation } from '../ops.js';
 import { badge, operationsFor, POWER_STATES } from '../status.js';
+import { consoleCard } from './console.js';
 import { explanation } from './evaluations.js';
 
 // actionsShown bounds how many instance actions are shown with events.
@@ -19,6 +20,8 @@ export async function render({ root, signal, session, params, navigate }) {
   root.append(h('p', { class: 'crumbs' }, h('a', { href: '#/instances' }, '← Instances')), head, body);
   let imageNames = null;
   let gone = false;
+  // The console card outlives redraws, so a shown log stays.
+  const consoleSection = consoleCard(id, { signal });
 
   // imageName names an image from the image service's list (read once;
   // no per-image lookups that could miss).
@@ -129,11 +132,7 @@ export async function render({ root, signal, session, params, navigate }) {
         h('section', { class: 'card', 'aria-labelledby': 'timeline-h' },
           h('h2', { id: 'timeline-h' }, 'Timeline'),
           timeline(actions))),
-      h('section', { class: 'card', 'aria-labelledby': 'console-h' },
-        h('h2', { id: 'console-h' }, 'Console'),
-        h('p', { class: 'muted', id: 'console-placeholder' },
-          'Console output and the VNC console will appear here once Stratus supports consoles ' +
-          '(the Compute API answers os-getConsoleOutput with 501 for now).')));
+      consoleSection);
     if (focusKey) {
       const el = body.querySelector(`[data-op="${CSS.escape(focusKey)}"]`);
       if (el) el.focus();
