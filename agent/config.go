@@ -387,6 +387,9 @@ func (c *Config) Finalize() error {
 	if err := c.Client.checkMetadata(); err != nil {
 		return err
 	}
+	if err := c.Client.checkConsole(); err != nil {
+		return err
+	}
 	if c.Client.FakeSpawnLatency != "" {
 		if d, err := time.ParseDuration(c.Client.FakeSpawnLatency); err != nil || d < 0 {
 			return fmt.Errorf("fake_spawn_latency %q is not a duration such as 3s", c.Client.FakeSpawnLatency)

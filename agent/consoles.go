@@ -34,6 +34,25 @@ type ConsoleConfig struct {
 	TokenTTL string `hcl:"token_ttl,optional"`
 }
 
+// tokenTTL parses token_ttl (0 when unset: the servers' default).
+func (cc *ConsoleConfig) tokenTTL() (time.Duration, error) {
+	if cc == nil || cc.TokenTTL == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(cc.TokenTTL)
+	if err != nil || d <= 0 || d > 24*time.Hour {
+		return 0, fmt.Errorf("console token_ttl %q must be a duration between 0 and 24h", cc.TokenTTL)
+	}
+	return d, nil
+}
+
+// checkConsole checks the client's console block when the configuration
+// is finalized, before anything starts.
+func (c *ClientConfig) checkConsole() error {
+	_, err := c.Console.tokenTTL()
+	return err
+}
+
 // hostDriver is one host this agent runs and its driver.
 type hostDriver struct {
 	client *client.Client
@@ -48,13 +67,9 @@ func (a *Agent) startConsoles() error {
 	if a.config.Client != nil && a.config.Client.Console != nil {
 		cc = a.config.Client.Console
 	}
-	var ttl time.Duration
-	if cc.TokenTTL != "" {
-		d, err := time.ParseDuration(cc.TokenTTL)
-		if err != nil || d <= 0 || d > 24*time.Hour {
-			return fmt.Errorf("console token_ttl %q must be a duration between 0 and 24h", cc.TokenTTL)
-		}
-		ttl = d
+	ttl, err := cc.tokenTTL()
+	if err != nil {
+		return err
 	}
 	public := cc.PublicURL
 	if cc.Listen != "" && a.config.IsClient() {

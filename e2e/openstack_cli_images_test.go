@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/stratus-cloud/stratus/internal/libvirtlock"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,6 +124,9 @@ func TestOpenStackCLISnapshotsAndBackups(t *testing.T) {
 // under CI=true (scripts/libvirt-setup.sh installs and starts it).
 func requireLibvirtd(t *testing.T) {
 	t.Helper()
+	// Hold the machine's libvirt test lock so that virt/libvirt's restart
+	// test never stops libvirtd under this test's guests.
+	libvirtlock.Shared(t)
 	out, err := exec.Command("virsh", "-c", "qemu:///system", "version").CombinedOutput()
 	if err == nil {
 		return

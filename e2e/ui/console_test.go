@@ -12,12 +12,16 @@ import (
 
 	"github.com/chromedp/chromedp"
 	golibvirt "github.com/digitalocean/go-libvirt"
+	"github.com/stratus-cloud/stratus/internal/libvirtlock"
 )
 
 // requireLibvirtd skips a test when libvirtd cannot be reached, or fails
 // it under CI=true (scripts/libvirt-setup.sh starts it).
 func requireLibvirtd(t *testing.T) {
 	t.Helper()
+	// Hold the machine's libvirt test lock so that virt/libvirt's restart
+	// test never stops libvirtd under this test's guests.
+	libvirtlock.Shared(t)
 	lv, err := dialLibvirtd()
 	if err == nil {
 		_ = lv.Disconnect()

@@ -51,9 +51,9 @@ func TestLibvirtdRestart(t *testing.T) {
 	}
 	// Other test processes may be using libvirtd: wait for them, and
 	// keep new ones out while it is down.
-	got, release := exclusive(3 * time.Minute)
+	got, release := exclusive(12 * time.Minute)
 	if !got {
-		skip("other test processes kept using libvirtd for 3 minutes; not restarting it under them")
+		skip("other test processes kept using libvirtd for 12 minutes; not restarting it under them")
 	}
 	defer release()
 	pid = libvirtdPid(t) // it may have been restarted meanwhile
