@@ -97,6 +97,19 @@ func startCluster(t *testing.T) *cluster {
 		Name: "mykey", UserID: testUser, Type: "ssh", PublicKey: c.pubKey}}, &kp); err != nil {
 		t.Fatal(err)
 	}
+	// Boots before the dev host has registered would find no host.
+	waitFor(t, "the dev host up", func() error {
+		var hosts structs.HostListResponse
+		if err := c.srv.RPC("Host.List", &structs.HostListRequest{}, &hosts); err != nil {
+			return err
+		}
+		for _, h := range hosts.Hosts {
+			if h.Up() {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d hosts, none up", len(hosts.Hosts))
+	})
 	return c
 }
 
