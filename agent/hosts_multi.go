@@ -95,9 +95,14 @@ func (m *multiHost) sync() error {
 			return err
 		}
 		logger := m.logger.With("host_key", key)
+		// The agent's one node secret serves all its hosts.
+		secret, err := client.LoadOrCreateNodeSecret(cfg.DataDir)
+		if err != nil {
+			return err
+		}
 		c, err := client.New(client.Config{
 			DataDir: filepath.Join(m.dir, "hosts", key), NodeName: cfg.NodeName, Region: cfg.Region, AZ: cfg.AZ,
-			Driver: drv, RPC: m.a.rpc, Logger: logger,
+			NodeSecret: secret, Driver: drv, RPC: m.a.rpc, Logger: logger,
 			CPUAllocationRatio: cfg.Client.CPUAllocationRatio, RAMAllocationRatio: cfg.Client.RAMAllocationRatio,
 			DiskAllocationRatio: cfg.Client.DiskAllocationRatio, ReservedMemoryMB: cfg.Client.ReservedHostMemoryMB,
 			ReservedVCPUs: cfg.Client.ReservedHostCPUs, ReservedDiskGB: cfg.Client.ReservedHostDiskGB,

@@ -74,11 +74,12 @@ func (a *Agent) hostGet(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, notFound("host", args.HostID)
 	}
 	body := newHostJSON(out.Host)
-	// One indexed read of the host's allocation ids; it never blocks.
-	allocArgs := structs.AllocHostRequest{HostID: out.Host.ID}
+	// One indexed read of the host's allocations; it never blocks.
+	// (Alloc.GetHostAllocs is the host's agent's alone.)
+	allocArgs := structs.AllocListRequest{HostID: out.Host.ID}
 	allocArgs.AllowStale, allocArgs.AuthToken = args.AllowStale, args.AuthToken
-	var allocs structs.AllocIndexResponse
-	if err := a.rpc.RPC("Alloc.GetHostAllocs", &allocArgs, &allocs); err != nil {
+	var allocs structs.AllocListResponse
+	if err := a.rpc.RPC("Alloc.List", &allocArgs, &allocs); err != nil {
 		return nil, err
 	}
 	n := len(allocs.Allocs)
@@ -107,7 +108,7 @@ func (a *Agent) hostSetEnabled(w http.ResponseWriter, r *http.Request, enabled b
 		return nil, structs.Errorf(structs.KindInvalid, "a reason is given only when disabling a host")
 	}
 	args := structs.HostUpdateEnabledRequest{HostID: r.PathValue("id"), Enabled: enabled, Reason: body.Reason}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.AuthToken = requestToken(r)
 	var out structs.GenericResponse
 	if err := a.rpc.RPC("Host.UpdateEnabled", &args, &out); err != nil {
 		return nil, err

@@ -88,6 +88,10 @@ func TestAgentRestartedMidSpawnNeitherLosesNorDuplicates(t *testing.T) {
 	if second.HostID() != first.HostID() {
 		t.Fatalf("host id changed across restart: %s → %s", first.HostID(), second.HostID())
 	}
+	// The node secret too: the servers refuse the host to any other.
+	if second.NodeSecret() == "" || second.NodeSecret() != first.NodeSecret() {
+		t.Fatal("node secret changed across restart")
+	}
 	waitFor(t, "ACTIVE after the restart", func() error {
 		if r := get(); r.Instance.Status() != "ACTIVE" {
 			return fmt.Errorf("status %s", r.Instance.Status())

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"bytes"
 	"fmt"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -110,6 +111,11 @@ func (s *StateStore) RegisterHost(index uint64, h *structs.Host) error {
 	c.CreateIndex = index
 	if raw != nil {
 		old := raw.(*structs.Host)
+		// The endpoint checked the secret; this keeps two racing first
+		// registrations from both claiming the host.
+		if len(old.SecretHash) > 0 && !bytes.Equal(old.SecretHash, c.SecretHash) {
+			return structs.Errorf(structs.KindPermission, "host %s is registered with another node secret", c.ID)
+		}
 		c.CreateIndex = old.CreateIndex
 		c.Usage = copyUsage(old.Usage)
 		c.BuildFailures = old.BuildFailures

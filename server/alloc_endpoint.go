@@ -19,6 +19,9 @@ type Alloc struct{ srv *Server }
 // allocations to their AllocModifyIndex. It blocks until the servers
 // change the host's work past MinQueryIndex.
 func (e *Alloc) GetHostAllocs(args *structs.AllocHostRequest, reply *structs.AllocIndexResponse) error {
+	if err := e.srv.authenticateNode(args.AuthToken, args.HostID); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Alloc.GetHostAllocs", args, args, reply); done {
 		return err
 	}
@@ -42,8 +45,12 @@ func (e *Alloc) GetHostAllocs(args *structs.AllocHostRequest, reply *structs.All
 	})
 }
 
-// GetAllocs returns allocations by id with their instances.
+// GetAllocs returns allocations by id with their instances, to the
+// agent of their hosts only.
 func (e *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocListResponse) error {
+	if err := e.srv.authenticateNodeAllocs(args.AuthToken, args.AllocIDs...); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Alloc.GetAllocs", args, args, reply); done {
 		return err
 	}
@@ -56,6 +63,11 @@ func (e *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocLi
 			}
 			if a == nil {
 				continue
+			}
+			// Checked again here: a blocking query may wake after the
+			// allocation moved to another host.
+			if err := e.srv.authenticateNode(args.AuthToken, a.HostID); err != nil {
+				return nil, 0, err
 			}
 			reply.Allocs = append(reply.Allocs, a)
 			inst, err := state.InstanceByID(ws, a.InstanceID)
@@ -78,9 +90,12 @@ func (e *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, state *fsm.StateStore) (any, uint64, error) {
 		var allocs []*structs.Allocation
 		var err error
-		if args.InstanceID != "" {
+		switch {
+		case args.InstanceID != "":
 			allocs, err = state.AllocationsByInstance(ws, args.InstanceID)
-		} else {
+		case args.HostID != "":
+			allocs, err = state.AllocationsByHost(ws, args.HostID)
+		default:
 			allocs, err = state.Allocations(ws)
 		}
 		reply.Allocs = allocs
@@ -92,6 +107,9 @@ func (e *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 // is rescheduled to another host while attempts remain, else the
 // instance goes to ERROR with a fault listing every attempt.
 func (e *Alloc) UpdateFromClient(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+	if err := e.srv.authenticateNode(args.AuthToken, args.HostID); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Alloc.UpdateFromClient", args, args, reply); done {
 		return err
 	}
@@ -105,12 +123,15 @@ func (e *Alloc) UpdateFromClient(args *structs.AllocUpdateRequest, reply *struct
 		if u == nil {
 			return structs.Errorf(structs.KindInvalid, "empty report")
 		}
-		if u.ClientState != structs.AllocClientFailed {
-			continue
-		}
 		a, err := state.AllocationByID(nil, u.AllocID)
 		if err != nil {
 			return err
+		}
+		if a != nil && a.HostID != args.HostID {
+			return structs.Errorf(structs.KindPermission, "host %s reported on allocation %s of another host", args.HostID, a.ID)
+		}
+		if u.ClientState != structs.AllocClientFailed {
+			continue
 		}
 		if a == nil || (a.ClientState != structs.AllocClientPending && a.ClientState != structs.AllocClientSpawning) {
 			continue

@@ -13,8 +13,15 @@ import (
 // agents, reads and enable/disable for operators.
 type Host struct{ srv *Server }
 
-// Register stores an agent's fingerprint and marks the host up.
+// Register stores an agent's fingerprint and marks the host up. The
+// node secret in AuthToken claims the host on its first registration;
+// later registrations must present the same one (node_auth.go).
 func (e *Host) Register(args *structs.HostRegisterRequest, reply *structs.HostRegisterResponse) error {
+	if args.Host != nil {
+		if err := e.srv.authenticateNode(args.AuthToken, args.Host.ID); err != nil {
+			return err
+		}
+	}
 	if done, err := e.srv.forward("Host.Register", args, args, reply); done {
 		return err
 	}
@@ -24,7 +31,14 @@ func (e *Host) Register(args *structs.HostRegisterRequest, reply *structs.HostRe
 	if err := args.Host.Validate(); err != nil {
 		return err
 	}
+	if args.AuthToken != "" && len(args.AuthToken) < structs.MinNodeSecretLen {
+		return structs.Errorf(structs.KindInvalid, "node secret is shorter than %d characters", structs.MinNodeSecretLen)
+	}
 	h := args.Host.Copy()
+	h.SecretHash = nil
+	if args.AuthToken != "" {
+		h.SecretHash = structs.HashNodeSecret(args.AuthToken)
+	}
 	h.StatusUpdatedAt = time.Now().UnixNano()
 	index, err := e.srv.apply(structs.HostRegisterType, &structs.HostRegisterEntry{Host: h})
 	if err != nil {
@@ -37,6 +51,9 @@ func (e *Host) Register(args *structs.HostRegisterRequest, reply *structs.HostRe
 
 // Heartbeat keeps hosts alive; a host that was down comes back up.
 func (e *Host) Heartbeat(args *structs.HostHeartbeatRequest, reply *structs.HostRegisterResponse) error {
+	if err := e.srv.authenticateNode(args.AuthToken, args.HostIDs...); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Host.Heartbeat", args, args, reply); done {
 		return err
 	}
@@ -73,7 +90,7 @@ func (e *Host) List(args *structs.HostListRequest, reply *structs.HostListRespon
 	}
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, state *fsm.StateStore) (any, uint64, error) {
 		hosts, err := state.Hosts(ws)
-		reply.Hosts = hosts
+		reply.Hosts = withoutSecretHashes(hosts)
 		return hosts, state.Index(fsm.TableHosts), err
 	})
 }
@@ -88,7 +105,7 @@ func (e *Host) Get(args *structs.HostSpecificRequest, reply *structs.SingleHostR
 		if err == nil && h == nil {
 			h, err = state.HostByName(ws, args.HostID)
 		}
-		reply.Host = h
+		reply.Host = withoutSecretHash(h)
 		return h, state.Index(fsm.TableHosts), err
 	})
 	if err == nil && reply.Host == nil {

@@ -17,8 +17,9 @@ import (
 const bcryptCost = 10
 
 // Identity is the endpoint for Keystone's data: projects, users, roles,
-// role assignments, token signing keys and revocations. Tokens themselves
-// are minted and verified by the agents (agent/identity).
+// role assignments, token signing keys and revocations. The servers alone
+// sign tokens (IssueToken); agents verify them with the public keys
+// (agent/identity).
 type Identity struct{ srv *Server }
 
 // newIdentityID returns a Keystone-style id: a random uuid in hex.
@@ -36,7 +37,7 @@ var dummyHash = sync.OnceValue(func() []byte {
 	return h
 })
 
-// Authenticate checks a user's credentials and resolves the optional
+// Authenticate checks a user's password and resolves the optional
 // project scope, answering the user, the project and the user's roles on
 // it. Any failure (unknown user, wrong password, disabled user or
 // project, no role on the project) is the same KindPermission error.
@@ -44,6 +45,16 @@ func (e *Identity) Authenticate(args *structs.IdentityAuthRequest, reply *struct
 	if done, err := e.srv.forward("Identity.Authenticate", args, args, reply); done {
 		return err
 	}
+	if args.Method != "password" {
+		// The token method trusts its caller with the user id: it is
+		// for IssueToken, which verifies the token itself.
+		return structs.Errorf(structs.KindInvalid, "Identity.Authenticate checks passwords only; exchange a token with Identity.IssueToken")
+	}
+	return e.srv.authenticateUser(args, reply)
+}
+
+// authenticateUser is Authenticate's check, also used to issue tokens.
+func (s *Server) authenticateUser(args *structs.IdentityAuthRequest, reply *structs.IdentityAuthResponse) error {
 	if args.Method != "password" && args.Method != "token" {
 		return structs.Errorf(structs.KindInvalid, "authentication method %q is not supported", args.Method)
 	}
@@ -56,7 +67,7 @@ func (e *Identity) Authenticate(args *structs.IdentityAuthRequest, reply *struct
 	if args.Method == "token" && args.UserID == "" {
 		return structs.Errorf(structs.KindInvalid, "token authentication needs the user id")
 	}
-	state := e.srv.fsm.State()
+	state := s.fsm.State()
 	user, err := lookupUser(state, args.UserID, args.UserName, args.UserDomainID, args.UserDomainName)
 	if err != nil {
 		return err

@@ -55,9 +55,10 @@ func TestIdentityAuthenticate(t *testing.T) {
 	if err != nil || resp.Project != nil || len(resp.Roles) != 0 {
 		t.Fatalf("unscoped %+v %v", resp, err)
 	}
-	// The token method trusts the user id.
-	if _, err := authenticate(s, &structs.IdentityAuthRequest{Method: "token", UserID: resp.User.ID, ProjectName: "admin", ProjectDomainName: "Default"}); err != nil {
-		t.Fatal(err)
+	// The token method, which trusted its caller with the user id, is
+	// IssueToken's alone now.
+	if _, err := authenticate(s, &structs.IdentityAuthRequest{Method: "token", UserID: resp.User.ID, ProjectName: "admin", ProjectDomainName: "Default"}); structs.KindOf(err) != structs.KindInvalid {
+		t.Fatalf("token method on Authenticate: %v", err)
 	}
 
 	var demo *structs.User
@@ -87,7 +88,6 @@ func TestIdentityAuthenticate(t *testing.T) {
 		"disabled project": {Method: "password", UserName: "demo", UserDomainID: "default", Password: "demo", ProjectName: "closed", ProjectDomainID: "default"},
 		"no role":          {Method: "password", UserName: "demo", UserDomainID: "default", Password: "demo", ProjectName: "admin", ProjectDomainID: "default"},
 		"unknown project":  {Method: "password", UserName: "demo", UserDomainID: "default", Password: "demo", ProjectID: "nowhere"},
-		"token, disabled":  {Method: "token", UserID: disabled.Users[0].ID},
 	}
 	for name, req := range bad {
 		_, err := authenticate(s, req)
@@ -177,7 +177,7 @@ func TestIdentitySigningKeyCreatedByLeader(t *testing.T) {
 		if len(keys) != 1 {
 			return fmt.Errorf("%d keys", len(keys))
 		}
-		if len(keys[0].Secret) != 32 || keys[0].ID == "" || keys[0].CreatedAt == 0 {
+		if len(keys[0].Secret) != 0 || len(keys[0].PublicKey) != 32 || keys[0].ID == "" || keys[0].CreatedAt == 0 {
 			return fmt.Errorf("key %+v", keys[0])
 		}
 		return nil

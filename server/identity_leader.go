@@ -1,11 +1,11 @@
 package server
 
 import (
-	"crypto/rand"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/stratus-cloud/stratus/internal/authtoken"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -39,16 +39,21 @@ func (s *Server) ensureSigningKey(stopCh chan struct{}) {
 	}
 }
 
+// createSigningKeyIfNone commits an Ed25519 signing key unless the state
+// holds one already; keys of the older HMAC format do not count.
 func (s *Server) createSigningKeyIfNone() error {
 	keys, err := s.fsm.State().SigningKeys(nil)
-	if err != nil || len(keys) > 0 {
+	if err != nil {
 		return err
 	}
-	secret := make([]byte, 32)
-	if _, err := rand.Read(secret); err != nil {
+	if newestSigningKey(keys) != nil {
+		return nil
+	}
+	pub, priv, err := authtoken.GenerateKey()
+	if err != nil {
 		return err
 	}
-	key := &structs.SigningKey{ID: uuid.NewString(), Secret: secret, CreatedAt: time.Now().UnixNano()}
+	key := &structs.SigningKey{ID: uuid.NewString(), Secret: priv, PublicKey: pub, CreatedAt: time.Now().UnixNano()}
 	if _, err := s.apply(structs.SigningKeyUpsertType, &structs.SigningKeyEntry{Key: key}); err != nil {
 		return err
 	}

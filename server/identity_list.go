@@ -51,8 +51,8 @@ func (e *Identity) List(args *structs.IdentityListRequest, reply *structs.Identi
 		}
 	case structs.IdentityKindSigningKeys:
 		query = func(ws memdb.WatchSet, state identityState) (uint64, error) {
-			var err error
-			reply.SigningKeys, err = state.SigningKeys(ws)
+			keys, err := state.SigningKeys(ws)
+			reply.SigningKeys = publicSigningKeys(keys)
 			return state.Index(fsm.TableSigningKeys), err
 		}
 	case structs.IdentityKindRevoked:

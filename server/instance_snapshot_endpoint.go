@@ -9,6 +9,9 @@ import (
 // image_pending_upload → image_uploading); the FSM ignores reports that
 // are not of the instance's current snapshot.
 func (e *Instance) SnapshotProgress(args *structs.SnapshotProgressRequest, reply *structs.GenericResponse) error {
+	if err := e.srv.authenticateNodeAllocs(args.AuthToken, args.AllocID); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Instance.SnapshotProgress", args, args, reply); done {
 		return err
 	}

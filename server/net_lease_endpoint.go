@@ -18,6 +18,9 @@ type NetLease struct{ srv *Server }
 // Report records a host's leases in one NetLeaseReport entry. Leases of
 // ports that are gone are skipped by the FSM.
 func (e *NetLease) Report(args *structs.NetLeaseReportRequest, reply *structs.WriteMeta) error {
+	if err := e.srv.authenticateNode(args.AuthToken, args.HostID); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("NetLease.Report", args, args, reply); done {
 		return err
 	}
@@ -35,7 +38,10 @@ func (e *NetLease) Report(args *structs.NetLeaseReportRequest, reply *structs.Wr
 			return structs.Errorf(structs.KindInvalid, "lease of port %s: bad MAC %q", l.PortID, l.MACAddress)
 		}
 	}
-	index, err := e.srv.apply(structs.NetLeaseReportType, args)
+	// The node secret stays out of the Raft log.
+	entry := *args
+	entry.AuthToken = ""
+	index, err := e.srv.apply(structs.NetLeaseReportType, &entry)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,7 @@
 package structs
 
+import "slices"
+
 // Host states as the leader records them.
 const (
 	HostStatusInit = "initializing"
@@ -24,6 +26,8 @@ const (
 	HostCapabilityLiveMigrate = "live_migrate"
 	HostCapabilitySnapshot    = "snapshot"
 	HostCapabilityConsole     = "console_output"
+	HostCapabilityCrashDump   = "crash_dump"
+	HostCapabilityPassword    = "set_password"
 )
 
 // HasCapability reports whether the host's driver supports c.
@@ -112,6 +116,15 @@ type Host struct {
 	// StatusUpdatedAt is unix nanoseconds, chosen before proposal.
 	StatusUpdatedAt int64
 
+	// SecretHash is the SHA-256 of the node secret the host's agent
+	// registered with (HashNodeSecret); every later call of that agent
+	// about the host must present the same secret. Empty for a host
+	// registered without one (an older agent): the first registration
+	// presenting a secret claims it. The servers set it, never the
+	// agent's record, and never answer it (Host.List and Host.Get leave
+	// it empty); deregistering the host clears it.
+	SecretHash []byte `json:",omitempty"`
+
 	CreateIndex uint64
 	ModifyIndex uint64
 }
@@ -137,6 +150,7 @@ func (h *Host) Copy() *Host {
 		c.Drain = &d
 	}
 	c.Attributes = copyStringMap(h.Attributes)
+	c.SecretHash = slices.Clone(h.SecretHash)
 	return &c
 }
 

@@ -131,6 +131,13 @@ func (r *runner) driverAction(p *pass, action string) error {
 		return err
 	case structs.ActionSnapshot:
 		return r.snapshot()
+	case structs.ActionTriggerCrashDump:
+		cd, err := optional[virt.CrashDumper](d, caps.CrashDump, structs.HostCapabilityCrashDump)
+		if err != nil {
+			return err
+		}
+		p.acted = true
+		return cd.TriggerCrashDump(ctx, id)
 	}
 	return fmt.Errorf("unknown action %q", action)
 }

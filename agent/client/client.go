@@ -68,6 +68,12 @@ func New(cfg Config) (*Client, error) {
 		_ = st.close()
 		return nil, err
 	}
+	if cfg.NodeSecret == "" {
+		if cfg.NodeSecret, err = LoadOrCreateNodeSecret(cfg.DataDir); err != nil {
+			_ = st.close()
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Client{
 		cfg:                 cfg,
@@ -89,6 +95,10 @@ func New(cfg Config) (*Client, error) {
 
 // HostID returns the host's id, persisted in state.db.
 func (c *Client) HostID() string { return c.hostID }
+
+// NodeSecret returns the secret the client authenticates with, for the
+// other parts of the agent that report about its host (the dataplane).
+func (c *Client) NodeSecret() string { return c.cfg.NodeSecret }
 
 // Start registers the host, retrying with backoff until it works, then
 // starts the heartbeat, allocation watcher, reporter and power-sync

@@ -36,6 +36,10 @@ type Config struct {
 	HostName string
 	// Region and AZ place the host.
 	Region, AZ string
+	// NodeSecret authenticates the agent to the servers on every call
+	// about its host (default: LoadOrCreateNodeSecret(DataDir)). An
+	// agent of several hosts passes the same one to each.
+	NodeSecret string
 
 	// Driver drives the local hypervisor. Required.
 	Driver virt.Driver

@@ -40,6 +40,8 @@ func hostCapabilities(caps virt.Capabilities) []string {
 		{caps.LiveMigrate, structs.HostCapabilityLiveMigrate},
 		{caps.Snapshot, structs.HostCapabilitySnapshot},
 		{caps.ConsoleOutput, structs.HostCapabilityConsole},
+		{caps.CrashDump, structs.HostCapabilityCrashDump},
+		{caps.SetPassword, structs.HostCapabilityPassword},
 	} {
 		if c.on {
 			out = append(out, c.name)

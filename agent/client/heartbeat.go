@@ -20,7 +20,7 @@ func (c *Client) registerHost(host *structs.Host) error {
 	if err := host.Validate(); err != nil {
 		return err
 	}
-	req := &structs.HostRegisterRequest{Host: host, WriteRequest: structs.WriteRequest{Region: c.cfg.Region}}
+	req := &structs.HostRegisterRequest{Host: host, WriteRequest: c.writeRequest()}
 	var resp structs.HostRegisterResponse
 	if err := c.call("Host.Register", req, &resp); err != nil {
 		return err
@@ -31,6 +31,12 @@ func (c *Client) registerHost(host *structs.Host) error {
 	c.regMu.Unlock()
 	c.logger.Info("host registered", "name", host.Name, "heartbeat_ttl", resp.HeartbeatTTL)
 	return nil
+}
+
+// writeRequest is the WriteRequest of the client's calls about its
+// host: its region and its node secret.
+func (c *Client) writeRequest() structs.WriteRequest {
+	return structs.WriteRequest{Region: c.cfg.Region, AuthToken: c.cfg.NodeSecret}
 }
 
 // heartbeatInterval is half the TTL the servers gave, ±10 %.
@@ -46,7 +52,7 @@ func (c *Client) heartbeatInterval() time.Duration {
 
 // heartbeat sends Host.Heartbeat and records the TTL it returns.
 func (c *Client) heartbeat() error {
-	req := &structs.HostHeartbeatRequest{HostIDs: []string{c.hostID}, WriteRequest: structs.WriteRequest{Region: c.cfg.Region}}
+	req := &structs.HostHeartbeatRequest{HostIDs: []string{c.hostID}, WriteRequest: c.writeRequest()}
 	var resp structs.HostRegisterResponse
 	if err := c.call("Host.Heartbeat", req, &resp); err != nil {
 		return err

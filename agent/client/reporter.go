@@ -169,7 +169,7 @@ func (r *reporter) sendBatch(updates []*structs.AllocClientUpdate) error {
 	req := &structs.AllocUpdateRequest{
 		HostID:       r.c.hostID,
 		Updates:      updates,
-		WriteRequest: structs.WriteRequest{Region: r.c.cfg.Region},
+		WriteRequest: r.c.writeRequest(),
 	}
 	var resp structs.GenericResponse
 	start := time.Now()

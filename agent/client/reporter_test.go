@@ -18,8 +18,11 @@ func TestReportsBatched(t *testing.T) {
 		waitState(t, h.srv, a.ID, structs.AllocClientRunning)
 	}
 	_, _, calls := h.srv.counts()
-	// 40 spawning and 40 running reports would be 80 calls unbatched.
-	if calls > 8 {
+	// 40 spawning and 40 running reports would be 80 calls unbatched;
+	// an idle machine needs about 4. The bound leaves room for a loaded
+	// one (spawns spread over many report intervals) and still fails
+	// if reports go one by one.
+	if calls > n/2 {
 		t.Fatalf("%d UpdateFromClient calls for %d allocations", calls, n)
 	}
 	t.Logf("%d allocations reported in %d calls", n, calls)

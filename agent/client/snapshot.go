@@ -83,7 +83,7 @@ func (r *runner) snapshotProgress(taskState string) {
 	a := r.alloc
 	var reply structs.GenericResponse
 	err := r.c.call("Instance.SnapshotProgress", &structs.SnapshotProgressRequest{InstanceID: a.InstanceID, AllocID: a.ID,
-		ActionSeq: a.ActionSeq, TaskState: taskState}, &reply)
+		ActionSeq: a.ActionSeq, TaskState: taskState, WriteRequest: r.c.writeRequest()}, &reply)
 	if err != nil && r.c.ctx.Err() == nil {
 		r.logger.Warn("cannot report the snapshot's progress", "task_state", taskState, "error", err)
 	}

@@ -23,6 +23,7 @@ func (c *Client) watchAllocs() {
 			HostID: c.hostID,
 			QueryOptions: structs.QueryOptions{
 				Region:        c.cfg.Region,
+				AuthToken:     c.cfg.NodeSecret,
 				MinQueryIndex: index,
 				MaxQueryTime:  c.maxQueryTime,
 				AllowStale:    true,
@@ -90,7 +91,7 @@ func (c *Client) syncAllocs(listed map[string]uint64, known map[string]uint64) (
 	slices.Sort(pull)
 	req := &structs.AllocsGetRequest{
 		AllocIDs:     pull,
-		QueryOptions: structs.QueryOptions{Region: c.cfg.Region},
+		QueryOptions: structs.QueryOptions{Region: c.cfg.Region, AuthToken: c.cfg.NodeSecret},
 	}
 	var resp structs.AllocListResponse
 	if err := c.call("Alloc.GetAllocs", req, &resp); err != nil {

@@ -26,6 +26,9 @@ const (
 type AgentConfig struct {
 	// HostID is the host whose bound ports are wired. Required.
 	HostID string
+	// NodeSecret is the host's agent's node secret, presented with the
+	// lease reports (server/node_auth.go).
+	NodeSecret string
 	// RPC reaches the servers. Required.
 	RPC RPC
 	// Plane does the wiring. Required.
@@ -189,7 +192,8 @@ func (a *Agent) reportLeases(full bool) error {
 		now[l.PortID] = structs.PortLease{PortID: l.PortID, NetworkID: l.NetworkID, HostID: a.cfg.HostID,
 			MACAddress: l.MAC, IPAddress: l.IP, Hostname: l.Hostname, ExpiresAt: l.Expires}
 	}
-	req := &structs.NetLeaseReportRequest{HostID: a.cfg.HostID, Full: full}
+	req := &structs.NetLeaseReportRequest{HostID: a.cfg.HostID, Full: full,
+		WriteRequest: structs.WriteRequest{AuthToken: a.cfg.NodeSecret}}
 	for id, l := range now {
 		if old, ok := a.reported[id]; full || !ok || old != l {
 			c := l

@@ -86,7 +86,7 @@ func TestAgentWiresBoundPortsAndReportsLeases(t *testing.T) {
 
 	p, hostNS := newTestPlane(t)
 	g := newGuest(t, hostNS, port.ID, port.MACAddress)
-	a, err := NewAgent(AgentConfig{HostID: c.HostID(), RPC: srv, Plane: p, ResyncInterval: 500 * time.Millisecond,
+	a, err := NewAgent(AgentConfig{HostID: c.HostID(), NodeSecret: c.NodeSecret(), RPC: srv, Plane: p, ResyncInterval: 500 * time.Millisecond,
 		LeaseInterval: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -93,8 +92,8 @@ func (s *Service) issueToken(w http.ResponseWriter, r *http.Request) (int, any, 
 	if err := applyScope(req.Auth.Scope, auth); err != nil {
 		return 0, nil, err
 	}
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	t := &Token{Methods: []string{auth.Method}, IssuedAt: now, ExpiresAt: now.Add(s.cfg.TokenTTL)}
+	issue := &structs.TokenIssueRequest{Method: auth.Method, ProjectID: auth.ProjectID, ProjectName: auth.ProjectName,
+		ProjectDomainID: auth.ProjectDomainID, ProjectDomainName: auth.ProjectDomainName}
 	switch auth.Method {
 	case "password":
 		if ident.Password == nil || ident.Password.User == nil {
@@ -104,37 +103,24 @@ func (s *Service) issueToken(w http.ResponseWriter, r *http.Request) (int, any, 
 		if u.ID == "" && u.Name == "" {
 			return 0, nil, errBadRequest("Expecting to find id or name in user.")
 		}
-		auth.UserID, auth.UserName, auth.Password = u.ID, u.Name, u.Password
+		issue.UserID, issue.UserName, issue.Password = u.ID, u.Name, u.Password
 		if u.Domain != nil {
-			auth.UserDomainID, auth.UserDomainName = u.Domain.ID, u.Domain.Name
+			issue.UserDomainID, issue.UserDomainName = u.Domain.ID, u.Domain.Name
 		}
 	case "token":
 		if ident.Token == nil || ident.Token.ID == "" {
 			return 0, nil, errBadRequest("Expecting to find id in token.")
 		}
-		orig, err := s.Verify(ident.Token.ID)
-		if err != nil {
+		// The servers verify it again; checking here first spares
+		// them a forged or revoked token.
+		if _, err := s.Verify(ident.Token.ID); err != nil {
 			return 0, nil, errUnauthorized()
 		}
-		auth.UserID = orig.UserID
-		// An exchanged token never outlives the one it came from.
-		t.ExpiresAt, t.ParentAuditID = orig.ExpiresAt, orig.AuditID
+		issue.Token = ident.Token.ID
 	default:
 		return 0, nil, &apiError{code: http.StatusUnauthorized, msg: "Attempted to authenticate with an unsupported method."}
 	}
-	var resp structs.IdentityAuthResponse
-	if err := s.call("Identity.Authenticate", auth, &resp); err != nil {
-		return 0, nil, err
-	}
-	t.UserID, t.UserName, t.DomainID = resp.User.ID, resp.User.Name, resp.User.DomainID
-	if p := resp.Project; p != nil {
-		t.ProjectID, t.ProjectName, t.ProjectDomainID = p.ID, p.Name, p.DomainID
-		for _, role := range resp.Roles {
-			t.Roles = append(t.Roles, role.Name)
-			t.RoleIDs = append(t.RoleIDs, role.ID)
-		}
-	}
-	tok, err := s.sign(t)
+	t, tok, err := s.issue(issue)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratus-cloud/stratus/internal/authtoken"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -37,7 +39,7 @@ func TestIssuePasswordTokenScopedByName(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	tok, r := e.issue(t, "admin", "admin", "admin")
-	if !strings.HasPrefix(tok, "v1.") || r.header.Get("Content-Type") != "application/json" {
+	if !strings.HasPrefix(tok, authtoken.Prefix) || r.header.Get("Content-Type") != "application/json" {
 		t.Fatalf("token %q, headers %v", tok, r.header)
 	}
 	body := r.body["token"].(map[string]any)
@@ -232,39 +234,81 @@ func TestForgedTokensFail(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	tok := e.token(t, "demo", "demo")
-	body, sig, _ := strings.Cut(strings.TrimPrefix(tok, "v1."), ".")
-	raw, _ := b64.DecodeString(body)
-	var p payload
+	parts := strings.Split(strings.TrimPrefix(tok, authtoken.Prefix), ".")
+	if len(parts) != 3 {
+		t.Fatalf("token %q is not v2.<kid>.<body>.<sig>", tok)
+	}
+	kid, body, sig := parts[0], parts[1], parts[2]
+	raw, _ := base64.RawURLEncoding.DecodeString(body)
+	var p map[string]any
 	if err := json.Unmarshal(raw, &p); err != nil {
 		t.Fatal(err)
 	}
-	encode := func(p payload) string {
-		raw, _ := json.Marshal(p)
-		return b64.EncodeToString(raw)
+	p["rn"], p["ri"] = []string{"admin"}, []string{"x"}
+	elevated, _ := json.Marshal(p)
+	// A key pair of the forger's own, as an agent that could sign would
+	// have: its tokens name the real key id but cannot carry its
+	// signature.
+	_, forgerKey, err := authtoken.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
 	}
-	elevated := p
-	elevated.Roles, elevated.RoleIDs = []string{"admin"}, []string{"x"}
-	unknownKey := p
-	unknownKey.KeyID = "no-such-key"
+	v, err := e.svc.Verify(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminClaims := &structs.TokenClaims{UserID: v.UserID, UserName: v.UserName, DomainID: v.DomainID,
+		ProjectID: v.ProjectID, Roles: []string{"admin"}, RoleIDs: []string{"x"}, Methods: []string{"password"},
+		IssuedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour), AuditID: authtoken.NewAuditID()}
+	selfSigned, err := authtoken.Sign(kid, forgerKey, adminClaims)
+	if err != nil {
+		t.Fatal(err)
+	}
 	flipped := []byte(sig)
 	flipped[0] ^= 'A' ^ 'B'
 	for name, forged := range map[string]string{
-		"elevated roles": "v1." + encode(elevated) + "." + sig,
-		"unknown key":    "v1." + encode(unknownKey) + "." + sig,
-		"bad signature":  "v1." + body + "." + string(flipped),
-		"no signature":   "v1." + body,
-		"other version":  "v2." + body + "." + sig,
-		"garbage":        "garbage",
-		"empty":          "",
+		"elevated roles":   authtoken.Prefix + kid + "." + base64.RawURLEncoding.EncodeToString(elevated) + "." + sig,
+		"unknown key":      authtoken.Prefix + "no-such-key." + body + "." + sig,
+		"bad signature":    authtoken.Prefix + kid + "." + body + "." + string(flipped),
+		"no signature":     authtoken.Prefix + kid + "." + body,
+		"old hmac version": "v1." + body + "." + sig,
+		"self-signed":      selfSigned,
+		"garbage":          "garbage",
+		"empty":            "",
 	} {
 		_, err := e.svc.Verify(forged)
 		var se *structs.Error
 		if !errors.As(err, &se) || se.Kind != structs.KindPermission {
 			t.Errorf("%s: %v", name, err)
 		}
+		if name == "self-signed" {
+			// Nor do the servers exchange it for a genuine token.
+			r := e.do(t, "POST", "/identity/v3/auth/tokens", `{"auth": {"identity": {"methods": ["token"], "token": {"id": "`+forged+`"}}}}`)
+			r.wantError(t, http.StatusUnauthorized, "Unauthorized")
+			var resp structs.TokenIssueResponse
+			if err := srv.RPC("Identity.IssueToken", &structs.TokenIssueRequest{Method: "token", Token: forged}, &resp); structs.KindOf(err) != structs.KindPermission {
+				t.Errorf("the servers exchanged a self-signed token: %v", err)
+			}
+		}
 	}
 	if _, err := e.svc.Verify(tok); err != nil {
 		t.Fatalf("the genuine token fails: %v", err)
+	}
+}
+
+func TestSigningKeysCarryNoPrivateKey(t *testing.T) {
+	t.Parallel()
+	var resp structs.IdentityListResponse
+	if err := srv.RPC("Identity.List", &structs.IdentityListRequest{Kind: structs.IdentityKindSigningKeys}, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.SigningKeys) == 0 {
+		t.Fatal("no signing keys listed")
+	}
+	for _, k := range resp.SigningKeys {
+		if len(k.Secret) != 0 || len(k.PublicKey) != 32 {
+			t.Fatalf("key %s lists a private key (%d bytes) or no public key (%d bytes)", k.ID, len(k.Secret), len(k.PublicKey))
+		}
 	}
 }
 

@@ -1,15 +1,16 @@
 // Package identity serves Stratus's Keystone-compatible HTTP API (a
 // subset of Identity v3: version discovery, token issue, validation and
 // revocation, the service catalog, and the admin APIs for projects,
-// users, roles, role assignments and the one domain), and signs and
-// verifies tokens.
+// users, roles, role assignments and the one domain), and verifies
+// tokens. It never signs them: the servers do (Identity.IssueToken).
 //
 // The package holds no state of its own: projects, users, roles and
 // passwords live in the servers' Raft state and are reached through the
-// Identity RPC endpoint. Tokens are stateless: "v1." + base64url(JSON
-// payload) + "." + base64url(HMAC-SHA256), signed with a key the leader
-// created, so any agent validates any agent's token without a round
-// trip. The signing keys and the revocations are cached here and kept
+// Identity RPC endpoint. Tokens are stateless: "v2." + key id + "." +
+// base64url(JSON payload) + "." + base64url(Ed25519 signature)
+// (internal/authtoken), signed by a server with the private half of a
+// key the leader created, so any agent validates any token without a
+// round trip, with the public half. The public keys and the revocations are cached here and kept
 // fresh by background blocking queries (Identity.List kinds signing_keys
 // and revoked); a token revoked through this agent fails its Verify at
 // once, on other agents as soon as their blocking query returns.

@@ -42,7 +42,8 @@ type Service struct {
 	mux    *http.ServeMux
 
 	mu sync.RWMutex
-	// keys are the signing keys by id; newest signs new tokens.
+	// keys are the signing keys' public halves by id; newest is the
+	// latest of them. Only the servers sign.
 	keys   map[string]*structs.SigningKey
 	newest *structs.SigningKey
 	// revoked maps audit ids to their expiry (unix ns); events are the
@@ -273,13 +274,9 @@ func (s *Service) isRevoked(t *Token) bool {
 	if _, ok := s.local[t.AuditID]; ok {
 		return true
 	}
-	issued := t.IssuedAt.UnixNano()
+	c := t.claims()
 	for _, ev := range s.events {
-		if issued > ev.IssuedBefore {
-			continue
-		}
-		if (ev.UserID == "" || ev.UserID == t.UserID) && (ev.ProjectID == "" || ev.ProjectID == t.ProjectID) &&
-			(ev.RoleID == "" || t.hasRoleID(ev.RoleID)) {
+		if ev.Revokes(c) {
 			return true
 		}
 	}

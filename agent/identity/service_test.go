@@ -42,8 +42,9 @@ func TestStopDoesNotWaitForBlockingQueries(t *testing.T) {
 func TestIssueWithoutSigningKeyIsUnavailable(t *testing.T) {
 	t.Parallel()
 	svc, err := New(Config{RPC: fakeRPC(func(method string, args, reply any) error {
-		if method == "Identity.Authenticate" {
-			reply.(*structs.IdentityAuthResponse).User = &structs.User{ID: "u", Name: "n", DomainID: "default", Enabled: true}
+		if method == "Identity.IssueToken" {
+			// What a server answers before the leader created a key.
+			return structs.Errorf(structs.KindUnavailable, "no token signing key is known yet; the cluster leader creates one")
 		}
 		return nil
 	}), ExternalURL: func(*http.Request) string { return "https://cloud.example/" }})

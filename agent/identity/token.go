@@ -1,20 +1,14 @@
 package identity
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
+	"crypto/ed25519"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/stratus-cloud/stratus/internal/authtoken"
 	"github.com/stratus-cloud/stratus/structs"
 )
-
-// tokenPrefix starts every token this version issues.
-const tokenPrefix = "v1."
 
 // Token is a verified token: who, on which project, with which roles.
 type Token struct {
@@ -53,113 +47,60 @@ func (t *Token) IsAdmin() bool { return t.HasRole("admin") }
 // IsScoped reports whether the token is scoped to a project.
 func (t *Token) IsScoped() bool { return t.ProjectID != "" }
 
-func (t *Token) hasRoleID(id string) bool { return slices.Contains(t.RoleIDs, id) }
-
-// payload is the signed body of a token. Times are unix microseconds,
-// the precision of Keystone's timestamps.
-type payload struct {
-	KeyID           string   `json:"kid"`
-	UserID          string   `json:"uid"`
-	UserName        string   `json:"un"`
-	DomainID        string   `json:"ud"`
-	ProjectID       string   `json:"pid,omitempty"`
-	ProjectName     string   `json:"pn,omitempty"`
-	ProjectDomainID string   `json:"pd,omitempty"`
-	Roles           []string `json:"rn,omitempty"`
-	RoleIDs         []string `json:"ri,omitempty"`
-	Methods         []string `json:"m"`
-	IssuedAt        int64    `json:"iat"`
-	ExpiresAt       int64    `json:"exp"`
-	AuditID         string   `json:"aid"`
-	ParentAuditID   string   `json:"paid,omitempty"`
-}
-
-var b64 = base64.RawURLEncoding
-
-// newAuditID returns a random audit id, 22 characters as Keystone's.
-func newAuditID() string {
-	buf := make([]byte, 16)
-	_, _ = rand.Read(buf)
-	return b64.EncodeToString(buf)
-}
-
-// mac signs a key id and an encoded payload.
-func mac(secret []byte, keyID, body string) []byte {
-	h := hmac.New(sha256.New, secret)
-	h.Write([]byte(tokenPrefix + keyID + "."))
-	h.Write([]byte(body))
-	return h.Sum(nil)
-}
-
-// sign issues a token string for t with the newest signing key. It sets
-// t's AuditID when empty.
-func (s *Service) sign(t *Token) (string, error) {
-	key := s.key("")
-	if key == nil {
-		return "", structs.Errorf(structs.KindUnavailable, "no token signing key is known yet; the cluster leader creates one")
+// tokenFromClaims converts verified or issued claims.
+func tokenFromClaims(c *structs.TokenClaims) *Token {
+	return &Token{
+		UserID: c.UserID, UserName: c.UserName, DomainID: c.DomainID,
+		ProjectID: c.ProjectID, ProjectName: c.ProjectName, ProjectDomainID: c.ProjectDomainID,
+		Roles: c.Roles, RoleIDs: c.RoleIDs, Methods: c.Methods,
+		IssuedAt: c.IssuedAt.UTC(), ExpiresAt: c.ExpiresAt.UTC(),
+		AuditID: c.AuditID, ParentAuditID: c.ParentAuditID,
 	}
-	if t.AuditID == "" {
-		t.AuditID = newAuditID()
-	}
-	p := payload{
-		KeyID: key.ID, UserID: t.UserID, UserName: t.UserName, DomainID: t.DomainID,
+}
+
+// claims converts back, for the revocation checks.
+func (t *Token) claims() *structs.TokenClaims {
+	return &structs.TokenClaims{
+		UserID: t.UserID, UserName: t.UserName, DomainID: t.DomainID,
 		ProjectID: t.ProjectID, ProjectName: t.ProjectName, ProjectDomainID: t.ProjectDomainID,
 		Roles: t.Roles, RoleIDs: t.RoleIDs, Methods: t.Methods,
-		IssuedAt: t.IssuedAt.UnixMicro(), ExpiresAt: t.ExpiresAt.UnixMicro(),
-		AuditID: t.AuditID, ParentAuditID: t.ParentAuditID,
+		IssuedAt: t.IssuedAt, ExpiresAt: t.ExpiresAt, AuditID: t.AuditID, ParentAuditID: t.ParentAuditID,
 	}
-	raw, err := json.Marshal(p)
-	if err != nil {
-		return "", err
-	}
-	body := b64.EncodeToString(raw)
-	return tokenPrefix + body + "." + b64.EncodeToString(mac(key.Secret, key.ID, body)), nil
 }
 
-// invalidToken is Verify's error: always KindPermission.
-func invalidToken(why string) error {
-	return structs.Errorf(structs.KindPermission, "token %s", why)
+// issue asks the servers for a signed token: agents never sign.
+func (s *Service) issue(req *structs.TokenIssueRequest) (*Token, string, error) {
+	req.TTL = s.cfg.TokenTTL
+	var resp structs.TokenIssueResponse
+	if err := s.call("Identity.IssueToken", req, &resp); err != nil {
+		return nil, "", err
+	}
+	if resp.Claims == nil || resp.Token == "" {
+		return nil, "", structs.Errorf(structs.KindInternal, "the servers issued an empty token")
+	}
+	return tokenFromClaims(resp.Claims), resp.Token, nil
+}
+
+// lookupKey is authtoken's key lookup over the cached public keys.
+func (s *Service) lookupKey(id string) (ed25519.PublicKey, bool) {
+	k := s.key(id)
+	if k == nil || len(k.PublicKey) != ed25519.PublicKeySize {
+		return nil, false
+	}
+	return ed25519.PublicKey(k.PublicKey), true
 }
 
 // Verify checks a token's signature, expiry and revocation and returns
 // what it carries. Every failure (malformed, unknown key, bad signature,
 // expired, revoked) is a *structs.Error of KindPermission.
 func (s *Service) Verify(token string) (*Token, error) {
-	body, sig, ok := strings.Cut(strings.TrimPrefix(token, tokenPrefix), ".")
-	if !strings.HasPrefix(token, tokenPrefix) || !ok || len(token) > 16384 {
-		return nil, invalidToken("is malformed")
-	}
-	raw, err := b64.DecodeString(body)
+	c, err := authtoken.Verify(token, s.lookupKey)
 	if err != nil {
-		return nil, invalidToken("is malformed")
+		return nil, err
 	}
-	gotMAC, err := b64.DecodeString(sig)
-	if err != nil {
-		return nil, invalidToken("is malformed")
-	}
-	var p payload
-	if err := json.Unmarshal(raw, &p); err != nil || p.KeyID == "" || p.UserID == "" || p.AuditID == "" {
-		return nil, invalidToken("is malformed")
-	}
-	key := s.key(p.KeyID)
-	if key == nil {
-		return nil, invalidToken("is signed with an unknown key")
-	}
-	if !hmac.Equal(gotMAC, mac(key.Secret, key.ID, body)) {
-		return nil, invalidToken("signature is not valid")
-	}
-	t := &Token{
-		UserID: p.UserID, UserName: p.UserName, DomainID: p.DomainID,
-		ProjectID: p.ProjectID, ProjectName: p.ProjectName, ProjectDomainID: p.ProjectDomainID,
-		Roles: p.Roles, RoleIDs: p.RoleIDs, Methods: p.Methods,
-		IssuedAt: time.UnixMicro(p.IssuedAt).UTC(), ExpiresAt: time.UnixMicro(p.ExpiresAt).UTC(),
-		AuditID: p.AuditID, ParentAuditID: p.ParentAuditID,
-	}
-	if !time.Now().Before(t.ExpiresAt) {
-		return nil, invalidToken("has expired")
-	}
+	t := tokenFromClaims(c)
 	if s.isRevoked(t) {
-		return nil, invalidToken("has been revoked")
+		return nil, structs.Errorf(structs.KindPermission, "token has been revoked")
 	}
 	return t, nil
 }
