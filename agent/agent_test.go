@@ -39,8 +39,14 @@ func testAgent(t *testing.T, tweak func(*Config)) *Agent {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.Shutdown() })
+	var token string
+	if cfg.ACLEnabled() {
+		token = keystoneToken(t, a, "admin")
+	}
 	waitFor(t, "seeded flavors", func() error {
-		resp, err := http.Get(a.url("/v1/flavors"))
+		req, _ := http.NewRequest(http.MethodGet, a.url("/v1/flavors"), nil)
+		req.Header.Set("X-Auth-Token", token)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return err
 		}
@@ -251,19 +257,22 @@ func TestClientAgentReachesServersOverMutualTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Shutdown() })
-	// The client agent serves the API by forwarding to the server over TLS.
+	// The client agent serves the API by forwarding to the server over
+	// TLS, and verifies tokens with keys it fetched that way (its ACLs
+	// are on, as outside dev mode).
+	admin := keystoneToken(t, srv, "admin")
 	waitFor(t, "client agent to reach the server", func() error {
-		code, _, body := do(t, "GET", client.url("/v1/flavors/m1.large"), nil)
+		code, _, body := call(t, "GET", client.url("/v1/flavors/m1.large"), admin, "")
 		if code != 200 {
 			return fmt.Errorf("%d %s", code, body)
 		}
 		return nil
 	})
-	code, _, body := do(t, "POST", client.url("/v1/flavors"), strings.NewReader(`{"ID":"tls","Name":"tls","VCPUs":1,"MemoryMB":64}`))
+	code, _, body := call(t, "POST", client.url("/v1/flavors"), admin, `{"ID":"tls","Name":"tls","VCPUs":1,"MemoryMB":64}`)
 	if code != 200 {
 		t.Fatalf("write through client agent: %d %s", code, body)
 	}
-	code, _, body = do(t, "GET", client.url("/v1/agent/members"), nil)
+	code, _, body = call(t, "GET", client.url("/v1/agent/members"), admin, "")
 	if code != 200 || !strings.Contains(string(body), `"client1"`) {
 		t.Fatalf("members: %s", body)
 	}
@@ -271,6 +280,8 @@ func TestClientAgentReachesServersOverMutualTLS(t *testing.T) {
 	// A client without the cluster's certificates gets nowhere.
 	plain := *ccfg
 	plain.NodeName, plain.DataDir, plain.TLS = "intruder", t.TempDir(), nil
+	off := false // so that its RPC, not its missing signing keys, is what fails
+	plain.ACL = &ACLConfig{Enabled: &off}
 	intruder, err := New(&plain, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)

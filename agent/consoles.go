@@ -12,6 +12,7 @@ import (
 	"github.com/stratus-cloud/stratus/agent/console"
 	"github.com/stratus-cloud/stratus/agent/ui"
 	"github.com/stratus-cloud/stratus/gossip"
+	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/virt"
 )
 
@@ -115,7 +116,7 @@ func (a *Agent) startConsoles() error {
 		a.mountConsoleProxy(mux)
 		uiHandler := ui.Handler()
 		mux.Handle(ui.MountPath+"/", uiHandler)
-		a.consoleServer = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		a.consoleServer = a.httpLimits().newHTTPServer(mux, ifaceNative, a.logger)
 		a.bgWG.Add(1)
 		go func() {
 			defer a.bgWG.Done()
@@ -167,8 +168,8 @@ func (a *Agent) mountConsoleProxy(mux *http.ServeMux) {
 // consoleRoutes are the native API's console routes.
 func (a *Agent) consoleRoutes() []route {
 	return []route{
-		{"GET /v1/instances/{id}/console-output", a.consoleOutput},
-		{"POST /v1/instances/{id}/consoles", a.consoleOpen},
+		{"GET /v1/instances/{id}/console-output", policy.Member, a.consoleOutput},
+		{"POST /v1/instances/{id}/consoles", policy.Member, a.consoleOpen},
 	}
 }
 

@@ -415,7 +415,7 @@ func TestConsoleRoutesWithoutLibvirt(t *testing.T) {
 	t.Parallel()
 	a := testAgent(t, nil)
 	var out structs.InstanceCreateResponse
-	if err := a.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "fk", FlavorID: "1", ImageID: "none",
+	if err := a.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "fk", FlavorID: "1", ImageID: "cirros",
 		ProjectID: "p1", UserID: "u1", RequestID: "req-fk"}, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -528,7 +528,7 @@ client {
 		t.Fatalf("websocket proxy with a bogus token: %d", code)
 	}
 	var out structs.InstanceCreateResponse
-	if err := a.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "l", FlavorID: "1", ImageID: "none",
+	if err := a.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "l", FlavorID: "1", ImageID: "cirros",
 		ProjectID: "p1", UserID: "u1", RequestID: "req-l"}, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -559,6 +559,8 @@ client {
 // TestConsoleRequestsForwardToTheHostingAgent: an agent that does not
 // host an instance forwards its console requests to the one that does,
 // whose proxy the URL names; another agent's proxy refuses the token.
+// The hosting agent requires tokens (ACLs on, as in production): the
+// forwarded requests present the caller's.
 func TestConsoleRequestsForwardToTheHostingAgent(t *testing.T) {
 	t.Parallel()
 	srv := testAgent(t, nil)
@@ -599,7 +601,7 @@ func TestConsoleRequestsForwardToTheHostingAgent(t *testing.T) {
 		t.Fatalf("disable the server's host: %d %s", code, body)
 	}
 	var out structs.InstanceCreateResponse
-	if err := srv.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "fw", FlavorID: "1", ImageID: "none",
+	if err := srv.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "fw", FlavorID: "1", ImageID: "cirros",
 		ProjectID: "p1", UserID: "u1", RequestID: "req-fw"}, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -614,11 +616,15 @@ func TestConsoleRequestsForwardToTheHostingAgent(t *testing.T) {
 		}
 		return nil
 	})
-	code, _, body := do(t, "GET", srv.url("/v1/instances/"+id+"/console-output"), nil)
+	admin := keystoneToken(t, srv, "admin")
+	if code, _, body := call(t, "GET", srv.url("/v1/instances/"+id+"/console-output"), "", ""); code != http.StatusUnauthorized {
+		t.Fatalf("forwarded without a token: %d %s", code, body)
+	}
+	code, _, body := call(t, "GET", srv.url("/v1/instances/"+id+"/console-output"), admin, "")
 	if code != http.StatusOK || !strings.Contains(string(body), "hv2") {
 		t.Fatalf("forwarded console output: %d %s", code, body)
 	}
-	code, _, body = do(t, "POST", srv.url("/v1/instances/"+id+"/consoles"), strings.NewReader(`{"Type":"novnc"}`))
+	code, _, body = call(t, "POST", srv.url("/v1/instances/"+id+"/consoles"), admin, `{"Type":"novnc"}`)
 	if code != http.StatusOK || !strings.Contains(string(body), "http://"+hv2.HTTPAddr()+"/ui/console.html") {
 		t.Fatalf("forwarded console: %d %s", code, body)
 	}
@@ -632,7 +638,7 @@ func TestConsoleRequestsForwardToTheHostingAgent(t *testing.T) {
 		t.Fatalf("another agent's proxy: %v %v", err, resp)
 	}
 	// The fake driver has no serial console, also when forwarded.
-	if code, _, body := do(t, "POST", srv.url("/v1/instances/"+id+"/consoles"), strings.NewReader(`{"Type":"serial"}`)); code != http.StatusNotImplemented {
+	if code, _, body := call(t, "POST", srv.url("/v1/instances/"+id+"/consoles"), admin, `{"Type":"serial"}`); code != http.StatusNotImplemented {
 		t.Fatalf("forwarded serial console: %d %s", code, body)
 	}
 }

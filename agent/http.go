@@ -14,6 +14,7 @@ import (
 	"github.com/stratus-cloud/stratus/agent/nova"
 	s3api "github.com/stratus-cloud/stratus/agent/s3"
 	"github.com/stratus-cloud/stratus/internal/httpx"
+	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -25,58 +26,18 @@ const maxJSONBody = 1 << 20
 type route struct {
 	// pattern is a net/http ServeMux pattern: "GET /v1/flavors/{id}".
 	pattern string
+	// access is who may call the route when ACLs are on (auth.go);
+	// routes on one instance also hide other projects' instances.
+	access policy.Access
 	// handler returns a value to encode as JSON, or an error to map.
 	handler func(w http.ResponseWriter, r *http.Request) (any, error)
 }
 
 // routes builds the HTTP handler from the route table.
 func (a *Agent) routes() http.Handler {
-	table := []route{
-		{"GET /v1/status/leader", a.statusLeader},
-		{"GET /v1/status/peers", a.statusPeers},
-		{"GET /v1/agent/self", a.agentSelf},
-		{"GET /v1/agent/members", a.agentMembers},
-		{"GET /v1/flavors", a.flavorList},
-		{"POST /v1/flavors", a.flavorCreate},
-		{"GET /v1/flavors/{id}", a.flavorGet},
-		{"DELETE /v1/flavors/{id}", a.flavorDelete},
-		{"GET /v1/keypairs", a.keyPairList},
-		{"POST /v1/keypairs", a.keyPairCreate},
-		{"GET /v1/keypairs/{name}", a.keyPairGet},
-		{"DELETE /v1/keypairs/{name}", a.keyPairDelete},
-		{"GET /v1/instances", a.instanceList},
-		{"POST /v1/instances", a.instanceCreate},
-		{"GET /v1/instances/{id}", a.instanceGet},
-		{"DELETE /v1/instances/{id}", a.instanceDelete},
-		{"POST /v1/instances/{id}/actions", a.instanceAction},
-		{"GET /v1/instances/{id}/actions", a.instanceActionList},
-		{"GET /v1/instances/{id}/actions/{request_id}", a.instanceActionGet},
-		{"POST /v1/instances/{id}/snapshot", a.instanceSnapshot},
-		{"GET /v1/migrations", a.migrationList},
-		{"GET /v1/hosts", a.hostList},
-		{"GET /v1/hosts/{id}", a.hostGet},
-		{"POST /v1/hosts/{id}/enable", a.hostEnable},
-		{"POST /v1/hosts/{id}/disable", a.hostDisable},
-		{"POST /v1/hosts/{id}/drain", a.hostDrain},
-		{"GET /v1/allocations", a.allocList},
-		{"GET /v1/evaluations", a.evalList},
-		{"GET /v1/evaluations/{id}", a.evalGet},
-		{"GET /v1/operator/raft/configuration", a.raftConfiguration},
-		{"DELETE /v1/operator/raft/peer", a.raftRemovePeer},
-		{"GET /v1/operator/snapshot", a.snapshotSave},
-		{"PUT /v1/operator/snapshot", a.snapshotRestore},
-		{"GET /v1/operator/scheduler/configuration", a.schedulerConfigGet},
-		{"PUT /v1/operator/scheduler/configuration", a.schedulerConfigSet},
-	}
-	table = append(table, a.imageRoutes()...)
-	table = append(table, a.s3Routes()...)
-	table = append(table, a.networkRoutes()...)
-	table = append(table, a.groupRoutes()...)
-	table = append(table, a.keyringRoutes()...)
-	table = append(table, a.consoleRoutes()...)
 	mux := http.NewServeMux()
-	for _, rt := range table {
-		mux.Handle(rt.pattern, a.wrap(rt.pattern, rt.handler))
+	for _, rt := range a.routeTable() {
+		mux.Handle(rt.pattern, a.wrap(rt.pattern, rt.access, rt.handler))
 	}
 	a.mountUI(mux)
 	a.mountConsoleProxy(mux)
@@ -100,10 +61,63 @@ func (a *Agent) routes() http.Handler {
 		mux.Handle(glance.MountPath, a.glance.Handler())
 		mux.Handle(glance.MountPath+"/", a.glance.Handler())
 	}
-	mux.Handle("/v1/", a.wrap("unmatched", func(w http.ResponseWriter, r *http.Request) (any, error) {
+	mux.Handle("/v1/", a.wrap("unmatched", policy.Public, func(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, unmatched(mux, w, r)
 	}))
 	return mux
+}
+
+// routeTable is every native API route with its access level: the
+// policy of /v1 in one place (website/security.md lists it).
+func (a *Agent) routeTable() []route {
+	table := []route{
+		{"GET /v1/status/leader", policy.Public, a.statusLeader},
+		{"GET /v1/status/peers", policy.Public, a.statusPeers},
+		{"GET /v1/agent/self", policy.Admin, a.agentSelf},
+		{"GET /v1/agent/members", policy.Admin, a.agentMembers},
+		{"GET /v1/flavors", policy.Anyone, a.flavorList},
+		{"POST /v1/flavors", policy.Admin, a.flavorCreate},
+		{"GET /v1/flavors/{id}", policy.Anyone, a.flavorGet},
+		{"DELETE /v1/flavors/{id}", policy.Admin, a.flavorDelete},
+		{"GET /v1/keypairs", policy.Anyone, a.keyPairList},
+		{"POST /v1/keypairs", policy.Anyone, a.keyPairCreate},
+		{"GET /v1/keypairs/{name}", policy.Anyone, a.keyPairGet},
+		{"DELETE /v1/keypairs/{name}", policy.Anyone, a.keyPairDelete},
+		{"GET /v1/instances", policy.Reader, a.instanceList},
+		{"POST /v1/instances", policy.Member, a.instanceCreate},
+		{"GET /v1/instances/{id}", policy.Reader, a.instanceGet},
+		{"DELETE /v1/instances/{id}", policy.Member, a.instanceDelete},
+		{"POST /v1/instances/{id}/actions", policy.Member, a.instanceAction},
+		{"GET /v1/instances/{id}/actions", policy.Reader, a.instanceActionList},
+		{"GET /v1/instances/{id}/actions/{request_id}", policy.Reader, a.instanceActionGet},
+		{"POST /v1/instances/{id}/snapshot", policy.Member, a.instanceSnapshot},
+		{"GET /v1/migrations", policy.Admin, a.migrationList},
+		{"GET /v1/hosts", policy.Admin, a.hostList},
+		{"GET /v1/hosts/{id}", policy.Admin, a.hostGet},
+		{"POST /v1/hosts/{id}/enable", policy.Admin, a.hostEnable},
+		{"POST /v1/hosts/{id}/disable", policy.Admin, a.hostDisable},
+		{"POST /v1/hosts/{id}/drain", policy.Admin, a.hostDrain},
+		{"GET /v1/allocations", policy.Admin, a.allocList},
+		{"GET /v1/evaluations", policy.Admin, a.evalList},
+		{"GET /v1/evaluations/{id}", policy.Admin, a.evalGet},
+		{"GET /v1/operator/raft/configuration", policy.Admin, a.raftConfiguration},
+		{"DELETE /v1/operator/raft/peer", policy.Admin, a.raftRemovePeer},
+		{"GET /v1/operator/snapshot", policy.Admin, a.snapshotSave},
+		{"PUT /v1/operator/snapshot", policy.Admin, a.snapshotRestore},
+		{"GET /v1/operator/scheduler/configuration", policy.Admin, a.schedulerConfigGet},
+		{"PUT /v1/operator/scheduler/configuration", policy.Admin, a.schedulerConfigSet},
+	}
+	table = append(table, a.imageRoutes()...)
+	table = append(table, a.s3Routes()...)
+	table = append(table, a.networkRoutes()...)
+	table = append(table, a.groupRoutes()...)
+	table = append(table, a.keyringRoutes()...)
+	table = append(table, a.consoleRoutes()...)
+	table = append(table, route{"GET /v1/instances/{id}/diagnostics", policy.Admin, a.instanceDiagnostics})
+	table = append(table, a.guestRoutes()...)
+	table = append(table, a.bootstrapRoutes()...)
+	table = append(table, a.uiRoutes()...)
+	return table
 }
 
 // unmatched explains a request no route took: a known path with another
@@ -116,9 +130,11 @@ func unmatched(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) error
 	return structs.Errorf(structs.KindNotFound, "no route for %s %s", r.Method, r.URL.Path)
 }
 
-// wrap turns a handler into an http.Handler: JSON encoding, error
-// mapping, panic containment and metrics, the same for every route.
-func (a *Agent) wrap(name string, h func(http.ResponseWriter, *http.Request) (any, error)) http.Handler {
+// wrap turns a handler into an http.Handler: authorization, JSON
+// encoding, error mapping, panic containment and metrics, the same for
+// every route.
+func (a *Agent) wrap(name string, level policy.Access, h func(http.ResponseWriter, *http.Request) (any, error)) http.Handler {
+	instanceScoped := strings.Contains(name, " /v1/instances/{id}")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
@@ -129,6 +145,17 @@ func (a *Agent) wrap(name string, h func(http.ResponseWriter, *http.Request) (an
 			}
 			a.metrics.observeHTTP(name, rec.status, time.Since(start))
 		}()
+		r, err := a.authorize(r, level)
+		// Requests forwarded to another agent on the caller's behalf
+		// present the caller's token there.
+		r = r.WithContext(httpx.WithToken(r.Context(), requestToken(r)))
+		if err == nil && instanceScoped {
+			err = a.checkInstanceScope(r, r.PathValue("id"))
+		}
+		if err != nil {
+			writeError(rec, err)
+			return
+		}
 		obj, err := h(rec, r)
 		if err != nil {
 			writeError(rec, err)
@@ -180,6 +207,8 @@ func statusFor(kind structs.ErrorKind) int {
 		return http.StatusNotFound
 	case structs.KindConflict:
 		return http.StatusConflict
+	case structs.KindUnauthenticated:
+		return http.StatusUnauthorized
 	case structs.KindPermission, structs.KindQuotaReached:
 		return http.StatusForbidden
 	case structs.KindNoLeader, structs.KindUnavailable:
@@ -207,6 +236,9 @@ func writeError(w http.ResponseWriter, err error) {
 		kind, msg = kindTooLarge, fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit)
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if kind == structs.KindUnauthenticated {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="stratus"`)
+	}
 	w.WriteHeader(statusFor(kind))
 	_ = json.NewEncoder(w).Encode(httpError{Error: msg, Kind: string(kind)})
 }
@@ -246,7 +278,7 @@ func parseQuery(r *http.Request, q *structs.QueryOptions) error {
 	if v.Has("stale") {
 		q.AllowStale = v.Get("stale") != "false"
 	}
-	q.AuthToken = r.Header.Get("X-Stratus-Token")
+	q.AuthToken = requestToken(r)
 	return nil
 }
 

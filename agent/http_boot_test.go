@@ -50,7 +50,8 @@ func (f *fakeRPC) count() int { return len(f.calls) }
 // server or gossip pool is started.
 func bootRoutes(answer func(method string, args, reply any) error) (http.Handler, *fakeRPC) {
 	f := &fakeRPC{answer: answer}
-	a := &Agent{config: &Config{}, logger: hclog.NewNullLogger(), rpc: f}
+	off := false // these tests are about routing and error mapping
+	a := &Agent{config: &Config{ACL: &ACLConfig{Enabled: &off}}, logger: hclog.NewNullLogger(), rpc: f}
 	a.metrics = newMetrics(a)
 	return a.routes(), f
 }

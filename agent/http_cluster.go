@@ -111,7 +111,7 @@ func (a *Agent) raftConfiguration(w http.ResponseWriter, r *http.Request) (any, 
 func (a *Agent) raftRemovePeer(w http.ResponseWriter, r *http.Request) (any, error) {
 	q := r.URL.Query()
 	args := structs.RaftPeerRequest{ID: q.Get("id"), Address: q.Get("address")}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.AuthToken = requestToken(r)
 	var out structs.GenericResponse
 	return nil, a.rpc.RPC("Operator.RaftRemovePeer", &args, &out)
 }
@@ -145,7 +145,7 @@ func (a *Agent) snapshotRestore(w http.ResponseWriter, r *http.Request) (any, er
 		return nil, structs.Errorf(structs.KindInvalid, "snapshot body is empty")
 	}
 	args := structs.SnapshotRestoreRequest{Data: data}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.AuthToken = requestToken(r)
 	var out structs.GenericResponse
 	if err := a.rpc.RPC("Operator.SnapshotRestore", &args, &out); err != nil {
 		return nil, err

@@ -16,10 +16,15 @@ func (a *Agent) flavorList(w http.ResponseWriter, r *http.Request) (any, error) 
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
-	if out.Flavors == nil {
-		out.Flavors = []*structs.Flavor{}
+	list := []*structs.Flavor{}
+	project := restrictedProject(r)
+	for _, f := range out.Flavors {
+		// A confined caller sees the flavors its project may boot.
+		if project == "" || f.CanUse(project) {
+			list = append(list, f)
+		}
 	}
-	return out.Flavors, nil
+	return list, nil
 }
 
 func (a *Agent) flavorGet(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -32,6 +37,9 @@ func (a *Agent) flavorGet(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
+	if project := restrictedProject(r); out.Flavor == nil || (project != "" && !out.Flavor.CanUse(project)) {
+		return nil, notFound("flavor", args.ID)
+	}
 	return out.Flavor, nil
 }
 
@@ -47,7 +55,7 @@ func (a *Agent) flavorCreate(w http.ResponseWriter, r *http.Request) (any, error
 		f.ExtraSpecs = map[string]string{}
 	}
 	args := structs.FlavorUpsertRequest{Flavors: []*structs.Flavor{&f}, CreateOnly: true}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.AuthToken = requestToken(r)
 	var out structs.FlavorUpsertResponse
 	if err := a.rpc.RPC("Flavor.Upsert", &args, &out); err != nil {
 		return nil, err
@@ -61,7 +69,7 @@ func (a *Agent) flavorCreate(w http.ResponseWriter, r *http.Request) (any, error
 
 func (a *Agent) flavorDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.FlavorDeleteRequest{IDs: []string{r.PathValue("id")}}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.AuthToken = requestToken(r)
 	var out structs.GenericResponse
 	if err := a.rpc.RPC("Flavor.Delete", &args, &out); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package agent
 import (
 	"net/http"
 
+	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -13,13 +14,13 @@ import (
 // groupRoutes are the /v1/groups routes, added to the route table.
 func (a *Agent) groupRoutes() []route {
 	return []route{
-		{"GET /v1/groups", a.groupList},
-		{"POST /v1/groups", a.groupRegister},
-		{"GET /v1/groups/{name}", a.groupGet},
-		{"GET /v1/groups/{name}/versions", a.groupVersions},
-		{"POST /v1/groups/{name}/plan", a.groupPlan},
-		{"POST /v1/groups/{name}/stop", a.groupStop},
-		{"POST /v1/groups/{name}/revert", a.groupRevert},
+		{"GET /v1/groups", policy.Admin, a.groupList},
+		{"POST /v1/groups", policy.Admin, a.groupRegister},
+		{"GET /v1/groups/{name}", policy.Admin, a.groupGet},
+		{"GET /v1/groups/{name}/versions", policy.Admin, a.groupVersions},
+		{"POST /v1/groups/{name}/plan", policy.Admin, a.groupPlan},
+		{"POST /v1/groups/{name}/stop", policy.Admin, a.groupStop},
+		{"POST /v1/groups/{name}/revert", policy.Admin, a.groupRevert},
 	}
 }
 
@@ -138,7 +139,7 @@ func (a *Agent) groupRegister(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, err
 	}
 	args := structs.InstanceGroupRegisterRequest{Spec: body.Spec, EnforceIndex: body.EnforceIndex, CheckIndex: body.CheckIndex}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.AuthToken = requestToken(r)
 	var out structs.InstanceGroupRegisterResponse
 	if err := a.rpc.RPC("InstanceGroup.Register", &args, &out); err != nil {
 		return nil, err
@@ -169,7 +170,7 @@ func (a *Agent) groupStop(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	args := structs.InstanceGroupStopRequest{Name: r.PathValue("name"), Purge: body.Purge, EnforceIndex: body.EnforceIndex, CheckIndex: body.CheckIndex}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.AuthToken = requestToken(r)
 	var out structs.InstanceGroupRegisterResponse
 	if err := a.rpc.RPC("InstanceGroup.Stop", &args, &out); err != nil {
 		return nil, err
@@ -186,7 +187,7 @@ func (a *Agent) groupRevert(w http.ResponseWriter, r *http.Request) (any, error)
 		return nil, structs.Errorf(structs.KindInvalid, "the body needs the Version to revert to")
 	}
 	args := structs.InstanceGroupRevertRequest{Name: r.PathValue("name"), Version: body.Version, EnforceIndex: body.EnforceIndex, CheckIndex: body.CheckIndex}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.AuthToken = requestToken(r)
 	var out structs.InstanceGroupRegisterResponse
 	if err := a.rpc.RPC("InstanceGroup.Revert", &args, &out); err != nil {
 		return nil, err

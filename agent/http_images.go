@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -15,12 +16,12 @@ import (
 // imageRoutes are the /v1/images routes, added to the route table.
 func (a *Agent) imageRoutes() []route {
 	return []route{
-		{"GET /v1/images", a.imageList},
-		{"POST /v1/images", a.imageCreate},
-		{"GET /v1/images/{id}", a.imageGet},
-		{"DELETE /v1/images/{id}", a.imageDelete},
-		{"PUT /v1/images/{id}/data", a.imageUpload},
-		{"GET /v1/images/{id}/data", a.imageDownload},
+		{"GET /v1/images", policy.Admin, a.imageList},
+		{"POST /v1/images", policy.Admin, a.imageCreate},
+		{"GET /v1/images/{id}", policy.Admin, a.imageGet},
+		{"DELETE /v1/images/{id}", policy.Admin, a.imageDelete},
+		{"PUT /v1/images/{id}/data", policy.Admin, a.imageUpload},
+		{"GET /v1/images/{id}/data", policy.Admin, a.imageDownload},
 	}
 }
 
@@ -87,7 +88,7 @@ func (a *Agent) imageCreate(w http.ResponseWriter, r *http.Request) (any, error)
 		return nil, err
 	}
 	args := structs.ImageCreateRequest{Image: &img}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.AuthToken = requestToken(r)
 	var out structs.SingleImageResponse
 	if err := a.rpc.RPC("Image.Create", &args, &out); err != nil {
 		return nil, err
@@ -102,7 +103,7 @@ func (a *Agent) imageDelete(w http.ResponseWriter, r *http.Request) (any, error)
 		return nil, err
 	}
 	args := structs.ImageDeleteRequest{ImageID: img.ID}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.AuthToken = requestToken(r)
 	var out structs.GenericResponse
 	if err := a.rpc.RPC("Image.Delete", &args, &out); err != nil {
 		return nil, err

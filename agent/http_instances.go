@@ -74,7 +74,10 @@ type instanceCreateJSON struct {
 }
 
 func (a *Agent) instanceList(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.InstanceListRequest{HostID: r.URL.Query().Get("host")}
+	args := structs.InstanceListRequest{HostID: r.URL.Query().Get("host"), ProjectID: r.URL.Query().Get("project")}
+	if p := restrictedProject(r); p != "" {
+		args.ProjectID = p
+	}
 	if err := parseQuery(r, &args.QueryOptions); err != nil {
 		return nil, err
 	}
@@ -114,7 +117,11 @@ func (a *Agent) instanceCreate(w http.ResponseWriter, r *http.Request) (any, err
 		Name: body.Name, FlavorID: body.Flavor, ImageID: body.Image, ImageProperties: body.ImageProperties,
 		AZ: body.AZ, KeyName: body.KeyName, Metadata: body.Metadata, Count: body.Count,
 	}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	if s := subjectOf(r); s != nil {
+		// The caller's own project and user own what it boots.
+		args.ProjectID, args.UserID = s.ProjectID, s.UserID
+	}
+	args.AuthToken = requestToken(r)
 	var out structs.InstanceCreateResponse
 	if err := a.rpc.RPC("Instance.Create", &args, &out); err != nil {
 		return nil, err
@@ -133,7 +140,12 @@ func (a *Agent) instanceDelete(w http.ResponseWriter, r *http.Request) (any, err
 		return nil, err
 	}
 	args := structs.InstanceDeleteRequest{InstanceIDs: []string{r.PathValue("id")}, Force: force}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	if s := subjectOf(r); s != nil {
+		// An admin's token deletes locked instances, as in Nova; without
+		// ACLs a lock stops the native API's deletes.
+		args.ProjectID, args.UserID, args.Admin = s.ProjectID, s.UserID, s.IsAdmin()
+	}
+	args.AuthToken = requestToken(r)
 	var out structs.GenericResponse
 	if err := a.rpc.RPC("Instance.Delete", &args, &out); err != nil {
 		return nil, err

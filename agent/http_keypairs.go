@@ -20,7 +20,19 @@ type keyPairCreateJSON struct {
 
 // keyPairOwner returns whose key pairs a request is about.
 func (a *Agent) keyPairOwner(r *http.Request, bodyUser string) (string, error) {
-	if raw := r.Header.Get("X-Stratus-Token"); raw != "" && a.identity != nil {
+	if s := subjectOf(r); s != nil {
+		if bodyUser == "" {
+			bodyUser = r.URL.Query().Get("user_id")
+		}
+		if bodyUser != "" && bodyUser != s.UserID && !s.IsAdmin() {
+			return "", structs.Errorf(structs.KindPermission, "only an admin may manage another user's key pairs")
+		}
+		if bodyUser != "" {
+			return bodyUser, nil
+		}
+		return s.UserID, nil
+	}
+	if raw := requestToken(r); raw != "" && a.identity != nil {
 		if tok, err := a.identity.Verify(raw); err == nil && tok != nil && tok.UserID != "" {
 			if bodyUser != "" && bodyUser != tok.UserID && !tok.IsAdmin() {
 				return "", structs.Errorf(structs.KindPermission, "only an admin may manage another user's key pairs")
@@ -93,7 +105,7 @@ func (a *Agent) keyPairCreate(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, structs.Errorf(structs.KindInvalid, "a public key is required (cloudctl keypair create generates one locally)")
 	}
 	args := structs.KeyPairCreateRequest{KeyPair: &structs.KeyPair{Name: body.Name, UserID: user, Type: body.Type, PublicKey: body.PublicKey}}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.AuthToken = requestToken(r)
 	var out structs.SingleKeyPairResponse
 	if err := a.rpc.RPC("KeyPair.Create", &args, &out); err != nil {
 		return nil, err
@@ -108,7 +120,7 @@ func (a *Agent) keyPairDelete(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, err
 	}
 	args := structs.KeyPairDeleteRequest{UserID: user, Names: []string{r.PathValue("name")}}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.AuthToken = requestToken(r)
 	var out structs.GenericResponse
 	if err := a.rpc.RPC("KeyPair.Delete", &args, &out); err != nil {
 		return nil, err

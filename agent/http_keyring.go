@@ -3,6 +3,7 @@ package agent
 import (
 	"net/http"
 
+	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -11,9 +12,9 @@ import (
 // of the pool through a server.
 func (a *Agent) keyringRoutes() []route {
 	return []route{
-		{"GET /v1/agent/keyring/list", a.keyringList},
-		{"POST /v1/agent/keyring/{op}", a.keyringChange},
-		{"PUT /v1/agent/keyring/{op}", a.keyringChange},
+		{"GET /v1/agent/keyring/list", policy.Admin, a.keyringList},
+		{"POST /v1/agent/keyring/{op}", policy.Admin, a.keyringChange},
+		{"PUT /v1/agent/keyring/{op}", policy.Admin, a.keyringChange},
 	}
 }
 
@@ -43,7 +44,7 @@ func (a *Agent) keyringChange(w http.ResponseWriter, r *http.Request) (any, erro
 
 func (a *Agent) keyringRPC(r *http.Request, args *structs.KeyringRequest) (any, error) {
 	args.Region = a.config.Region
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.AuthToken = requestToken(r)
 	var out structs.KeyringResponse
 	if err := a.rpc.RPC("Operator.GossipKeyring", args, &out); err != nil {
 		return nil, err

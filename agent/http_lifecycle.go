@@ -149,7 +149,8 @@ func (a *Agent) instanceAction(w http.ResponseWriter, r *http.Request) (any, err
 	if err != nil {
 		return nil, err
 	}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.ProjectID, args.UserID, args.Admin = caller(r)
+	args.AuthToken = requestToken(r)
 	var out structs.InstanceTaskResponse
 	if err := a.rpc.RPC("Instance.Task", args, &out); err != nil {
 		return nil, err
@@ -229,7 +230,7 @@ func (a *Agent) hostDrain(w http.ResponseWriter, r *http.Request) (any, error) {
 		}
 	}
 	args := structs.HostUpdateEnabledRequest{HostID: r.PathValue("id"), Enabled: false, Reason: body.Reason, Drain: true}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.AuthToken = requestToken(r)
 	var out structs.GenericResponse
 	if err := a.rpc.RPC("Host.UpdateEnabled", &args, &out); err != nil {
 		return nil, err

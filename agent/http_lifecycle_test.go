@@ -283,11 +283,11 @@ func TestHostJSONCarriesDrainAndAllocations(t *testing.T) {
 			out.Host, out.Index = host, 77
 		case *structs.HostListResponse:
 			out.Hosts = []*structs.Host{host}
-		case *structs.AllocIndexResponse:
-			if args.(*structs.AllocHostRequest).HostID != "h1" {
-				return fmt.Errorf("allocations of %q", args.(*structs.AllocHostRequest).HostID)
+		case *structs.AllocListResponse:
+			if args.(*structs.AllocListRequest).HostID != "h1" {
+				return fmt.Errorf("allocations of %q", args.(*structs.AllocListRequest).HostID)
 			}
-			out.Allocs, out.Index = map[string]uint64{"a1": 3, "a2": 4}, 99
+			out.Allocs, out.Index = []*structs.Allocation{{ID: "a1"}, {ID: "a2"}}, 99
 		}
 		return nil
 	})
@@ -300,8 +300,8 @@ func TestHostJSONCarriesDrainAndAllocations(t *testing.T) {
 	if got["Allocations"] != 2.0 || drain["StartedAt"] != 100.0 || drain["Complete"] != false {
 		t.Errorf("host %s", rec.Body)
 	}
-	if c := f.last(t); c.method != "Alloc.GetHostAllocs" || !reflect.DeepEqual(c.args,
-		&structs.AllocHostRequest{HostID: "h1", QueryOptions: structs.QueryOptions{AllowStale: true, AuthToken: "tok"}}) {
+	if c := f.last(t); c.method != "Alloc.List" || !reflect.DeepEqual(c.args,
+		&structs.AllocListRequest{HostID: "h1", QueryOptions: structs.QueryOptions{AllowStale: true, AuthToken: "tok"}}) {
 		t.Errorf("allocation count read %s %+v", c.method, c.args)
 	}
 	if rec.Header().Get("X-Stratus-Index") != "77" {

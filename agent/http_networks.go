@@ -3,6 +3,7 @@ package agent
 import (
 	"net/http"
 
+	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -13,18 +14,18 @@ import (
 // table.
 func (a *Agent) networkRoutes() []route {
 	return []route{
-		{"GET /v1/networks", a.netList(structs.NetKindNetwork)},
-		{"POST /v1/networks", a.networkCreate},
-		{"GET /v1/networks/{id}", a.netGet(structs.NetKindNetwork)},
-		{"DELETE /v1/networks/{id}", a.netDelete(structs.NetKindNetwork)},
-		{"GET /v1/subnets", a.netList(structs.NetKindSubnet)},
-		{"POST /v1/subnets", a.subnetCreate},
-		{"GET /v1/subnets/{id}", a.netGet(structs.NetKindSubnet)},
-		{"DELETE /v1/subnets/{id}", a.netDelete(structs.NetKindSubnet)},
-		{"GET /v1/ports", a.netList(structs.NetKindPort)},
-		{"POST /v1/ports", a.portCreate},
-		{"GET /v1/ports/{id}", a.netGet(structs.NetKindPort)},
-		{"DELETE /v1/ports/{id}", a.netDelete(structs.NetKindPort)},
+		{"GET /v1/networks", policy.Admin, a.netList(structs.NetKindNetwork)},
+		{"POST /v1/networks", policy.Admin, a.networkCreate},
+		{"GET /v1/networks/{id}", policy.Admin, a.netGet(structs.NetKindNetwork)},
+		{"DELETE /v1/networks/{id}", policy.Admin, a.netDelete(structs.NetKindNetwork)},
+		{"GET /v1/subnets", policy.Admin, a.netList(structs.NetKindSubnet)},
+		{"POST /v1/subnets", policy.Admin, a.subnetCreate},
+		{"GET /v1/subnets/{id}", policy.Admin, a.netGet(structs.NetKindSubnet)},
+		{"DELETE /v1/subnets/{id}", policy.Admin, a.netDelete(structs.NetKindSubnet)},
+		{"GET /v1/ports", policy.Admin, a.netList(structs.NetKindPort)},
+		{"POST /v1/ports", policy.Admin, a.portCreate},
+		{"GET /v1/ports/{id}", policy.Admin, a.netGet(structs.NetKindPort)},
+		{"DELETE /v1/ports/{id}", policy.Admin, a.netDelete(structs.NetKindPort)},
 	}
 }
 
@@ -170,7 +171,7 @@ func (a *Agent) netDelete(kind string) func(http.ResponseWriter, *http.Request) 
 		}
 		id, _ := netName(views[0])
 		args := structs.NetWriteRequest{Kind: kind, ID: id, Caller: operator}
-		args.AuthToken = r.Header.Get("X-Stratus-Token")
+		args.AuthToken = requestToken(r)
 		var out structs.NetWriteResponse
 		if err := a.rpc.RPC("Net.Delete", &args, &out); err != nil {
 			return nil, err
@@ -183,7 +184,7 @@ func (a *Agent) netDelete(kind string) func(http.ResponseWriter, *http.Request) 
 // netCreate creates one object and answers its view.
 func (a *Agent) netCreate(w http.ResponseWriter, r *http.Request, args *structs.NetWriteRequest) (any, error) {
 	args.Caller = operator
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.AuthToken = requestToken(r)
 	var out structs.NetWriteResponse
 	if err := a.rpc.RPC("Net.Create", args, &out); err != nil {
 		return nil, err

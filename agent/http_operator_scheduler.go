@@ -52,7 +52,7 @@ func (a *Agent) schedulerConfigSet(w http.ResponseWriter, r *http.Request) (any,
 		}
 		args.CAS, args.CheckIndex = true, idx
 	}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.AuthToken = requestToken(r)
 	var out structs.SchedulerSetConfigResponse
 	if err := a.rpc.RPC("Operator.SchedulerSetConfiguration", &args, &out); err != nil {
 		return nil, err

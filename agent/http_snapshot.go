@@ -47,7 +47,7 @@ func (a *Agent) instanceSnapshot(w http.ResponseWriter, r *http.Request) (any, e
 	case body.Rotation > 0 && body.BackupType == "":
 		return nil, structs.Errorf(structs.KindInvalid, "Rotation applies to backups only: set BackupType")
 	}
-	token := r.Header.Get("X-Stratus-Token")
+	token := requestToken(r)
 	get := structs.InstanceSpecificRequest{InstanceID: r.PathValue("id")}
 	get.AuthToken = token
 	var found structs.SingleInstanceResponse
@@ -75,7 +75,8 @@ func (a *Agent) instanceSnapshot(w http.ResponseWriter, r *http.Request) (any, e
 	if err := a.rpc.RPC("Image.Create", &create, &created); err != nil {
 		return nil, err
 	}
-	task := &structs.InstanceTaskRequest{InstanceID: inst.ID, Op: op, ImageID: created.Image.ID, Rotation: body.Rotation, Admin: true}
+	task := &structs.InstanceTaskRequest{InstanceID: inst.ID, Op: op, ImageID: created.Image.ID, Rotation: body.Rotation}
+	task.ProjectID, task.UserID, task.Admin = caller(r)
 	task.AuthToken = token
 	var out structs.InstanceTaskResponse
 	if err := a.rpc.RPC("Instance.Task", task, &out); err != nil {

@@ -7,19 +7,22 @@ import (
 
 	"github.com/stratus-cloud/stratus/agent/ui"
 	"github.com/stratus-cloud/stratus/gossip"
+	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-// mountUI serves the web UI (agent/ui) at /ui, redirects / there, and
-// adds the two reads the UI needs beyond the rest of /v1: the cluster's
-// health in one answer, and an instance watch that answers only an index.
-func (a *Agent) mountUI(mux *http.ServeMux) {
-	for _, rt := range []route{
-		{"GET /v1/status/cluster", a.statusCluster},
-		{"GET /v1/watch/instances", a.watchInstances},
-	} {
-		mux.Handle(rt.pattern, a.wrap(rt.pattern, rt.handler))
+// uiRoutes are the two reads the web UI needs beyond the rest of /v1:
+// the cluster's health in one answer, and an instance watch that answers
+// only an index.
+func (a *Agent) uiRoutes() []route {
+	return []route{
+		{"GET /v1/status/cluster", policy.Anyone, a.statusCluster},
+		{"GET /v1/watch/instances", policy.Anyone, a.watchInstances},
 	}
+}
+
+// mountUI serves the web UI (agent/ui) at /ui and redirects / there.
+func (a *Agent) mountUI(mux *http.ServeMux) {
 	handler := ui.Handler()
 	mux.Handle(ui.MountPath, handler)
 	mux.Handle(ui.MountPath+"/", handler)

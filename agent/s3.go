@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	s3api "github.com/stratus-cloud/stratus/agent/s3"
+	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/rpc"
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -36,11 +35,7 @@ func (a *Agent) startS3() error {
 		return fmt.Errorf("listen for s3: %w", err)
 	}
 	a.s3Addr = ln.Addr().String()
-	a.s3Server = &http.Server{
-		Handler:           a.s3.Handler(""),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          a.logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
-	}
+	a.s3Server = a.httpLimits().newHTTPServer(a.s3.Handler(""), ifaceS3, a.logger)
 	a.bgWG.Add(1)
 	go func() {
 		defer a.bgWG.Done()
@@ -169,10 +164,10 @@ func (d *s3Data) Open(hash string, locs []*structs.ImageLocation, offset, length
 // use any bucket and manage anyone's credentials.
 func (a *Agent) s3Routes() []route {
 	return []route{
-		{"POST /v1/images/import", a.imageImport},
-		{"GET /v1/s3/credentials", a.s3CredentialList},
-		{"POST /v1/s3/credentials", a.s3CredentialCreate},
-		{"DELETE /v1/s3/credentials/{access}", a.s3CredentialDelete},
+		{"POST /v1/images/import", policy.Admin, a.imageImport},
+		{"GET /v1/s3/credentials", policy.Admin, a.s3CredentialList},
+		{"POST /v1/s3/credentials", policy.Admin, a.s3CredentialCreate},
+		{"DELETE /v1/s3/credentials/{access}", policy.Admin, a.s3CredentialDelete},
 	}
 }
 
@@ -194,7 +189,7 @@ func (a *Agent) imageImport(w http.ResponseWriter, r *http.Request) (any, error)
 	}
 	args := structs.S3ImageImportRequest{Bucket: body.Bucket, Key: body.Key, Image: body.Image,
 		Caller: structs.S3Caller{ProjectID: body.Image.Owner, Admin: true}}
-	args.AuthToken = r.Header.Get("X-Stratus-Token")
+	args.AuthToken = requestToken(r)
 	var out structs.SingleImageResponse
 	if err := a.rpc.RPC("S3.ImageImport", &args, &out); err != nil {
 		return nil, err

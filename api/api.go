@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -46,22 +47,45 @@ type Config struct {
 	HTTPClient *http.Client
 	// Token is sent as the X-Stratus-Token header when not empty.
 	Token string
+	// Credentials, when Token is empty, log the client in on its first
+	// request.
+	Credentials *Credentials
 }
 
 // DefaultConfig returns a Config whose Address comes from $CLOUDCTL_ADDR
-// (else DefaultAddress) and whose Token comes from $CLOUDCTL_TOKEN.
+// (else DefaultAddress) and whose credentials come from DefaultToken.
 func DefaultConfig() *Config {
-	c := &Config{Address: DefaultAddress, Token: os.Getenv(EnvToken)}
+	c := &Config{Address: DefaultAddress}
 	if addr := os.Getenv(EnvAddress); addr != "" {
 		c.Address = addr
 	}
+	c.Token, c.Credentials = DefaultToken(c.Address)
 	return c
+}
+
+// DefaultToken finds the credential for the agent at address, first of:
+// $CLOUDCTL_TOKEN, $OS_TOKEN, the token `cloudctl login` saved for that
+// address; without any, the OS_USERNAME/OS_PASSWORD credentials (an
+// openrc) that log the client in on its first request.
+func DefaultToken(address string) (string, *Credentials) {
+	for _, v := range []string{os.Getenv(EnvToken), os.Getenv(EnvOSToken)} {
+		if v != "" {
+			return v, nil
+		}
+	}
+	if t := LoadToken(address); t != nil {
+		return t.Token, nil
+	}
+	return "", credentialsFromEnv()
 }
 
 // Client is a client of the native HTTP API. It is safe for concurrent use.
 type Client struct {
-	base  string // scheme://host[/prefix], no trailing slash
-	http  *http.Client
+	base string // scheme://host[/prefix], no trailing slash
+	http *http.Client
+	cred *Credentials
+
+	mu    sync.Mutex
 	token string
 }
 
@@ -81,7 +105,7 @@ func NewClient(c *Config) (*Client, error) {
 		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 	base := u.Scheme + "://" + u.Host + strings.TrimRight(u.EscapedPath(), "/")
-	return &Client{base: base, http: hc, token: c.Token}, nil
+	return &Client{base: base, http: hc, token: c.Token, cred: c.Credentials}, nil
 }
 
 // Address returns the base URL requests are sent to.
@@ -155,8 +179,12 @@ func (c *Client) do(r *request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.token != "" {
-		req.Header.Set(HeaderToken, c.token)
+	token, err := c.ensureToken()
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set(HeaderToken, token)
 	}
 	if r.contentType != "" {
 		req.Header.Set("Content-Type", r.contentType)

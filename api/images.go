@@ -154,8 +154,12 @@ func (c *Client) newRequest(method, path string, body io.Reader) (*http.Request,
 	if err != nil {
 		return nil, err
 	}
-	if c.token != "" {
-		req.Header.Set(HeaderToken, c.token)
+	token, err := c.ensureToken()
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set(HeaderToken, token)
 	}
 	return req, nil
 }

@@ -140,3 +140,24 @@ func (c *SchedulerConfiguration) tunables() *SchedulerConfiguration {
 	out.CreateIndex, out.ModifyIndex = 0, 0
 	return &out
 }
+
+// Bootstrap is the cluster's first administrator, as created by
+// Operator.Bootstrap. Its password is shown only once.
+type Bootstrap struct {
+	UserID      string
+	UserName    string
+	Password    string
+	ProjectID   string
+	ProjectName string
+	DomainID    string
+}
+
+// Bootstrap creates the first administrator of a cluster without users;
+// it needs no token and works exactly once.
+func (o *Operator) Bootstrap() (*Bootstrap, error) {
+	var out Bootstrap
+	if _, err := o.c.write(http.MethodPost, "/v1/operator/bootstrap", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -33,6 +34,22 @@ type agentFlags struct {
 	bootstrapExpect, httpPort, rpcPort, gossipPort int
 	devHosts                                       int
 	join                                           stringList
+	acl                                            optionalBool
+}
+
+// optionalBool is a boolean flag that remembers whether it was given,
+// so the config file's value stands unless the flag overrides it.
+type optionalBool struct{ set, value bool }
+
+func (b *optionalBool) String() string   { return strconv.FormatBool(b.value) }
+func (b *optionalBool) IsBoolFlag() bool { return true }
+func (b *optionalBool) Set(v string) error {
+	parsed, err := strconv.ParseBool(v)
+	if err != nil {
+		return err
+	}
+	b.set, b.value = true, parsed
+	return nil
 }
 
 func (f *agentFlags) define(fs *flag.FlagSet) {
@@ -55,6 +72,7 @@ func (f *agentFlags) define(fs *flag.FlagSet) {
 	fs.IntVar(&f.devHosts, "dev-hosts", 0, "Add this many simulated fake hosts behind this agent.")
 	fs.StringVar(&f.logLevel, "log-level", "", "Log level: trace, debug, info, warn or error.")
 	fs.BoolVar(&f.logJSON, "log-json", false, "Write logs as JSON.")
+	fs.Var(&f.acl, "acl", "Require identity tokens on the native API (-acl=false opens it). Defaults to on, except in dev mode; overrides the config's acl block.")
 }
 
 // config merges the flags over the config file.
@@ -93,6 +111,10 @@ func (f *agentFlags) config() (*agent.Config, error) {
 	}
 	cfg.LogJSON = cfg.LogJSON || f.logJSON
 	cfg.DevMode = f.dev
+	if f.acl.set {
+		on := f.acl.value
+		cfg.ACL = &agent.ACLConfig{Enabled: &on}
+	}
 	cfg.Server.Enabled = cfg.Server.Enabled || f.server
 	cfg.Client.Enabled = cfg.Client.Enabled || f.client
 	if f.bootstrapExpect >= 0 {

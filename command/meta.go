@@ -85,7 +85,7 @@ func (c *specCommand) flagSet(e *env) (*flag.FlagSet, runFunc) {
 	fs.Usage = func() {}
 	if !c.spec.local {
 		fs.StringVar(&e.address, "address", "", "The HTTP address of the Stratus agent.\nDefaults to $"+api.EnvAddress+", else "+api.DefaultAddress+".")
-		fs.StringVar(&e.token, "token", "", "The ACL token sent with requests. Defaults to $"+api.EnvToken+".")
+		fs.StringVar(&e.token, "token", "", "The identity token sent with requests. Defaults to $"+api.EnvToken+", else $OS_TOKEN, else the token `cloudctl login` saved for the address, else a login with the OS_USERNAME and OS_PASSWORD of an openrc.")
 		fs.BoolVar(&e.json, "json", false, "Print the result as JSON instead of human-readable text.")
 		fs.BoolVar(&e.stale, "stale", false, "Let any server answer reads from its local state, not only the leader.")
 		if c.spec.list {
@@ -151,8 +151,9 @@ func (c *specCommand) Run(args []string) int {
 	}
 	if !c.spec.local {
 		cfg := api.DefaultConfig()
-		if e.address != "" {
+		if e.address != "" && e.address != cfg.Address {
 			cfg.Address = e.address
+			cfg.Token, cfg.Credentials = api.DefaultToken(cfg.Address)
 		}
 		if e.token != "" {
 			cfg.Token = e.token

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -80,6 +81,12 @@ func startAgentIn(t testing.TB, name, dataDir string, args ...string) *agentProc
 	p := &agentProc{name: name, dataDir: dataDir, logs: &syncBuffer{}, done: make(chan struct{})}
 	full := append([]string{"agent", "--node-name", name, "--bind", "127.0.0.1",
 		"--http-port", "0", "--rpc-port", "0", "--gossip-port", "0", "--data-dir", p.dataDir}, args...)
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(strings.TrimLeft(a, "-"), "acl") }) {
+		// These tests are about clustering, boots and restarts, not
+		// authentication (agent, command, e2e/ui and e2e/robustness test
+		// that): production agents' native API is opened for them.
+		full = append(full, "-acl=false")
+	}
 	p.cmd = exec.Command(cloudctlBin, full...)
 	p.cmd.Stderr = p.logs
 	stdout, err := p.cmd.StdoutPipe()

@@ -110,6 +110,13 @@ func init() {
 func (s *StateStore) UpsertIdentity(index uint64, e *structs.IdentityUpsertEntry) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
+	if e.Bootstrap {
+		if u, err := txn.First(TableUsers, "id"); err != nil {
+			return fmt.Errorf("bootstrap user lookup: %w", err)
+		} else if u != nil {
+			return structs.Errorf(structs.KindConflict, "the cluster is already bootstrapped: it has users")
+		}
+	}
 	var touched []string
 	if len(e.Projects) > 0 {
 		touched = append(touched, TableProjects)

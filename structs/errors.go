@@ -23,10 +23,14 @@ const (
 	KindQuotaReached ErrorKind = "quota exceeded"
 	// KindTooLarge is data over a size limit (an image over the cap).
 	KindTooLarge ErrorKind = "too large"
+	// KindUnauthenticated is a missing, malformed, forged, expired or
+	// revoked credential (HTTP 401), as opposed to KindPermission, a
+	// known caller who may not do this (403).
+	KindUnauthenticated ErrorKind = "unauthenticated"
 )
 
 var allKinds = []ErrorKind{KindInvalid, KindNotFound, KindConflict, KindNoLeader,
-	KindPermission, KindUnavailable, KindQuotaReached, KindTooLarge, KindInternal}
+	KindPermission, KindUnavailable, KindQuotaReached, KindTooLarge, KindInternal, KindUnauthenticated}
 
 // Error is an error with a kind. Its text is "<kind>: <message>", or
 // "<kind>: <type>: <message>" with a type (see NetErrorf).

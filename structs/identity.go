@@ -72,10 +72,15 @@ type RoleAssignment struct {
 }
 
 // SigningKey signs tokens so any agent can validate them without a
-// round trip. The leader creates the first one.
+// round trip. The leader creates the first one. Only the servers sign:
+// Secret, the Ed25519 private key, never leaves them (Identity.List
+// answers the PublicKey only); keys from before Ed25519 (a 32-byte HMAC
+// secret and no PublicKey) sign and verify nothing.
 type SigningKey struct {
 	ID     string
 	Secret []byte
+	// PublicKey is the Ed25519 public key agents verify tokens with.
+	PublicKey []byte
 	// CreatedAt is unix nanoseconds, chosen before proposal.
 	CreatedAt int64
 
@@ -111,6 +116,9 @@ type IdentityUpsertEntry struct {
 	Users       []*User
 	Roles       []*Role
 	Assignments []*RoleAssignment
+	// Bootstrap makes the entry the cluster's first-admin bootstrap: it
+	// is refused, changing nothing, once any user exists.
+	Bootstrap bool
 }
 
 // IdentityDeleteEntry deletes identity objects; deleting a user, project

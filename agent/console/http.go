@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/stratus-cloud/stratus/internal/httpx"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -157,6 +158,7 @@ func (s *Service) forward(ctx context.Context, method, u string, body []byte, ou
 		return err
 	}
 	req.Header.Set(forwardedHeader, "1")
+	httpx.SetToken(ctx, req)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -203,6 +205,8 @@ func writeErr(w http.ResponseWriter, err error) {
 		status = http.StatusConflict
 	case kind == structs.KindPermission:
 		status = http.StatusForbidden
+	case kind == structs.KindUnauthenticated:
+		status = http.StatusUnauthorized
 	case kind == structs.KindNoLeader, kind == structs.KindUnavailable:
 		status = http.StatusServiceUnavailable
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/stratus-cloud/stratus/agent/identity"
+	"github.com/stratus-cloud/stratus/internal/httpx"
+	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -54,36 +56,35 @@ func (q *request) authenticate() error {
 		return faultf(http.StatusUnauthorized, msgAuthRequired)
 	}
 	q.token, q.authToken = tok, raw
+	// Calls forwarded to the agent hosting an instance (consoles,
+	// diagnostics) present the caller's token there.
+	q.r = q.r.WithContext(httpx.WithToken(q.r.Context(), raw))
 	return nil
 }
 
-// isAdmin reports whether the caller passes Nova's context_is_admin.
-func (q *request) isAdmin() bool { return q.token != nil && q.token.IsAdmin() }
-
-// isMember reports whether the caller is a member (or admin) of its
-// project. Keystone's default roles imply one another (admin → member →
-// reader); tokens may carry only the highest, so each level is checked.
-func (q *request) isMember() bool {
-	return q.isAdmin() || q.token.HasRole("member") || q.token.HasRole("_member_")
+// subject is the caller as policy sees it.
+func (q *request) subject() *policy.Subject {
+	if q.token == nil {
+		return nil
+	}
+	return &policy.Subject{UserID: q.token.UserID, ProjectID: q.token.ProjectID, Roles: q.token.Roles}
 }
 
+// isAdmin reports whether the caller passes Nova's context_is_admin.
+func (q *request) isAdmin() bool { return q.subject().IsAdmin() }
+
+// isMember reports whether the caller is a member (or admin) of its
+// project.
+func (q *request) isMember() bool { return q.subject().IsMember() }
+
 // isReader reports whether the caller may read its project.
-func (q *request) isReader() bool { return q.isMember() || q.token.HasRole("reader") }
+func (q *request) isReader() bool { return q.subject().IsReader() }
 
 // authorize applies a route's default policy; every route needs a
 // project-scoped token.
-func (q *request) authorize(level access, policy string) error {
-	ok := q.token.ProjectID != ""
-	switch level {
-	case reader:
-		ok = ok && q.isReader()
-	case member:
-		ok = ok && q.isMember()
-	case admin:
-		ok = ok && q.isAdmin()
-	}
-	if !ok {
-		return policyFault(policy)
+func (q *request) authorize(level access, rule string) error {
+	if !level.Allows(q.subject()) {
+		return policyFault(rule)
 	}
 	return nil
 }

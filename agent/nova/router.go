@@ -4,21 +4,24 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+
+	"github.com/stratus-cloud/stratus/policy"
 )
 
 // access is who a route's default policy admits, as Nova's defaults
-// (project-scoped reader, member, admin).
-type access int
+// (project-scoped reader, member, admin); the levels are policy's, shared
+// with the native API.
+type access = policy.Access
 
 const (
 	// anyone admits any project-scoped token ("@" rules).
-	anyone access = iota
+	anyone = policy.Anyone
 	// reader admits the project's readers, members and admins.
-	reader
+	reader = policy.Reader
 	// member admits the project's members and admins.
-	member
+	member = policy.Member
 	// admin admits admins only.
-	admin
+	admin = policy.Admin
 )
 
 // routeSpec declares one route: "METHOD /path/{param}", the microversion

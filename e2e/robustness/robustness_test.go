@@ -36,12 +36,34 @@ func runDuration(t *testing.T) time.Duration {
 	return 60 * time.Second
 }
 
+// adminToken is the bootstrap administrator's token, which every
+// client of the workload sends (production agents require tokens). It is
+// set once, before any worker starts.
+var adminToken string
+
 func newClient(t *testing.T, addr string) *api.Client {
-	c, err := api.NewClient(&api.Config{Address: addr, HTTPClient: &http.Client{Timeout: 30 * time.Second}})
+	c, err := api.NewClient(&api.Config{Address: addr, HTTPClient: &http.Client{Timeout: 30 * time.Second}, Token: adminToken})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// bootstrapAdmin creates the cluster's first administrator, as an
+// operator does on a new production cluster, and logs in as it.
+func bootstrapAdmin(t *testing.T, c *cluster) {
+	cl := newClient(t, c.servers[0].http)
+	var boot *api.Bootstrap
+	eventually(t, "bootstrap", 60*time.Second, func() (err error) {
+		boot, err = cl.Operator().Bootstrap()
+		return err
+	})
+	var login *api.Login
+	eventually(t, "admin login", 60*time.Second, func() (err error) {
+		login, err = cl.Login(api.Credentials{User: boot.UserName, Password: boot.Password, Project: boot.ProjectName})
+		return err
+	})
+	adminToken = login.Token
 }
 
 // TestFaultInjection is the suite: see the package doc.
@@ -59,6 +81,7 @@ func TestFaultInjection(t *testing.T) {
 		dataDirs[2] = disk.dir // s3's data dir is the small tmpfs
 	}
 	c := startCluster(t, ipBase, 3, 3, dataDirs)
+	bootstrapAdmin(t, c)
 	admin := newClient(t, c.servers[0].http)
 	waitHealthy(t, c)
 	if _, _, err := admin.Flavors().Create(&api.Flavor{ID: flavorID, Name: "rob.small", VCPUs: 1, MemoryMB: 512, RootGB: 1, IsPublic: true}); err != nil {
@@ -465,7 +488,10 @@ func checkQuota(t *testing.T, insts []*api.Instance) {
 	}
 	for p, n := range perProject {
 		if p == "" {
-			continue // unscoped (admin) requests are not subject to quotas
+			// Every boot carries the bootstrap admin's project-scoped
+			// token, so every instance belongs to its project.
+			t.Errorf("%d instances belong to no project", n)
+			continue
 		}
 		if n > structs.DefaultQuotas[structs.QuotaInstances] {
 			t.Errorf("project %q holds %d instances, quota %d", p, n, structs.DefaultQuotas[structs.QuotaInstances])

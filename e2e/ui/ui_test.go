@@ -15,13 +15,17 @@ import (
 const devConfig = `client {
   fake_spawn_latency = "2s"
 }
+acl {
+  enabled = true
+}
 `
 
 // hugeFlavor fits no dev host: its boots end in NoValidHost.
 const hugeFlavor = "99"
 
 // TestWebUI drives the web UI in a real headless Chromium against a dev
-// agent: an admin logs in, creates an instance and watches it go ACTIVE
+// agent with ACLs on, so the UI's native-API calls carry the session's
+// token: an admin logs in, creates an instance and watches it go ACTIVE
 // without a reload, stops it, starts it again with a bulk action, deletes
 // it, reads a NoValidHost's per-filter explanation, and disables and
 // enables a host; a project member then sees only their project's
@@ -38,19 +42,22 @@ func TestWebUI(t *testing.T) {
 	})
 	eventually(t, "host up and flavors seeded", 30*time.Second, func() error {
 		var hosts []struct{ Name, Status string }
-		if code, _ := call(t, "GET", base+"/v1/hosts", "", nil, &hosts); code != 200 || len(hosts) != 1 || hosts[0].Status != "up" {
+		if code, _ := call(t, "GET", base+"/v1/hosts", adminToken, nil, &hosts); code != 200 || len(hosts) != 1 || hosts[0].Status != "up" {
 			return fmt.Errorf("hosts %d %+v", code, hosts)
 		}
 		var flavors []struct{ ID string }
-		if code, _ := call(t, "GET", base+"/v1/flavors", "", nil, &flavors); code != 200 || len(flavors) < 5 {
+		if code, _ := call(t, "GET", base+"/v1/flavors", adminToken, nil, &flavors); code != 200 || len(flavors) < 5 {
 			return fmt.Errorf("flavors %d %d", code, len(flavors))
 		}
 		return nil
 	})
+	if code, _ := call(t, "GET", base+"/v1/hosts", "", nil, nil); code != http.StatusUnauthorized {
+		t.Fatalf("native API without a token: %d", code)
+	}
 	// A flavor too big for the dev host (32 GiB of RAM) yet within the
 	// project's default quota (50 GiB), so the scheduler, not the quota,
 	// refuses it.
-	if code, _ := call(t, "POST", base+"/v1/flavors", "", map[string]any{"ID": hugeFlavor, "Name": "x1.huge",
+	if code, _ := call(t, "POST", base+"/v1/flavors", adminToken, map[string]any{"ID": hugeFlavor, "Name": "x1.huge",
 		"VCPUs": 4, "MemoryMB": 40960, "RootGB": 10}, &struct{}{}); code != 200 {
 		t.Fatalf("create huge flavor: %d", code)
 	}
@@ -209,7 +216,7 @@ func TestWebUI(t *testing.T) {
 		// A two-member group registered through /v1, as `cloudctl
 		// instance run` does; its page follows the deployment.
 		var reg struct{ Name string }
-		code, _ := call(t, "POST", base+"/v1/groups", "", map[string]any{"Spec": map[string]any{
+		code, _ := call(t, "POST", base+"/v1/groups", adminToken, map[string]any{"Spec": map[string]any{
 			"Name": "grp", "Count": 2, "Flavor": "m1.tiny", "Image": "cirros"}}, &reg)
 		if code != 200 {
 			t.Fatalf("register group: %d", code)
@@ -254,7 +261,7 @@ func TestWebUI(t *testing.T) {
 			chromedp.Click(chromedp.CSS(`dialog[open] [data-confirm]`)))
 		admin.waitJS("disabled", `document.querySelector('`+card+`')?.textContent.includes('disabled: maintenance')`, 15*time.Second)
 		var hosts []struct{ ID, Name string }
-		call(t, "GET", base+"/v1/hosts", "", nil, &hosts)
+		call(t, "GET", base+"/v1/hosts", adminToken, nil, &hosts)
 		hostID = hosts[0].ID
 		admin.do("enable", chromedp.Click(chromedp.CSS(card+` [data-focus="enable-`+hostID+`"]`)))
 		admin.waitJS("dialog", `document.querySelector('dialog[open] [data-confirm]')`, 5*time.Second)

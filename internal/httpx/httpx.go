@@ -5,6 +5,7 @@
 package httpx
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -51,4 +52,27 @@ func AllowedMethods(mux *http.ServeMux, r *http.Request, catchAll string, method
 		}
 	}
 	return allow
+}
+
+type tokenKey struct{}
+
+// WithToken returns ctx carrying the caller's identity token, so a
+// request one agent forwards to another on the caller's behalf presents
+// the caller's own credential there.
+func WithToken(ctx context.Context, token string) context.Context {
+	return context.WithValue(ctx, tokenKey{}, token)
+}
+
+// Token returns the identity token WithToken put in ctx, or "".
+func Token(ctx context.Context) string {
+	t, _ := ctx.Value(tokenKey{}).(string)
+	return t
+}
+
+// SetToken sets the header a forwarded request carries the caller's
+// token in, when ctx has one.
+func SetToken(ctx context.Context, req *http.Request) {
+	if t := Token(ctx); t != "" {
+		req.Header.Set("X-Auth-Token", t)
+	}
 }

@@ -1,6 +1,6 @@
 // Clients of the agent's HTTP APIs: identity (Keystone v3), the Compute
 // API (Nova v2.1, with the user's token, so project policy applies) and
-// the native /v1 API (admin views; it has no authentication yet).
+// the native /v1 API (admin views), all with the session's token.
 
 const SESSION_KEY = 'stratus.session';
 
@@ -204,8 +204,10 @@ export function serverAction(id, name, value = null, opts = {}) {
 
 // ---- Native /v1 API ------------------------------------------------------
 
-// v1 reads or writes the native API; reads answer {data, index}.
+// v1 reads or writes the native API with the session's token (it
+// requires one unless the agent runs with ACLs off, as dev mode does);
+// reads answer {data, index}.
 export async function v1(method, path, opts = {}) {
-  const res = await request(method, '/v1' + path, opts);
+  const res = await authed(method, '/v1' + path, opts);
   return { data: res.data, index: Number(res.headers.get('X-Stratus-Index') || 0) };
 }
