@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -103,4 +104,16 @@ func faultBody(status int, msg string) map[string]any {
 		name = "computeFault"
 	}
 	return map[string]any{name: map[string]any{"code": status, "message": msg}}
+}
+
+// OverLimitBody is Nova's answer to a request over a limit (413 for a
+// body too large, 429 for too many requests): the overLimit fault, with
+// retryAfter (seconds, as a string, as Nova's rate limiter sent it) when
+// positive. The caller sets Retry-After to the same value.
+func OverLimitBody(status int, msg string, retryAfter int) map[string]any {
+	f := map[string]any{"code": status, "message": msg}
+	if retryAfter > 0 {
+		f["retryAfter"] = strconv.Itoa(retryAfter)
+	}
+	return map[string]any{"overLimit": f}
 }
