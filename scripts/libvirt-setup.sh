@@ -43,6 +43,11 @@ fi
 for b in libvirtd virtlogd virsh qemu-img; do
   command -v "$b" >/dev/null || die "$b not found after installing ${pkgs[*]}"
 done
+# scripts/libvirt-peer.sh (the second libvirtd of the live-migration
+# tests) needs util-linux's unshare and mount, essential on Debian.
+for b in unshare mount; do
+  command -v "$b" >/dev/null || die "$b not found (install util-linux and mount)"
+done
 
 # 2. The user and group the packages expect (containers often lack them).
 getent group kvm >/dev/null || { say "adding group kvm"; groupadd -r kvm; }

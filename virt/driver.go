@@ -161,6 +161,9 @@ type Capabilities struct {
 	Pause, Suspend, Rescue, Resize, Migrate, LiveMigrate bool
 	Snapshot, ConsoleOutput, RemoteConsole               bool
 	AttachVolume, AttachInterface                        bool
+	// SetPassword and CrashDump are PasswordSetter and CrashDumper
+	// (guest.go).
+	SetPassword, CrashDump bool
 }
 
 // InstanceSpec is everything a driver needs to build an instance.

@@ -84,6 +84,10 @@ type instance struct {
 	// rescued is set while the guest runs from rescueImage (Rescue).
 	rescued     bool
 	rescueImage string
+	// passwords and crashDumps record SetAdminPassword and
+	// TriggerCrashDump (guest.go); they are not persisted.
+	passwords  map[string]string
+	crashDumps int
 }
 
 var (
@@ -148,6 +152,9 @@ func (d *Driver) Capabilities() virt.Capabilities {
 		RemoteConsole: true,
 		// Hot-plugged NICs are recorded in the spec (interfaces.go).
 		AttachInterface: true,
+		// Guest passwords and crash dumps (guest.go).
+		SetPassword: true,
+		CrashDump:   true,
 	}
 }
 

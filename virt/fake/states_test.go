@@ -93,7 +93,7 @@ func TestSpawnReturnsExistingAndListIsSorted(t *testing.T) {
 func TestCapabilitiesMatchInterfaces(t *testing.T) {
 	var d virt.Driver = fake.New(fake.Config{})
 	want := virt.Capabilities{Pause: true, Suspend: true, Rescue: true, Resize: true, LiveMigrate: true,
-		Snapshot: true, ConsoleOutput: true, RemoteConsole: true, AttachInterface: true}
+		Snapshot: true, ConsoleOutput: true, RemoteConsole: true, AttachInterface: true, SetPassword: true, CrashDump: true}
 	if got := d.Capabilities(); got != want {
 		t.Errorf("Capabilities = %+v, want %+v", got, want)
 	}

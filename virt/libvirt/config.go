@@ -71,6 +71,14 @@ type Config struct {
 	// LiveMigrate capability: it says libvirtd listens for its peers and
 	// the hosts share ImagesDir and ConsoleDir paths.
 	MigrationURI string
+	// SharedStorage says the hosts live migration moves instances
+	// between see the same files at the same paths in ImagesDir and
+	// ConsoleDir (NFS, a cluster file system, or one machine's disk):
+	// LiveMigrate then copies no disks and leaves the files in place,
+	// and tells libvirt the migration is safe (VIR_MIGRATE_UNSAFE:
+	// libvirt cannot tell shared storage from a local disk). Without it,
+	// LiveMigrate copies the disks to the destination.
+	SharedStorage bool
 	// SoftRebootTimeout is how long a soft reboot or a resize waits for
 	// the guest to shut down cleanly before forcing it (default 60s).
 	SoftRebootTimeout time.Duration

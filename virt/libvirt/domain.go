@@ -55,6 +55,9 @@ type instanceMeta struct {
 	Rescue *metaImage `xml:"rescue"`
 	// NICs are the instance's network interfaces (interfaces.go).
 	NICs []metaNIC `xml:"nics>nic"`
+	// Volumes are the block devices attached with AttachVolume
+	// (volumes.go).
+	Volumes []metaVolume `xml:"volumes>volume"`
 }
 
 type metaFlavor struct {
@@ -215,6 +218,7 @@ func (d *Driver) domainXML(m *instanceMeta, virtType, arch string) (string, erro
 	if len(disks) == 0 {
 		return "", fmt.Errorf("instance %s has no root disk", m.ID)
 	}
+	disks = append(disks, m.volumeDisks()...)
 	if cd := m.disk(diskConfig); cd != nil {
 		disks = append(disks, configDriveDisk(cd.Path, m.Machine, arch))
 	}
@@ -252,8 +256,9 @@ func (d *Driver) domainXML(m *instanceMeta, virtType, arch string) (string, erro
 		OnReboot:   "restart",
 		OnCrash:    "destroy",
 		Devices: &libvirtxml.DomainDeviceList{
-			Disks:      disks,
-			Interfaces: m.interfaces(),
+			Disks:       disks,
+			Controllers: m.volumeControllers(),
+			Interfaces:  m.interfaces(),
 			Serials: []libvirtxml.DomainSerial{{
 				Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
 				Target: &libvirtxml.DomainSerialTarget{Port: &port},
@@ -270,6 +275,12 @@ func (d *Driver) domainXML(m *instanceMeta, virtType, arch string) (string, erro
 					Address: &libvirtxml.DomainGraphicListenerAddress{Address: d.cfg.VNCListen},
 				}},
 			}}},
+			// The QEMU guest agent's channel (guest.go); libvirt picks
+			// the socket's path.
+			Channels: []libvirtxml.DomainChannel{{
+				Source: &libvirtxml.DomainChardevSource{UNIX: &libvirtxml.DomainChardevSourceUNIX{Mode: "bind"}},
+				Target: &libvirtxml.DomainChannelTarget{VirtIO: &libvirtxml.DomainChannelTargetVirtIO{Name: GuestAgentChannel}},
+			}},
 			Videos:     []libvirtxml.DomainVideo{{Model: libvirtxml.DomainVideoModel{Type: "vga"}}},
 			MemBalloon: &libvirtxml.DomainMemBalloon{Model: "virtio"},
 		},

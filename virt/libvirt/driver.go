@@ -28,7 +28,8 @@ var errNotOurs = errors.New("a domain of that name exists but is not a Stratus i
 // Driver is the libvirt driver: it runs instances as QEMU/KVM domains of
 // one libvirtd. It implements virt.Driver, virt.Pauser, virt.Suspender,
 // virt.Resizer, virt.Rescuer, virt.LiveMigrator, virt.Snapshotter,
-// virt.ConsoleOutputer, virt.RemoteConsoler and virt.EventSource. All
+// virt.ConsoleOutputer, virt.RemoteConsoler, virt.VolumeAttacher
+// (volumes.go), virt.Diagnoser (diagnostics.go) and virt.EventSource. All
 // methods are safe for concurrent use; the operations on one instance are
 // serialised.
 type Driver struct {
@@ -66,6 +67,8 @@ var (
 	_ virt.ConsoleOutputer = (*Driver)(nil)
 	_ virt.RemoteConsoler  = (*Driver)(nil)
 	_ virt.EventSource     = (*Driver)(nil)
+	_ virt.VolumeAttacher  = (*Driver)(nil)
+	_ virt.Diagnoser       = (*Driver)(nil)
 )
 
 // eventBuffer is how many unread events Events holds before dropping.
@@ -118,8 +121,8 @@ func (d *Driver) Name() string { return "libvirt" }
 // Capabilities reports Pause, Suspend (managed save), Resize, Rescue,
 // Snapshot, ConsoleOutput and RemoteConsole (VNC), and LiveMigrate when
 // Config.MigrationURI says the hosts' libvirtds can reach each other.
-// Cold migration of disks and hot-plugging volumes or interfaces are not
-// offered.
+// Hot-plugging volumes and interfaces is offered; cold migration of
+// disks is not.
 func (d *Driver) Capabilities() virt.Capabilities {
 	return virt.Capabilities{
 		Pause:         true,
@@ -130,8 +133,12 @@ func (d *Driver) Capabilities() virt.Capabilities {
 		Snapshot:      true,
 		ConsoleOutput: true,
 		RemoteConsole: true,
-		// Hot-plugged NICs (interfaces.go).
+		// Hot-plugged NICs (interfaces.go) and volumes (volumes.go).
 		AttachInterface: true,
+		AttachVolume:    true,
+		// Guest passwords and crash dumps (guest.go).
+		SetPassword: true,
+		CrashDump:   true,
 	}
 }
 

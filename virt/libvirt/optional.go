@@ -488,11 +488,12 @@ func (d *Driver) RemoteConsole(ctx context.Context, id string, kind string) (*vi
 // LiveMigrate moves a RUNNING or PAUSED instance to the libvirtd at
 // destination — a libvirt URI such as qemu+tcp://10.0.0.12/system (what
 // the destination publishes as migration_uri), or a host name, which
-// means qemu+tcp://<host>/system — peer to peer, live, copying its disks
-// (so the destination needs no shared storage, only the same ImagesDir
-// and ConsoleDir paths), keeping it defined there and undefining it
-// here. On success its volumes and console log here are deleted; on
-// failure it stays here as it was. It needs Config.MigrationURI (the
+// means qemu+tcp://<host>/system — peer to peer, live, keeping it defined
+// there and undefining it here. With Config.SharedStorage the disks stay
+// where they are, used by the destination from then on; otherwise they
+// are copied (so the destination needs no shared storage, only the same
+// ImagesDir and ConsoleDir paths) and on success its volumes and console
+// log here are deleted. On failure it stays here as it was. It needs Config.MigrationURI (the
 // LiveMigrate capability); without it, it fails with virt.ErrNotSupported.
 func (d *Driver) LiveMigrate(ctx context.Context, id string, destination string) error {
 	if !d.Capabilities().LiveMigrate {
@@ -510,9 +511,17 @@ func (d *Driver) LiveMigrate(ctx context.Context, id string, destination string)
 			dconn = "qemu+tcp://" + destination + "/system"
 		}
 		flags := golibvirt.MigrateLive | golibvirt.MigratePeer2peer | golibvirt.MigratePersistDest |
-			golibvirt.MigrateUndefineSource | golibvirt.MigrateNonSharedDisk | golibvirt.MigrateAutoConverge
+			golibvirt.MigrateUndefineSource | golibvirt.MigrateAutoConverge
+		if d.cfg.SharedStorage {
+			flags |= golibvirt.MigrateUnsafe
+		} else {
+			flags |= golibvirt.MigrateNonSharedDisk
+		}
 		if _, err := lv.DomainMigratePerform3Params(dom, []string{dconn}, nil, nil, flags); err != nil {
 			return fmt.Errorf("live migration to %s: %w", dconn, err)
+		}
+		if d.cfg.SharedStorage {
+			return nil // the destination runs from the same files
 		}
 		// The guest runs there now: what it left here is garbage.
 		if p, err := lv.StoragePoolLookupByName(d.cfg.PoolName); err == nil {

@@ -28,7 +28,7 @@ type optional struct {
 	calls []call
 }
 
-// optionals lists the driver's eleven optional capabilities.
+// optionals lists the driver's thirteen optional capabilities.
 func (s *suite) optionals(t *testing.T, d virt.Driver) []optional {
 	caps := d.Capabilities()
 	var o []optional
@@ -101,6 +101,18 @@ func (s *suite) optionals(t *testing.T, d virt.Driver) []optional {
 		call{"DetachInterface", func(ctx context.Context, id string) error {
 			return ia.DetachInterface(ctx, id, "virttest-port")
 		}})
+	ps, ok := d.(virt.PasswordSetter)
+	add("SetPassword", caps.SetPassword, ok,
+		call{"SetAdminPassword", func(ctx context.Context, id string) error {
+			err := ps.SetAdminPassword(ctx, id, "root", "virttest-password")
+			if errors.Is(err, virt.ErrGuestAgentUnavailable) {
+				return nil // a test guest has no agent: the driver tried
+			}
+			return err
+		}})
+	cd, ok := d.(virt.CrashDumper)
+	add("CrashDump", caps.CrashDump, ok,
+		call{"TriggerCrashDump", func(ctx context.Context, id string) error { return cd.TriggerCrashDump(ctx, id) }})
 	return o
 }
 

@@ -1,0 +1,49 @@
+package command
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stratus-cloud/stratus/api"
+)
+
+// TestInstanceDiagnosticsAgainstDevAgent reads a fake instance's
+// diagnostics through a real agent's native API, as text and JSON.
+func TestInstanceDiagnosticsAgainstDevAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an agent")
+	}
+	t.Setenv(api.EnvAddress, devAgent(t))
+	t.Setenv(api.EnvToken, "")
+	c, err := api.NewClient(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		hosts, _, err := c.Hosts().List(nil)
+		_, _, ferr := c.Flavors().Info("m1.tiny", nil)
+		if err == nil && ferr == nil && len(hosts) == 1 && hosts[0].Status == api.HostStatusUp {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no host up or no flavor: %v %v %v", hosts, err, ferr)
+		}
+	}
+	runOK(t, "instance", "create", "-flavor", "m1.tiny", "-image", "cirros", "-wait", "dg")
+
+	out := runOK(t, "instance", "diagnostics", "dg")
+	for _, want := range []string{"State       = running", "Driver      = fake", "vda"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("instance diagnostics lacks %q:\n%s", want, out)
+		}
+	}
+	out = runOK(t, "instance", "diagnostics", "-json", "dg")
+	if !strings.Contains(out, `"cpu0_time"`) || !strings.Contains(out, `"MaximumMB"`) {
+		t.Fatalf("instance diagnostics -json: %s", out)
+	}
+	_, stderr, code := run(t, "instance", "diagnostics", "nope")
+	if code != 1 || !strings.Contains(stderr, "nope") {
+		t.Fatalf("diagnostics of an unknown instance: code %d, %q", code, stderr)
+	}
+}
