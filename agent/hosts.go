@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/agent/client"
+	"github.com/stratus-cloud/stratus/agent/imagecache"
 	"github.com/stratus-cloud/stratus/virt"
 	"github.com/stratus-cloud/stratus/virt/fake"
 	"github.com/stratus-cloud/stratus/virt/libvirt"
@@ -32,7 +33,7 @@ func newDriver(cfg *ClientConfig, hostName, dir string, simulated bool, logger h
 		// New does not wait for libvirtd: it dials in the background
 		// and registration retries until HostInfo answers.
 		return libvirt.New(libvirt.Config{URI: lc.URI, VNCListen: lc.VNCListen, ImagesDir: lc.ImagesDir,
-			VirtType: lc.VirtType, MigrationURI: lc.MigrationURI, Namespace: lc.Namespace,
+			VirtType: lc.VirtType, MigrationURI: lc.MigrationURI, SharedStorage: lc.SharedStorage, Namespace: lc.Namespace,
 			SoftRebootTimeout: reboot, Logger: logger})
 	case "vmware", "ironic":
 		// A remote manager (agent/drivers_remote.go).
@@ -54,6 +55,11 @@ func newDriver(cfg *ClientConfig, hostName, dir string, simulated bool, logger h
 // may start before the servers are reachable.
 func (a *Agent) startHosts() error {
 	cfg := a.config
+	// One node secret authenticates every host of this agent.
+	secret, err := client.LoadOrCreateNodeSecret(cfg.DataDir)
+	if err != nil {
+		return fmt.Errorf("start hosts: %w", err)
+	}
 	names := []string{cfg.NodeName}
 	for i := 1; i <= cfg.Client.SimulatedHosts; i++ {
 		names = append(names, fmt.Sprintf("%s-sim-%03d", cfg.NodeName, i))
@@ -86,7 +92,7 @@ func (a *Agent) startHosts() error {
 		}
 		c, err = client.New(client.Config{
 			DataDir: dir, NodeName: cfg.NodeName, HostName: name, Region: cfg.Region, AZ: cfg.AZ,
-			Driver: drv, RPC: a.rpc, Logger: a.logger.Named("client").With("host", name),
+			NodeSecret: secret, Driver: drv, RPC: a.rpc, Logger: a.logger.Named("client").With("host", name),
 			ImageFiles: files, ImageUploader: snapshotUploader{d: a.imageData},
 			CPUAllocationRatio: cfg.Client.CPUAllocationRatio, RAMAllocationRatio: cfg.Client.RAMAllocationRatio,
 			DiskAllocationRatio: cfg.Client.DiskAllocationRatio, ReservedMemoryMB: cfg.Client.ReservedHostMemoryMB,
@@ -96,6 +102,9 @@ func (a *Agent) startHosts() error {
 			return fmt.Errorf("start host %s: %w", name, err)
 		}
 		a.clients = append(a.clients, c)
+		if cache, ok := files.(*imagecache.Cache); ok {
+			a.startImagePrecache(c.HostID, cache, name)
+		}
 		if i == 0 {
 			if err := a.startDataplane(c, dir); err != nil {
 				return err

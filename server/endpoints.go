@@ -22,6 +22,8 @@ func (s *Server) registerEndpoints() error {
 		"ServerGroup": &ServerGroup{srv: s},
 		"Aggregate":   &Aggregate{srv: s},
 		"Quota":       &Quota{srv: s},
+		// Image pre-caching on an aggregate's hosts (Nova's 2.81).
+		"ImageCache": &ImageCache{srv: s},
 
 		// Images: records and members (the data goes over streams).
 		"Image": &Image{srv: s},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -38,6 +39,7 @@ func (e *Instance) Update(args *structs.InstanceUpdateRequest, reply *structs.In
 		InstanceID: inst.ID, Name: args.Name, Description: args.Description,
 		ReplaceMetadata: args.ReplaceMetadata, SetMetadata: args.SetMetadata, DeleteMetadata: args.DeleteMetadata,
 		Hostname: args.Hostname, KeyName: args.KeyName, ReplaceTags: args.ReplaceTags, AddTags: args.AddTags, RemoveTags: args.RemoveTags,
+		AccessIPv4: args.AccessIPv4, AccessIPv6: args.AccessIPv6,
 		UpdatedAt: time.Now().UnixNano(),
 	}
 	if args.ChangesMetadata() {
@@ -70,13 +72,15 @@ func validateInstanceUpdate(args *structs.InstanceUpdateRequest) error {
 	if args.InstanceID == "" {
 		return structs.Errorf(structs.KindInvalid, "instance id is required")
 	}
-	if args.Name == nil && args.Description == nil && !args.ChangesMetadata() && args.Hostname == nil && args.KeyName == nil && !args.ChangesTags() {
+	if args.Name == nil && args.Description == nil && !args.ChangesMetadata() && args.Hostname == nil && args.KeyName == nil && !args.ChangesTags() &&
+		args.AccessIPv4 == nil && args.AccessIPv6 == nil {
 		return structs.Errorf(structs.KindInvalid, "instance update changes nothing")
 	}
 	var errs []string
 	if args.Hostname != nil && !validHostname(*args.Hostname) {
 		errs = append(errs, hostnameError(*args.Hostname))
 	}
+	errs = append(errs, accessIPErrors(args.AccessIPv4, args.AccessIPv6)...)
 	for _, tag := range append(slices.Clone(args.AddTags), args.RemoveTags...) {
 		if err := structs.ValidateTag(tag); err != nil {
 			errs = append(errs, structs.Message(err))
@@ -182,5 +186,20 @@ func tagAndHostnameErrors(tags []string, hostname string, count int) []string {
 			errs = append(errs, "a hostname can only be given when creating one instance")
 		}
 	}
+	return errs
+}
+
+// accessIPErrors checks access addresses (nil or "" for none).
+func accessIPErrors(v4, v6 *string) []string {
+	var errs []string
+	for version, addr := range map[int]*string{4: v4, 6: v6} {
+		if addr == nil {
+			continue
+		}
+		if err := structs.ValidateAccessIP(version, *addr); err != nil {
+			errs = append(errs, structs.Message(err))
+		}
+	}
+	sort.Strings(errs)
 	return errs
 }

@@ -41,6 +41,9 @@ const (
 	// ActionLiveMigrate sends the running instance to the host whose
 	// address is ActionArg; afterwards it no longer exists here.
 	ActionLiveMigrate = "live_migrate"
+	// ActionTriggerCrashDump injects a non-maskable interrupt so that
+	// the guest's kernel dumps its memory (Nova's trigger_crash_dump).
+	ActionTriggerCrashDump = "trigger_crash_dump"
 )
 
 // Allocation is what one instance consumes on one host, and the contract

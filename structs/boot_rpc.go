@@ -95,6 +95,8 @@ type InstanceCreateRequest struct {
 	// their server tags.
 	Hostname string
 	Tags     []string
+	// AccessIPv4 and AccessIPv6 are recorded on every instance.
+	AccessIPv4, AccessIPv6 string
 	// NetworksMode and Networks ask for the instances' NICs (Nova's
 	// networks: NetworksDefault, NetworksAuto, NetworksNone or
 	// NetworksList); the ports are created, or bound, in the entry that
@@ -195,9 +197,11 @@ type AllocListResponse struct {
 	QueryMeta
 }
 
-// AllocListRequest lists every allocation, or one instance's.
+// AllocListRequest lists every allocation, or one instance's, or one
+// host's (HostID).
 type AllocListRequest struct {
 	InstanceID string
+	HostID     string
 	QueryOptions
 }
 

@@ -1,6 +1,9 @@
 package structs
 
-import "slices"
+import (
+	"net/netip"
+	"slices"
+)
 
 // Nova's vm_state values.
 const (
@@ -149,6 +152,11 @@ type Instance struct {
 	Hostname string `json:",omitempty"`
 	// Tags are the user's server tags (Nova's, 2.26), sorted, unique.
 	Tags []string `json:",omitempty"`
+	// AccessIPv4 and AccessIPv6 are the addresses a user recorded as
+	// the instance's public ones (Nova's accessIPv4/accessIPv6); Stratus
+	// only stores and shows them.
+	AccessIPv4 string `json:",omitempty"`
+	AccessIPv6 string `json:",omitempty"`
 	// ConfigDrive is set when the request asked for a config drive
 	// (Nova's config_drive); the flavor's and image's properties may
 	// ask for one too (see NeedsConfigDrive).
@@ -269,4 +277,17 @@ func (i *Instance) AwaitsPlacement(evalID string) bool {
 		return i.Task.Step == StepSchedule && i.Task.EvalID == evalID
 	}
 	return i.HostID == "" && i.VMState == VMStateBuilding
+}
+
+// ValidateAccessIP checks an access address of the given IP version
+// (4 or 6); "" (none) is valid.
+func ValidateAccessIP(version int, addr string) error {
+	if addr == "" {
+		return nil
+	}
+	ip, err := netip.ParseAddr(addr)
+	if err != nil || (version == 4 && !ip.Is4()) || (version == 6 && !ip.Is6()) {
+		return Errorf(KindInvalid, "%q is not a valid IPv%d address", addr, version)
+	}
+	return nil
 }

@@ -25,6 +25,9 @@ type InstanceUpdateRequest struct {
 	ReplaceTags bool
 	AddTags     []string
 	RemoveTags  []string
+	// AccessIPv4 and AccessIPv6 set the recorded access addresses
+	// ("" clears one).
+	AccessIPv4, AccessIPv6 *string
 	WriteRequest
 }
 
@@ -59,6 +62,8 @@ type InstanceUpdateEntry struct {
 	ReplaceTags     bool
 	AddTags         []string
 	RemoveTags      []string
+	AccessIPv4      *string
+	AccessIPv6      *string
 	UpdatedAt       int64
 }
 
@@ -87,6 +92,12 @@ func (e *InstanceUpdateEntry) Apply(inst *Instance) {
 	}
 	if e.KeyName != nil {
 		inst.KeyName = *e.KeyName
+	}
+	if e.AccessIPv4 != nil {
+		inst.AccessIPv4 = *e.AccessIPv4
+	}
+	if e.AccessIPv6 != nil {
+		inst.AccessIPv6 = *e.AccessIPv6
 	}
 	if e.ReplaceTags {
 		inst.Tags = nil

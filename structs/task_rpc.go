@@ -32,6 +32,8 @@ const (
 	OpAutoConfirm    = "autoConfirm"
 	OpAbortMigration = "abortMigration" // the servers' own: a move's destination died
 	OpResetState     = "resetState"     // an admin's os-resetState: force vm_state, drop the task
+	// OpTriggerCrashDump is Nova's trigger_crash_dump (2.17+).
+	OpTriggerCrashDump = "trigger_crash_dump"
 )
 
 // InstanceTaskRequest asks for an operation on an instance. The caller's

@@ -316,7 +316,8 @@ func TestServerActionPolicy(t *testing.T) {
 		t.Fatalf("%d tasks started by refused requests", n)
 	}
 	act(h, mine.ID, memberTok, "", `{"fly": null}`).fault(t, 400, "badRequest", "There is no such action: fly")
-	act(h, mine.ID, memberTok, "", `{"changePassword": {"adminPass": "x"}}`).fault(t, 501, "notImplemented", msgNotSupported)
+	// No guest service: Nova's answer for a driver that cannot.
+	act(h, mine.ID, memberTok, "", `{"changePassword": {"adminPass": "x"}}`).fault(t, 501, "notImplemented", msgPasswordNotSupported)
 	act(h, mine.ID, memberTok, "", `{"os-getConsoleOutput": {}}`).fault(t, 501, "notImplemented", msgNotSupported)
 	act(h, theirs.ID, memberTok, "", `{"changePassword": {"adminPass": "x"}}`).fault(t, 404, "itemNotFound", "could not be found")
 	act(h, mine.ID, memberTok, "", `{"os-stop": null, "os-start": null}`).fault(t, 400, "badRequest", "Malformed request body")
@@ -375,12 +376,11 @@ func TestServerRebuild(t *testing.T) {
 	if i := h.inst(mine.ID); i.ImageID != "debian" || i.Name != "renamed" || len(i.Metadata) != 1 {
 		t.Fatalf("rebuilt instance %+v", i)
 	}
-	// Access IPs are not recorded: refused. A key pair (2.54) is.
+	// Access IPs are recorded (access_ips.go), and so is a key pair (2.54).
 	h.rpc.keypairs["u-alice/other"] = &structs.KeyPair{Name: "other", UserID: "u-alice"}
-	for _, body := range []map[string]any{
-		{"imageRef": "x", "accessIPv4": "1.2.3.4"},
-	} {
-		act(h, mine.ID, memberTok, "2.54", map[string]any{"rebuild": body}).fault(t, 501, "notImplemented", msgNotSupported)
+	act(h, mine.ID, memberTok, "2.54", map[string]any{"rebuild": map[string]any{"imageRef": "x", "accessIPv4": "1.2.3.4"}}).expect(t, 202)
+	if i := h.inst(mine.ID); i.AccessIPv4 != "1.2.3.4" {
+		t.Fatalf("rebuild with accessIPv4: %q", i.AccessIPv4)
 	}
 	act(h, mine.ID, memberTok, "2.54", map[string]any{"rebuild": map[string]any{"imageRef": "x", "key_name": "missing"}}).
 		fault(t, 400, "badRequest", "Invalid key_name provided.")

@@ -272,15 +272,47 @@ func (a *API) aggregateAction(q *request) (*reply, error) {
 	return q.aggregateReply(out.Aggregate)
 }
 
-// aggregateImages answers 2.81's image cache request: Stratus's drivers
-// keep no image cache to warm.
+// aggregateImages answers 2.81's image cache request (202): every host
+// of the aggregate fetches the images into its image cache (see
+// agent/image_precache.go). An unknown image is a 400, duplicates too.
 func (a *API) aggregateImages(q *request) (*reply, error) {
+	body, err := decodeBody(q, aggregateImagesSchema)
+	if err != nil {
+		return nil, err
+	}
 	id, err := q.aggregateID()
 	if err != nil {
 		return nil, err
 	}
-	if err := q.call("Aggregate.Get", &structs.AggregateSpecificRequest{AggregateID: id}, &structs.SingleAggregateResponse{}); err != nil {
-		return nil, notFoundAs(err, "Aggregate %d could not be found.", id)
+	return q.cacheImages(id, arrayOf(body, "cache"))
+}
+
+// aggregateImagesSchema is Nova's 2.81 body: images to cache, by id.
+var aggregateImagesSchema = &schema{types: tObject, required: []string{"cache"}, props: map[string]*schema{
+	"cache": {types: tArray, minItems: 1, items: &schema{types: tObject, required: []string{"id"}, props: map[string]*schema{
+		"id": {types: tString, format: checkUUID}}}}}}
+
+// cacheImages asks the servers to have the aggregate's hosts cache the
+// images, with Nova's answers: duplicates and unknown or inactive
+// images 400, an unknown aggregate 404.
+func (q *request) cacheImages(id int64, cache []any) (*reply, error) {
+	var ids []string
+	for _, item := range cache {
+		img, _ := stringOf(item.(map[string]any), "id")
+		if containsString(ids, img) {
+			return nil, badRequest("Duplicate images in request")
+		}
+		ids = append(ids, img)
 	}
-	return nil, notSupported()
+	err := q.call("ImageCache.Request", &structs.ImageCacheCreateRequest{AggregateID: id, ImageIDs: ids}, &structs.GenericResponse{})
+	if err == nil {
+		return acceptedReply(nil)
+	}
+	switch structs.KindOf(err) {
+	case structs.KindNotFound:
+		return nil, notFound("Aggregate %d could not be found.", id)
+	case structs.KindInvalid:
+		return nil, badRequest("%s", structs.Message(err))
+	}
+	return nil, err
 }

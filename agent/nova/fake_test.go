@@ -274,7 +274,8 @@ func (f *fakeRPC) updateInstance(req *structs.InstanceUpdateRequest, out *struct
 	c := inst.Copy()
 	(&structs.InstanceUpdateEntry{Name: req.Name, Description: req.Description, ReplaceMetadata: req.ReplaceMetadata,
 		SetMetadata: req.SetMetadata, DeleteMetadata: req.DeleteMetadata, Hostname: req.Hostname, KeyName: req.KeyName,
-		ReplaceTags: req.ReplaceTags, AddTags: req.AddTags, RemoveTags: req.RemoveTags, UpdatedAt: time.Now().UnixNano()}).Apply(c)
+		ReplaceTags: req.ReplaceTags, AddTags: req.AddTags, RemoveTags: req.RemoveTags, AccessIPv4: req.AccessIPv4, AccessIPv6: req.AccessIPv6,
+		UpdatedAt: time.Now().UnixNano()}).Apply(c)
 	f.instances[c.ID] = c
 	out.Instance = c.Copy()
 	return nil

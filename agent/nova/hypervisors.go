@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -303,20 +304,36 @@ func (a *API) hypervisorShow(q *request) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	return okReply(map[string]any{"hypervisor": q.hypervisorView(hv, true, withServers)})
+	v := q.hypervisorView(hv, true, withServers)
+	if q.atLeast(88) {
+		// As Nova: the host's uptime when its driver tells, else null.
+		// A show waits for it a short while only.
+		if up, err := q.hostUptime(hv.host, 10*time.Second); err == nil {
+			v["uptime"] = up
+		}
+	}
+	return okReply(map[string]any{"hypervisor": v})
 }
 
-// hypervisorUptime answers the uptime API (until 2.88): hosts do not
-// report their uptime, which Nova answers as a driver lacking it.
+// hypervisorUptime answers the uptime API (until 2.88): the summary
+// view and uptime(1)'s line from the host's agent (server_guest.go); a
+// driver of a remote hypervisor cannot tell (501).
 func (a *API) hypervisorUptime(q *request) (*reply, error) {
 	hvs, err := q.hypervisors()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := q.findHypervisor(hvs, q.param("id")); err != nil {
+	hv, err := q.findHypervisor(hvs, q.param("id"))
+	if err != nil {
 		return nil, err
 	}
-	return nil, notSupported()
+	up, err := q.hostUptime(hv.host, time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	v := q.hypervisorView(hv, false, false)
+	v["uptime"] = up
+	return okReply(map[string]any{"hypervisor": v})
 }
 
 // hypervisorStatistics answers the statistics API (until 2.88): sums

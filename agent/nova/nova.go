@@ -55,7 +55,10 @@ type API struct {
 	servers  func() []ServerMember
 	// consoles serves console output and remote consoles (consoles.go).
 	consoles Consoles
-	routes   []*route
+	// guests sets passwords in guests and reads hosts' uptime
+	// (server_guest.go).
+	guests Guests
+	routes []*route
 	// collections are the first path segments of the routes.
 	collections map[string]bool
 }
@@ -75,7 +78,7 @@ func New(cfg Config) *API {
 		a.versionRoutes(), a.flavorRoutes(), a.extraSpecRoutes(), a.serverRoutes(), a.serverActionRoutes(),
 		a.metadataRoutes(), a.tagRoutes(), a.keypairRoutes(), a.limitRoutes(), a.quotaRoutes(), a.zoneRoutes(),
 		a.hypervisorRoutes(), a.serviceRoutes(), a.aggregateRoutes(), a.serverGroupRoutes(), a.usageRoutes(), a.networkRoutes(),
-		a.imageRoutes(), a.serverPasswordRoutes(), a.consoleRoutes(), a.certificateRoutes(),
+		a.imageRoutes(), a.serverPasswordRoutes(), a.consoleRoutes(), a.diagnosticsRoutes(), a.certificateRoutes(),
 	} {
 		for _, spec := range table {
 			a.routes = append(a.routes, spec.compile())

@@ -101,8 +101,8 @@ func (q *request) quotaSet(id string, limits, used map[string]int64) map[string]
 	return map[string]any{"quota_set": set}
 }
 
-// quotaShow answers GET /os-quota-sets/{project}. A user_id asks for a
-// user's quotas, which in Stratus are the project's.
+// quotaShow answers GET /os-quota-sets/{project}; a user_id asks for a
+// user's quotas in it (quotas_user.go).
 func (a *API) quotaShow(q *request) (*reply, error) {
 	if err := q.checkQuery("user_id"); err != nil {
 		return nil, err
@@ -110,6 +110,9 @@ func (a *API) quotaShow(q *request) (*reply, error) {
 	project, err := q.quotaProject("show")
 	if err != nil {
 		return nil, err
+	}
+	if user := q.query().Get("user_id"); user != "" {
+		return q.userQuotaShow(project, user, false)
 	}
 	out, err := q.projectQuota(project, false)
 	if err != nil {
@@ -137,6 +140,9 @@ func (a *API) quotaDetail(q *request) (*reply, error) {
 	project, err := q.quotaProject("detail")
 	if err != nil {
 		return nil, err
+	}
+	if user := q.query().Get("user_id"); user != "" {
+		return q.userQuotaShow(project, user, true)
 	}
 	out, err := q.projectQuota(project, true)
 	if err != nil {
@@ -180,8 +186,8 @@ func quotaLimits(in map[string]any) map[string]int64 {
 }
 
 // quotaUpdate answers PUT /os-quota-sets/{project} (admin) with the
-// project's limits. A limit below what the project uses is 400 unless
-// force is set. Per-user quotas (user_id) are not supported.
+// project's limits, or with user_id a user's (quotas_user.go). A limit
+// below what the project uses is 400 unless force is set.
 func (a *API) quotaUpdate(q *request) (*reply, error) {
 	if err := q.checkQuery("user_id"); err != nil {
 		return nil, err
@@ -190,10 +196,10 @@ func (a *API) quotaUpdate(q *request) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	if q.query().Has("user_id") {
-		return nil, notSupported()
-	}
 	in := object(body, "quota_set")
+	if user := q.query().Get("user_id"); user != "" {
+		return q.userQuotaUpdate(q.param("project"), user, in)
+	}
 	var out structs.QuotaResponse
 	err = q.call("Quota.Update", &structs.QuotaUpdateRequest{Scope: structs.QuotaScopeProject, ID: q.param("project"),
 		Limits: quotaLimits(in), Force: boolOf(in["force"])}, &out)
@@ -204,13 +210,14 @@ func (a *API) quotaUpdate(q *request) (*reply, error) {
 }
 
 // quotaDelete answers DELETE /os-quota-sets/{project} (admin): the
-// project's own limits are dropped and the defaults apply again (202).
+// project's own limits are dropped and the defaults apply again (202);
+// with user_id, the user's own limits in it.
 func (a *API) quotaDelete(q *request) (*reply, error) {
 	if err := q.checkQuery("user_id"); err != nil {
 		return nil, err
 	}
-	if q.query().Has("user_id") {
-		return nil, notSupported()
+	if user := q.query().Get("user_id"); user != "" {
+		return q.userQuotaDelete(q.param("project"), user)
 	}
 	if err := q.call("Quota.Delete", &structs.QuotaDeleteRequest{ProjectID: q.param("project")}, &structs.GenericResponse{}); err != nil {
 		return nil, err

@@ -98,15 +98,22 @@ func init() {
 	for name, spec := range adminActions() {
 		serverActions[name] = spec
 	}
+	// Multinic: addFixedIp, removeFixedIp (fixed_ips.go).
+	for name, spec := range multinicActions() {
+		serverActions[name] = spec
+	}
+	// changePassword and trigger_crash_dump (server_guest.go).
+	for name, spec := range guestActions() {
+		serverActions[name] = spec
+	}
 }
 
 // knownActions are Nova's other server actions, which Stratus does not
 // support yet: they answer Nova's "not supported" 501, while an unknown
 // action is "There is no such action".
-var knownActions = []string{"changePassword",
-	"trigger_crash_dump", "resetNetwork", "injectNetworkInfo",
+var knownActions = []string{"resetNetwork", "injectNetworkInfo",
 	"os-getSPICEConsole", "os-getRDPConsole",
-	"addFixedIp", "removeFixedIp", "os-resetNetwork"}
+	"os-resetNetwork"}
 
 // anyBody accepts any JSON object; handlers validate their own parts.
 var anyBody = &schema{types: tObject, open: true}

@@ -35,7 +35,7 @@ func serverCreateSchema(mv int) *schema {
 		"accessIPv6":              {types: tString, format: checkIPv6},
 		"availability_zone":       nameSchema,
 		"block_device_mapping":    {types: tArray},
-		"block_device_mapping_v2": {types: tArray},
+		"block_device_mapping_v2": bdmV2Schema(mv),
 		"config_drive":            booleanSchema,
 		"key_name":                nameSchema,
 		"min_count":               positiveIntSchema,
@@ -80,8 +80,9 @@ func serverCreateSchema(mv int) *schema {
 
 // serverCreate answers POST /servers. Networks (and ports, fixed IPs,
 // "auto" and "none" by 2.37's rules) and security groups are the
-// servers' networking (see networksOf); Stratus has no volumes, tags
-// or trusted certificates yet. Scheduler hints group, same_host and different_host are honoured
+// servers' networking (see networksOf); block_device_mapping_v2 takes
+// the local mappings (bdm.go); Stratus has no volumes or trusted
+// certificates yet. Scheduler hints group, same_host and different_host are honoured
 // (others are ignored, as in Nova), and an admin's target host
 // ("az:host[:node]", or 2.74's host); user data and config_drive go to
 // the metadata service and the config drive; personality files and the
@@ -93,6 +94,10 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 	}
 	in := object(body, "server")
 	if err := q.checkUnsupportedCreate(in); err != nil {
+		return nil, err
+	}
+	disks, err := blockDevicesOf(in)
+	if err != nil {
 		return nil, err
 	}
 	groups, err := securityGroups(in)
@@ -109,6 +114,9 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 		return nil, err
 	}
 	if args.FlavorID, err = q.flavorOf(in); err != nil {
+		return nil, err
+	}
+	if err := q.checkLocalDisks(disks, &args); err != nil {
 		return nil, err
 	}
 	if args.AZ, args.TargetHost, err = q.zoneOf(in); err != nil {
@@ -137,6 +145,8 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 	args.UserData = decodeUserData(in)
 	args.ConfigDrive = boolOf(in["config_drive"])
 	args.Hostname, _ = stringOf(in, "hostname")
+	args.AccessIPv4, _ = stringOf(in, "accessIPv4")
+	args.AccessIPv6, _ = stringOf(in, "accessIPv6")
 	if args.Hostname != "" && count > 1 {
 		return nil, badRequest("Cannot specify a hostname when creating multiple servers (min_count or max_count above 1)")
 	}
@@ -165,7 +175,7 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 // checkUnsupportedCreate refuses what Stratus cannot do yet, the way
 // Nova refuses what a deployment lacks.
 func (q *request) checkUnsupportedCreate(in map[string]any) error {
-	for _, k := range []string{"block_device_mapping", "block_device_mapping_v2", "trusted_image_certificates"} {
+	for _, k := range []string{"block_device_mapping", "trusted_image_certificates"} {
 		if list, _ := in[k].([]any); len(list) > 0 {
 			return notSupported()
 		}

@@ -161,6 +161,7 @@ func (q *request) serverFilters() ([]func(serverEntry) bool, error) {
 	equal("uuid", func(e serverEntry) string { return e.inst.ID })
 	equal("host", func(e serverEntry) string { return hostName(e.host) })
 	equal("node", func(e serverEntry) string { return hostName(e.host) })
+	accessIPFilters(v, allowed, add)
 	if allowed("name") {
 		re, err := regexp.Compile("(?i)" + v.Get("name"))
 		if err != nil {

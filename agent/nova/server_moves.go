@@ -60,20 +60,14 @@ var rebuildStates = []string{structs.VMStateActive, structs.VMStateStopped, stru
 // server as Nova does (the full view from 2.75), its admin password and
 // a Location. A new name, description and metadata are applied first,
 // when the rebuild is allowed, as are a 2.54 key_name (null removes the
-// key) and a 2.90 hostname; access IPs, trusted
-// certificates and a different key pair are not recorded by Stratus and
-// are refused with Nova's 501; personality, user data and
+// key), a 2.90 hostname and access IPs; trusted certificates are not
+// supported by Stratus and are refused with Nova's 501; personality, user data and
 // preserve_ephemeral are validated and not used.
 func actRebuild(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	in := arg.(map[string]any)
 	image, err := imageOf(in)
 	if err != nil {
 		return nil, err
-	}
-	for _, k := range []string{"accessIPv4", "accessIPv6"} {
-		if _, ok := in[k]; ok {
-			return nil, notSupported()
-		}
 	}
 	if certs, _ := in["trusted_image_certificates"].([]any); len(certs) > 0 {
 		return nil, notSupported()
@@ -108,10 +102,12 @@ func actRebuild(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	if m, ok := in["metadata"].(map[string]any); ok {
 		update.ReplaceMetadata, update.SetMetadata = true, stringMap(m)
 	}
+	setAccessIPs(&update, inst, in)
 	// The changes are made only when the rebuild may start, so that a
 	// refused rebuild (409) changes nothing; the servers check again.
 	rebuildable := inst.Stable() && containsString(rebuildStates, inst.VMState) && (!inst.Locked || q.isAdmin())
-	if rebuildable && (update.Name != nil || update.Description != nil || update.ReplaceMetadata || update.Hostname != nil || update.KeyName != nil) {
+	if rebuildable && (update.Name != nil || update.Description != nil || update.ReplaceMetadata || update.Hostname != nil || update.KeyName != nil ||
+		update.AccessIPv4 != nil || update.AccessIPv6 != nil) {
 		var out structs.InstanceUpdateResponse
 		if err := q.call("Instance.Update", &update, &out); err != nil {
 			return nil, taskFault(err, inst.ID, "rebuild", structs.OpRebuild)

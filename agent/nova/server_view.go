@@ -45,8 +45,8 @@ func (q *request) serverView(inst *structs.Instance, host *structs.Host, opts vi
 		"created":           isoTime(inst.CreatedAt),
 		"updated":           isoTime(inst.UpdatedAt),
 		"addresses":         q.addressesOf(inst),
-		"accessIPv4":        "",
-		"accessIPv6":        "",
+		"accessIPv4":        inst.AccessIPv4,
+		"accessIPv6":        inst.AccessIPv6,
 		"links":             q.links("servers", inst.ID),
 		"OS-DCF:diskConfig": "MANUAL",
 	}

@@ -133,9 +133,8 @@ func serverUpdateSchema(mv int) *schema {
 	}}
 }
 
-// serverUpdate answers PUT /servers/{id}: name, description and (2.90)
-// hostname change; access IPs are not recorded by Stratus and are
-// refused.
+// serverUpdate answers PUT /servers/{id}: name, description, access
+// IPs (access_ips.go) and (2.90) hostname change.
 func (a *API) serverUpdate(q *request) (*reply, error) {
 	body, err := decodeBody(q, serverUpdateSchema(q.mv))
 	if err != nil {
@@ -146,12 +145,8 @@ func (a *API) serverUpdate(q *request) (*reply, error) {
 		return nil, err
 	}
 	in := object(body, "server")
-	for _, k := range []string{"accessIPv4", "accessIPv6"} {
-		if _, ok := in[k]; ok {
-			return nil, notSupported()
-		}
-	}
 	args := structs.InstanceUpdateRequest{InstanceID: inst.ID}
+	args.AccessIPv4, args.AccessIPv6 = accessIPsOf(in)
 	if h, ok := stringOf(in, "hostname"); ok {
 		args.Hostname = &h
 	}
@@ -162,7 +157,7 @@ func (a *API) serverUpdate(q *request) (*reply, error) {
 		desc, _ := d.(string)
 		args.Description = &desc
 	}
-	if args.Name != nil || args.Description != nil || args.Hostname != nil {
+	if args.Name != nil || args.Description != nil || args.Hostname != nil || args.AccessIPv4 != nil || args.AccessIPv6 != nil {
 		var out structs.InstanceUpdateResponse
 		if err := q.call("Instance.Update", &args, &out); err != nil {
 			return nil, notFoundAs(err, "Instance %s could not be found.", inst.ID)

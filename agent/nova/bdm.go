@@ -1,0 +1,212 @@
+package nova
+
+import (
+	"regexp"
+	"sort"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// block_device_mapping_v2 on server create. Stratus has no volumes
+// (no Cinder), so it accepts the mappings Nova accepts without one:
+// the image to boot (source image, destination local, boot_index 0,
+// with imageRef given, as Nova requires) and blank local disks, swap
+// (guest_format "swap") or ephemeral, within the flavor's swap and
+// ephemeral sizes. What needs a volume (destination volume, source
+// volume or snapshot) is Nova's 501 for a deployment without the
+// service; the legacy block_device_mapping too.
+
+// maxLocalBlockDevices is Nova's max_local_block_devices default.
+const maxLocalBlockDevices = 3
+
+var (
+	bdmUUIDPattern      = regexp.MustCompile(`^[a-zA-Z0-9._-]*$`)
+	bdmDeviceNamePat    = regexp.MustCompile(`^[a-zA-Z0-9._\-r/]*$`)
+	bdmBootIndexPattern = regexp.MustCompile(`^-?[0-9]+$`)
+)
+
+// bdmV2Schema is Nova's block_device_mapping_v2 at a microversion.
+func bdmV2Schema(mv int) *schema {
+	props := map[string]*schema{
+		"virtual_name":          {types: tString, maxLen: 255},
+		"volume_id":             {types: tString, format: checkUUID},
+		"snapshot_id":           {types: tString, format: checkUUID},
+		"volume_size":           intSchema(1, 0x7FFFFFFF),
+		"device_name":           {types: tString, minLen: 1, maxLen: 255, pattern: bdmDeviceNamePat},
+		"delete_on_termination": booleanSchema,
+		"no_device":             {types: tString | tInteger | tNumber | tBoolean | tNull | tObject | tArray, open: true},
+		"connection_info":       {types: tString, maxLen: 16777215},
+		"source_type":           {types: tString, enum: []string{"volume", "image", "snapshot", "blank"}},
+		"uuid":                  {types: tString, minLen: 1, maxLen: 255, pattern: bdmUUIDPattern},
+		"image_id":              {types: tString, format: checkUUID},
+		"destination_type":      {types: tString, enum: []string{"local", "volume"}},
+		"guest_format":          {types: tString, maxLen: 255},
+		"device_type":           {types: tString, maxLen: 255},
+		"disk_bus":              {types: tString, maxLen: 255},
+		"boot_index":            {types: tInteger | tString | tNull, pattern: bdmBootIndexPattern},
+	}
+	if mv == 32 || mv >= 42 {
+		props["tag"] = &schema{types: tString, maxLen: 60, pattern: tagPattern}
+	}
+	if mv >= 67 {
+		props["volume_type"] = &schema{types: tString | tNull, maxLen: 255}
+	}
+	return &schema{types: tArray, items: &schema{types: tObject, props: props}}
+}
+
+// localDisks are a create's local block device mappings, validated on
+// their own: the image to boot ("" when none names it), the ephemeral
+// disks (size in GB, 0 for the flavor's) and the swap disk (MB).
+type localDisks struct {
+	rootImage string
+	ephemeral []int64
+	swap      bool
+	swapMB    int64
+}
+
+// bdmFault is Nova's InvalidBDMFormat answer.
+func bdmFault(details string) error {
+	return badRequest("Block Device Mapping is Invalid: %s", details)
+}
+
+// blockDevicesOf reads block_device_mapping_v2 by Nova's rules
+// (BlockDeviceDict.from_api, then the boot sequence); nil when the
+// request has none.
+func blockDevicesOf(in map[string]any) (*localDisks, error) {
+	list, _ := in["block_device_mapping_v2"].([]any)
+	if len(list) == 0 {
+		return nil, nil
+	}
+	_, imageGiven := in["imageRef"]
+	disks := &localDisks{}
+	var bootIndexes []int64
+	for _, item := range list {
+		bdm, _ := item.(map[string]any)
+		source, _ := stringOf(bdm, "source_type")
+		dest, _ := stringOf(bdm, "destination_type")
+		uuid, _ := stringOf(bdm, "uuid")
+		bootIndex := int64(-1)
+		if v, ok := bdm["boot_index"]; ok && v != nil {
+			bootIndex = intOf(v)
+		}
+		switch {
+		case source == "":
+			// The legacy keys alone (volume_id, snapshot_id) name volumes.
+			return nil, notSupported()
+		case source == "blank" && uuid != "":
+			return nil, bdmFault("Invalid device UUID.")
+		case source != "blank" && uuid == "":
+			return nil, bdmFault("Missing device UUID.")
+		}
+		if dest == "" && source == "blank" {
+			dest = "local"
+		}
+		switch {
+		case source == "image" && dest == "local":
+			if !imageGiven || bootIndex != 0 {
+				return nil, bdmFault("Mapping image to local is not supported.")
+			}
+			disks.rootImage = uuid
+		case source == "blank" && dest == "local":
+			if bootIndex == 0 {
+				return nil, bdmFault("Boot sequence for the instance and image/block device mapping combination is not valid.")
+			}
+			size := int64(0)
+			if v, ok := bdm["volume_size"]; ok {
+				size = intOf(v)
+			}
+			if f, _ := stringOf(bdm, "guest_format"); f == "swap" {
+				if disks.swap {
+					return nil, bdmFault("More than one swap drive requested.")
+				}
+				disks.swap, disks.swapMB = true, size
+			} else {
+				disks.ephemeral = append(disks.ephemeral, size)
+			}
+		default:
+			// A volume (destination volume; source volume or snapshot).
+			return nil, notSupported()
+		}
+		if bootIndex >= 0 {
+			bootIndexes = append(bootIndexes, bootIndex)
+		}
+	}
+	return disks, checkBootSequence(bootIndexes, imageGiven)
+}
+
+// checkBootSequence is Nova's rule that the boot indexes count from 0
+// without gaps; imageRef without a mapping of index 0 is index 0.
+func checkBootSequence(indexes []int64, imageGiven bool) error {
+	if imageGiven && !containsInt(indexes, 0) {
+		indexes = append(indexes, 0)
+	}
+	sort.Slice(indexes, func(i, j int) bool { return indexes[i] < indexes[j] })
+	for i, n := range indexes {
+		if n != int64(i) {
+			return bdmFault("Boot sequence for the instance and image/block device mapping combination is not valid.")
+		}
+	}
+	return nil
+}
+
+func containsInt(list []int64, n int64) bool {
+	for _, v := range list {
+		if v == n {
+			return true
+		}
+	}
+	return false
+}
+
+// checkFlavor checks the local disks against the flavor, as Nova's
+// _validate_bdm: the ephemeral disks together (a size of 0 being the
+// flavor's) within its ephemeral_gb, the swap within its swap, and at
+// most max_local_block_devices local disks.
+func (d *localDisks) checkFlavor(f *structs.Flavor) error {
+	if d == nil || f == nil {
+		return nil
+	}
+	var ephemeral int64
+	for _, size := range d.ephemeral {
+		if size == 0 {
+			size = int64(f.EphemeralGB)
+		}
+		ephemeral += size
+	}
+	if ephemeral > int64(f.EphemeralGB) {
+		return badRequest("Ephemeral disks requested are larger than the instance type allows. If no size is given in one block device mapping, flavor ephemeral size will be used.")
+	}
+	if d.swap && d.swapMB > int64(f.SwapMB) {
+		return badRequest("Swap drive requested is larger than instance type allows.")
+	}
+	local := len(d.ephemeral)
+	if d.swap {
+		local++
+	}
+	if d.rootImage != "" {
+		local++
+	}
+	if local > maxLocalBlockDevices {
+		return bdmFault("You specified more local devices than the limit allows")
+	}
+	return nil
+}
+
+// checkLocalDisks checks a create's local disks against its flavor; a
+// root image mapping names the image to boot.
+func (q *request) checkLocalDisks(d *localDisks, args *structs.InstanceCreateRequest) error {
+	if d == nil {
+		return nil
+	}
+	f, err := q.getFlavor(args.FlavorID)
+	if err != nil {
+		return err
+	}
+	if err := d.checkFlavor(f); err != nil {
+		return err
+	}
+	if d.rootImage != "" {
+		args.ImageID = d.rootImage
+	}
+	return nil
+}
