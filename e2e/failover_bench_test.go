@@ -7,38 +7,74 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
 // BenchmarkFailover SIGKILLs the leader of a 3-server cluster of real
 // agent processes and measures the time until a survivor accepts a write
-// again, over STRATUS_FAILOVER_RUNS runs (default 10). After each run the
-// killed server restarts from its data dir and rejoins. Every write
-// acknowledged before a kill is checked to survive it.
+// again, over STRATUS_FAILOVER_RUNS runs (default 10; 1 with
+// STRATUS_BENCH_SMALL). After each run the killed server restarts from
+// its data dir and rejoins. Every write acknowledged before a kill is
+// checked to survive it. "idle" has no other traffic; "load" keeps 8
+// clients writing flavors to every server throughout.
 func BenchmarkFailover(b *testing.B) {
+	b.Run("idle", func(b *testing.B) { benchFailover(b, false) })
+	b.Run("load", func(b *testing.B) { benchFailover(b, true) })
+}
+
+func benchFailover(b *testing.B, load bool) {
 	runs := 10
+	if benchSmall() {
+		runs = 1
+	}
 	if v, err := strconv.Atoi(os.Getenv("STRATUS_FAILOVER_RUNS")); err == nil && v > 0 {
 		runs = v
 	}
 	s1 := startAgent(b, "s1", "--server", "--bootstrap-expect", "3", "--log-level", "warn")
 	s2 := startAgent(b, "s2", "--server", "--bootstrap-expect", "3", "--log-level", "warn", "--join", s1.gossip)
 	s3 := startAgent(b, "s3", "--server", "--bootstrap-expect", "3", "--log-level", "warn", "--join", s1.gossip)
-	procs := []*agentProc{s1, s2, s3}
+	procs := &procSet{procs: []*agentProc{s1, s2, s3}}
 	client := &http.Client{Timeout: 2 * time.Second}
+	var loaded atomic.Int64
+	if load {
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for n := 0; ; n++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					p := procs.get()[(w+n)%3]
+					if loadFlavor(client, p.http, w, n) == nil {
+						loaded.Add(1)
+					}
+				}
+			}(w)
+		}
+		b.Cleanup(func() { close(stop); wg.Wait() })
+	}
 
 	var samples []time.Duration
 	written := 0
 	for i := 0; i < b.N; i++ {
 		for run := 0; run < runs; run++ {
-			leader := waitForStableLeader(b, procs)
+			all := procs.get()
+			leader := waitForStableLeader(b, all)
 			// An acknowledged write just before the kill.
 			written++
 			if err := createFlavor(client, leader.http, written); err != nil {
 				b.Fatalf("write before kill: %v", err)
 			}
 			var survivor *agentProc
-			for _, p := range procs {
+			for _, p := range all {
 				if p != leader {
 					survivor = p
 					break
@@ -62,19 +98,54 @@ func BenchmarkFailover(b *testing.B) {
 			// Restart the killed server from its data dir.
 			restarted := startAgentIn(b, leader.name, leader.dataDir, "--server", "--bootstrap-expect", "3",
 				"--log-level", "warn", "--join", survivor.gossip)
-			for k, p := range procs {
-				if p == leader {
-					procs[k] = restarted
-				}
-			}
+			procs.replace(leader, restarted)
 		}
 	}
+	b.StopTimer()
 	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
 	pct := func(p float64) time.Duration { return samples[int(p*float64(len(samples)-1)+0.5)] }
 	b.ReportMetric(pct(0.5).Seconds(), "p50-s")
 	b.ReportMetric(pct(0.99).Seconds(), "p99-s")
 	b.ReportMetric(samples[len(samples)-1].Seconds(), "max-s")
-	b.Logf("failover over %d runs: p50 %v, p99 %v, min %v, max %v", len(samples), pct(0.5), pct(0.99), samples[0], samples[len(samples)-1])
+	b.Logf("failover over %d runs (load %v, %d background writes): p50 %v, p99 %v, min %v, max %v",
+		len(samples), load, loaded.Load(), pct(0.5), pct(0.99), samples[0], samples[len(samples)-1])
+}
+
+// procSet is the cluster's current processes, read by load writers
+// while the benchmark replaces a killed one.
+type procSet struct {
+	mu    sync.Mutex
+	procs []*agentProc
+}
+
+func (s *procSet) get() []*agentProc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*agentProc(nil), s.procs...)
+}
+
+func (s *procSet) replace(old, new *agentProc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, p := range s.procs {
+		if p == old {
+			s.procs[k] = new
+		}
+	}
+}
+
+// loadFlavor writes background flavor n of writer w.
+func loadFlavor(c *http.Client, addr string, w, n int) error {
+	body := fmt.Sprintf(`{"ID":"ld-%d-%d","Name":"ld-%d-%d","VCPUs":1,"MemoryMB":64}`, w, n, w, n)
+	resp, err := c.Post(addr+"/v1/flavors", "application/json", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
 }
 
 func createFlavor(c *http.Client, addr string, n int) error {

@@ -35,3 +35,41 @@ func BenchmarkFSMApply(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "applies/s")
 }
+
+// BenchmarkEntryCheck measures decodeBody's walk for nil elements
+// (entry_check.go) on a scheduler plan of 100 placements with their
+// evaluation, the entry the boot path writes most.
+func BenchmarkEntryCheck(b *testing.B) {
+	entry := &structs.PlanApplyEntry{Faults: map[string]*structs.Fault{"i-x": {Code: 500, Message: "no valid host"}}}
+	ev := &structs.Evaluation{ID: "ev", Status: structs.EvalStatusComplete}
+	for i := 0; i < 100; i++ {
+		id := fmt.Sprintf("i-%03d", i)
+		ev.InstanceIDs = append(ev.InstanceIDs, id)
+		entry.Placements = append(entry.Placements, &structs.Allocation{ID: "a-" + id, InstanceID: id, HostID: "h",
+			Resources: map[string]int64{structs.ResourceVCPU: 1, structs.ResourceMemoryMB: 512, structs.ResourceDiskGB: 1}})
+	}
+	entry.Evals = []*structs.Evaluation{ev}
+	body, err := structs.Encode(entry)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// decode alone is the baseline the check adds to.
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			var out structs.PlanApplyEntry
+			if err := structs.Decode(body, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode+check", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			var out structs.PlanApplyEntry
+			if err := decodeBody(structs.PlanApplyType, body, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -193,6 +193,8 @@ func populate(t *testing.T, s *StateStore) {
 	populateSchedulerConfig(t, s)
 	populateClusterCA(t, s)
 	populateConsoles(t, s)
+	populateUserQuotas(t, s)
+	populateImageCache(t, s)
 }
 
 func dump(t *testing.T, s *StateStore) map[string][]any {

@@ -41,6 +41,7 @@ var fuzzEntryBodies = map[structs.MessageType]any{
 	structs.InstancePasswordClearType:   &structs.InstancePasswordEntry{},
 	structs.InstanceUpdateType:          &structs.InstanceUpdateEntry{},
 	structs.InstanceCreateType:          &structs.InstanceCreateEntry{},
+	structs.InstanceCreateBatchType:     &structs.InstanceCreateBatchEntry{},
 	structs.InstanceDeleteType:          &structs.InstanceDeleteEntry{},
 	structs.InstanceActionType:          &structs.InstanceActionEntry{},
 	structs.KeyPairUpsertRequestType:    &structs.KeyPairUpsertRequest{},
@@ -61,6 +62,9 @@ var fuzzEntryBodies = map[structs.MessageType]any{
 	structs.FlavorAccessType:            &structs.FlavorAccessEntry{},
 	structs.HostForceDownType:           &structs.HostForceDownEntry{},
 	structs.HostDeregisterType:          &structs.HostDeregisterEntry{},
+	structs.InstanceActionRecordType:    &structs.InstanceActionRecordEntry{},
+	structs.UserQuotaUpdateType:         &structs.UserQuotaEntry{},
+	structs.ImageCacheRequestType:       &structs.ImageCacheEntry{},
 }
 
 // fuzzIDs are the ids populate's objects have, chosen for fields by
@@ -164,6 +168,11 @@ func realEntries() []struct {
 		{structs.HostStatusUpdateType, &structs.HostStatusUpdateEntry{HostIDs: []string{"h1"}, Status: structs.HostStatusDown, UpdatedAt: 2}},
 		{structs.HostEnabledUpdateType, &structs.HostEnabledUpdateEntry{HostID: "h1", Enabled: false, Reason: "maintenance"}},
 		{structs.InstanceCreateType, &structs.InstanceCreateEntry{Instances: []*structs.Instance{inst}, Eval: eval, Flavor: tiny, RequestID: "req-2", CreatedAt: 1}},
+		{structs.InstanceCreateBatchType, &structs.InstanceCreateBatchEntry{Entries: []*structs.InstanceCreateEntry{
+			{Instances: []*structs.Instance{{ID: "i3", Name: "b1", FlavorID: tiny.ID, Flavor: tiny, VMState: structs.VMStateBuilding}},
+				Eval: &structs.Evaluation{ID: "e3", InstanceIDs: []string{"i3"}, Status: structs.EvalStatusPending}, RequestID: "req-b1", CreatedAt: 1},
+			{Instances: []*structs.Instance{inst}, Eval: eval, Flavor: tiny, RequestID: "req-b2", CreatedAt: 1},
+		}}},
 		{structs.InstanceUpdateType, &structs.InstanceUpdateEntry{InstanceID: "i1", Name: &name, SetMetadata: map[string]string{"x": "y"},
 			DeleteMetadata: []string{"a"}, AddTags: []string{"t"}, UpdatedAt: 3}},
 		{structs.InstanceDeleteType, &structs.InstanceDeleteEntry{Deleting: []string{"i1"}, UpdatedAt: 3, RequestID: "req-3", UserID: "u"}},

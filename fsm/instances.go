@@ -92,8 +92,18 @@ func init() {
 func (s *StateStore) CreateInstances(index uint64, e *structs.InstanceCreateEntry) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
-	if err := admitCreate(txn, index, e); err != nil {
+	tables, err := createInstancesTxn(txn, index, e)
+	if err != nil {
 		return err
+	}
+	return commitAt(txn, index, tables...)
+}
+
+// createInstancesTxn writes a create's instances, actions, networking
+// and evaluation in txn and returns the tables it changed.
+func createInstancesTxn(txn *memdb.Txn, index uint64, e *structs.InstanceCreateEntry) ([]string, error) {
+	if err := admitCreate(txn, index, e); err != nil {
+		return nil, err
 	}
 	for _, inst := range e.Instances {
 		c := inst.Copy()
@@ -102,7 +112,7 @@ func (s *StateStore) CreateInstances(index uint64, e *structs.InstanceCreateEntr
 		}
 		c.CreateIndex, c.ModifyIndex = index, index
 		if err := txn.Insert(TableInstances, c); err != nil {
-			return fmt.Errorf("insert instance %s: %w", c.ID, err)
+			return nil, fmt.Errorf("insert instance %s: %w", c.ID, err)
 		}
 		if e.RequestID != "" {
 			err := insertAction(txn, index, &structs.InstanceAction{
@@ -110,23 +120,23 @@ func (s *StateStore) CreateInstances(index uint64, e *structs.InstanceCreateEntr
 				StartTime: e.CreatedAt, Events: []*structs.InstanceActionEvent{{Event: evBuild, StartTime: e.CreatedAt}},
 			})
 			if err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
 	if err := applyNetChanges(txn, index, e.CreatedAt, e.Network); err != nil {
-		return err
+		return nil, err
 	}
 	tables := []string{TableInstances, TableInstanceActions}
 	if e.Eval != nil {
 		ev := e.Eval.Copy()
 		ev.CreateIndex, ev.ModifyIndex = index, index
 		if err := txn.Insert(TableEvals, ev); err != nil {
-			return fmt.Errorf("insert eval %s: %w", ev.ID, err)
+			return nil, fmt.Errorf("insert eval %s: %w", ev.ID, err)
 		}
 		tables = append(tables, TableEvals)
 	}
-	return commitAt(txn, index, tables...)
+	return tables, nil
 }
 
 // DeleteInstances deletes instances, whatever they are doing: a copy

@@ -76,6 +76,13 @@ func (s *StateStore) UpdateQuotas(index uint64, e *structs.QuotaEntry) error {
 				return fmt.Errorf("delete quotas of %s: %w", e.ID, err)
 			}
 		}
+		if e.Scope == structs.QuotaScopeProject {
+			// As Nova's, a project's delete drops its users' limits too.
+			if err := deleteUserQuotas(txn, e.ID); err != nil {
+				return err
+			}
+			return commitAt(txn, index, TableQuotas, TableUserQuotas)
+		}
 		return commitAt(txn, index, TableQuotas)
 	}
 	q := &structs.QuotaSet{Scope: e.Scope, ID: e.ID, Limits: map[string]int64{}, CreateIndex: index}
@@ -248,6 +255,9 @@ func admitCreate(txn *memdb.Txn, index uint64, e *structs.InstanceCreateEntry) e
 			return err
 		}
 	}
+	if err := checkUserQuotas(txn, e.Instances, e.Flavor); err != nil {
+		return err
+	}
 	return admitGroupMembers(txn, index, e.Instances)
 }
 
@@ -262,10 +272,9 @@ func checkProjectQuota(txn *memdb.Txn, projectID string, requested map[string]in
 	if projectID == "" {
 		return nil
 	}
-	used, err := projectUsage(txn, nil, projectID)
-	if err != nil {
-		return err
-	}
+	// Usage walks the project's instances: skip it when nothing
+	// requested is limited (an unlimited project booting thousands).
+	var used map[string]int64
 	var overs, reqs, useds, limits []string
 	for _, r := range instanceResources {
 		n := requested[r]
@@ -273,7 +282,16 @@ func checkProjectQuota(txn *memdb.Txn, projectID string, requested map[string]in
 			continue
 		}
 		limit := quotaLimit(txn, projectID, r)
-		if limit < 0 || used[r]+n <= limit {
+		if limit < 0 {
+			continue
+		}
+		if used == nil {
+			var err error
+			if used, err = projectUsage(txn, nil, projectID); err != nil {
+				return err
+			}
+		}
+		if used[r]+n <= limit {
 			continue
 		}
 		overs = append(overs, r)
@@ -339,7 +357,7 @@ func checkKeyPairQuota(txn *memdb.Txn, kp *structs.KeyPair) error {
 	if u, err := first[*structs.User](txn, nil, TableUsers, "id", kp.UserID); err == nil && u != nil {
 		project = u.DefaultProjectID
 	}
-	limit := quotaLimit(txn, project, structs.QuotaKeyPairs)
+	limit := keyPairLimit(txn, project, kp.UserID)
 	if limit < 0 {
 		return nil
 	}

@@ -51,6 +51,9 @@ type Config struct {
 	// Raft's defaults. Tests lower them to exercise snapshot installs.
 	SnapshotThreshold uint64
 	TrailingLogs      uint64
+	// raftNoSync skips bbolt's fsync of the Raft log. Benchmarks set it
+	// to measure what the fsync costs; nothing else may.
+	raftNoSync bool
 
 	// NumSchedulers is how many scheduler workers run on this server
 	// (0: the number of CPUs; negative: none, for tests).

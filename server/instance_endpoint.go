@@ -40,7 +40,8 @@ func (e *Instance) Create(args *structs.InstanceCreateRequest, reply *structs.In
 		wire.Instances[i] = &c
 	}
 	wire.Flavor = entry.Instances[0].Flavor
-	index, err := e.srv.apply(structs.InstanceCreateType, &wire)
+	// Concurrent creates share one Raft entry (instance_create_batch.go).
+	index, err := e.srv.creates.submit(e.srv, &wire)
 	if err != nil {
 		return err
 	}
@@ -79,6 +80,7 @@ func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.Inst
 	}
 	errs = append(errs, groupCreateErrors(args)...)
 	errs = append(errs, tagAndHostnameErrors(args.Tags, args.Hostname, count)...)
+	errs = append(errs, accessIPErrors(&args.AccessIPv4, &args.AccessIPv6)...)
 	if len(errs) > 0 {
 		return nil, structs.Errorf(structs.KindInvalid, "instance: %s", strings.Join(errs, "; "))
 	}
@@ -141,6 +143,7 @@ func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.Inst
 			InstanceGroup: args.InstanceGroup, InstanceGroupVersion: args.InstanceGroupVersion,
 			Constraints: args.Constraints, UserData: args.UserData, ConfigDrive: args.ConfigDrive,
 			Hostname: args.Hostname, Tags: structs.SortedTags(args.Tags),
+			AccessIPv4: args.AccessIPv4, AccessIPv6: args.AccessIPv6,
 		}
 		if len(inst.Tags) == 0 {
 			inst.Tags = nil

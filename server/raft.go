@@ -40,7 +40,7 @@ func (s *Server) setupRaft() error {
 	if err := verifySnapshots(dir); err != nil {
 		return err
 	}
-	bolt, err := raftboltdb.New(raftboltdb.Options{Path: dbPath})
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: dbPath, NoSync: s.config.raftNoSync})
 	if err != nil {
 		return fmt.Errorf("open raft store: %w", err)
 	}

@@ -53,6 +53,8 @@ type Server struct {
 	evalBroker *evalBroker
 	planQueue  chan *pendingPlan
 	heartbeats *heartbeats
+	// creates coalesces concurrent instance creates into one Raft entry.
+	creates createBatcher
 
 	// reconcileCh nudges the leader loop when gossip membership changed.
 	reconcileCh chan struct{}

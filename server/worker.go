@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/fnv"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -19,6 +20,8 @@ const (
 	// maxReplans bounds how often a worker re-plans refused placements
 	// before handing the evaluation back.
 	maxReplans = 5
+	// evalsInFlight is how many evaluations one worker holds at once.
+	evalsInFlight = 4
 )
 
 // worker is one scheduler worker. Workers run on every server: they
@@ -30,13 +33,26 @@ type worker struct {
 	id  int
 }
 
+// run dequeues evaluations and handles up to evalsInFlight of them at
+// once: an evaluation spends most of its time waiting for its plan to
+// commit, and holding several lets their plans share the applier's
+// batches (one Raft entry) instead of queueing one behind the other.
 func (w *worker) run() {
 	defer w.srv.wg.Done()
+	var inflight sync.WaitGroup
+	defer inflight.Wait()
+	slots := make(chan struct{}, evalsInFlight)
 	backoff := 50 * time.Millisecond
 	for !w.srv.isShuttingDown() {
+		select {
+		case slots <- struct{}{}:
+		case <-w.srv.shutdownCh:
+			return
+		}
 		var resp structs.EvalDequeueResponse
 		err := w.srv.RPC("Eval.Dequeue", &structs.EvalDequeueRequest{Timeout: dequeueWait}, &resp)
 		if err != nil {
+			<-slots
 			w.sleep(backoff)
 			if backoff < 2*time.Second {
 				backoff *= 2
@@ -45,16 +61,28 @@ func (w *worker) run() {
 		}
 		backoff = 50 * time.Millisecond
 		if resp.Eval == nil {
+			<-slots
 			continue
 		}
-		if err := w.process(resp.Eval, resp.Token, resp.WaitIndex); err != nil {
-			w.srv.logger.Warn("scheduling failed; returning evaluation", "eval", resp.Eval.ID, "error", err)
-			_ = w.srv.RPC("Eval.Nack", &structs.EvalAckRequest{EvalID: resp.Eval.ID, Token: resp.Token}, &structs.GenericResponse{})
-			continue
-		}
-		if err := w.srv.RPC("Eval.Ack", &structs.EvalAckRequest{EvalID: resp.Eval.ID, Token: resp.Token}, &structs.GenericResponse{}); err != nil {
-			w.srv.logger.Debug("eval ack", "eval", resp.Eval.ID, "error", err)
-		}
+		inflight.Add(1)
+		go func() {
+			defer inflight.Done()
+			defer func() { <-slots }()
+			w.handle(&resp)
+		}()
+	}
+}
+
+// handle schedules one dequeued evaluation and acks it, or nacks it for
+// redelivery when scheduling failed.
+func (w *worker) handle(resp *structs.EvalDequeueResponse) {
+	if err := w.process(resp.Eval, resp.Token, resp.WaitIndex); err != nil {
+		w.srv.logger.Warn("scheduling failed; returning evaluation", "eval", resp.Eval.ID, "error", err)
+		_ = w.srv.RPC("Eval.Nack", &structs.EvalAckRequest{EvalID: resp.Eval.ID, Token: resp.Token}, &structs.GenericResponse{})
+		return
+	}
+	if err := w.srv.RPC("Eval.Ack", &structs.EvalAckRequest{EvalID: resp.Eval.ID, Token: resp.Token}, &structs.GenericResponse{}); err != nil {
+		w.srv.logger.Debug("eval ack", "eval", resp.Eval.ID, "error", err)
 	}
 }
 
