@@ -18,6 +18,7 @@ import (
 	"github.com/stratus-cloud/stratus/agent/console"
 	"github.com/stratus-cloud/stratus/agent/dataplane"
 	"github.com/stratus-cloud/stratus/agent/glance"
+	"github.com/stratus-cloud/stratus/agent/guest"
 	"github.com/stratus-cloud/stratus/agent/identity"
 	"github.com/stratus-cloud/stratus/agent/metadata"
 	"github.com/stratus-cloud/stratus/agent/neutron"
@@ -57,6 +58,9 @@ type Agent struct {
 	httpAddr   string
 	metrics    *metrics
 
+	// limits are the HTTP listeners' request limits (agent/limits.go).
+	limits *httpLimits
+
 	// identity serves the Keystone API and verifies tokens.
 	identity *identity.Service
 	// nova serves the Compute API (Nova v2.1) under /compute.
@@ -76,6 +80,7 @@ type Agent struct {
 	// consoles serves console output and the console proxies;
 	// hostDrivers are the hosts whose consoles this agent proxies.
 	consoles      *console.Service
+	guests        *guest.Service
 	consoleLn     net.Listener
 	consoleServer *http.Server
 	hostDrivers   []hostDriver
@@ -159,6 +164,8 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 	}
 	a.nova = nova.New(nova.Config{RPC: a.rpc, Verifier: a.Identity(), Logger: a.logger.Named("nova"), Servers: a.novaServers})
 	a.nova.SetConsoles(a.consoles)
+	a.startGuests()
+	a.nova.SetGuests(a.guests)
 	a.neutron = neutron.New(neutron.Config{RPC: a.rpc, Verifier: a.Identity(), Logger: a.logger.Named("neutron")})
 	a.glance = glance.New(glance.Config{RPC: a.rpc, Verifier: a.Identity(), Data: a.imageData, Logger: a.logger.Named("glance")})
 	if err := a.startS3(); err != nil {
@@ -166,11 +173,7 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 		return nil, err
 	}
 
-	a.httpServer = &http.Server{
-		Handler:           a.routes(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
-	}
+	a.httpServer = a.httpLimits().newHTTPServer(a.routes(), ifaceAuto, logger)
 	a.bgWG.Add(1)
 	go func() {
 		defer a.bgWG.Done()
@@ -233,6 +236,7 @@ func (a *Agent) startServer() error {
 		HTTPAddr:                a.httpAddr,
 		BootstrapExpect:         cfg.Server.BootstrapExpect,
 		NumSchedulers:           cfg.Server.NumSchedulers,
+		RaftTimeScale:           cfg.Server.RaftTimeScale,
 		Scheduler:               cfg.schedulerConfig(),
 		HeartbeatTTL:            cfg.heartbeatTTL(),
 		MaxBuildAttempts:        cfg.Server.MaxBuildAttempts,

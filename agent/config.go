@@ -53,6 +53,12 @@ type Config struct {
 	// S3 configures the S3 API's dedicated listener (agent/s3.go).
 	S3 *S3Config `hcl:"s3,block"`
 
+	// Limits bounds HTTP requests: sizes, timeouts, rates (agent/limits.go).
+	Limits *LimitsConfig `hcl:"limits,block"`
+
+	// ACL configures authentication of the native API (agent/auth.go).
+	ACL *ACLConfig `hcl:"acl,block"`
+
 	// DevMode runs a single self-bootstrapping server with seeded
 	// flavors. It is set by --dev, never by a file.
 	DevMode bool
@@ -67,6 +73,23 @@ type Config struct {
 	// devTempDir is set when dev mode made DataDir itself and should
 	// remove it on shutdown.
 	devTempDir bool
+}
+
+// ACLConfig configures the native API's authentication.
+type ACLConfig struct {
+	// Enabled makes every /v1 route but the public ones require a token
+	// from the identity service. Unset means on, except in dev mode,
+	// whose native API is open as Nomad's -dev (its Keystone, Nova,
+	// Glance and Neutron APIs always require tokens).
+	Enabled *bool `hcl:"enabled,optional"`
+}
+
+// ACLEnabled reports whether the native API requires tokens.
+func (c *Config) ACLEnabled() bool {
+	if c.ACL == nil || c.ACL.Enabled == nil {
+		return !c.DevMode
+	}
+	return *c.ACL.Enabled
 }
 
 // PortsConfig sets the listening ports; 0 picks a free one.
@@ -148,6 +171,10 @@ type ServerConfig struct {
 	RetryJoin       []string `hcl:"retry_join,optional"`
 	// NumSchedulers is the number of scheduler workers (default: CPUs).
 	NumSchedulers int `hcl:"num_schedulers,optional"`
+	// RaftTimeScale multiplies Raft's heartbeat and election timeouts
+	// (default 1, tuned for a LAN); raise it for slow networks or
+	// overloaded machines, at the cost of slower failover.
+	RaftTimeScale float64 `hcl:"raft_time_scale,optional"`
 	// HeartbeatTTL is how long a silent host stays up, e.g. "10s".
 	HeartbeatTTL string `hcl:"heartbeat_ttl,optional"`
 	// MaxBuildAttempts is Nova's max_attempts (default 3).
@@ -238,6 +265,10 @@ type LibvirtConfig struct {
 	// MigrationURI is how other hosts' libvirtds reach this one for live
 	// migration; setting it turns live migration on.
 	MigrationURI string `hcl:"migration_uri,optional"`
+	// SharedStorage says the hosts share images_dir (and the console
+	// directory beside it) at the same paths: live migration then
+	// copies no disks.
+	SharedStorage bool `hcl:"shared_storage,optional"`
 	// Namespace isolates agents that share one libvirtd.
 	Namespace string `hcl:"namespace,optional"`
 	// SoftRebootTimeout is how long a guest gets to shut down for a soft
@@ -365,6 +396,9 @@ func (c *Config) Finalize() error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
+	if c.Server.RaftTimeScale < 0 || c.Server.RaftTimeScale > 100 {
+		return fmt.Errorf("raft_time_scale must be between 0 (the default, 1) and 100")
+	}
 	if c.Server.NumSchedulers < 0 || c.Server.MaxBuildAttempts < 0 {
 		return fmt.Errorf("num_schedulers and max_build_attempts must not be negative")
 	}
@@ -388,6 +422,9 @@ func (c *Config) Finalize() error {
 		return err
 	}
 	if err := c.Client.checkConsole(); err != nil {
+		return err
+	}
+	if err := c.finalizeLimits(); err != nil {
 		return err
 	}
 	if c.Client.FakeSpawnLatency != "" {

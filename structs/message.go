@@ -72,9 +72,17 @@ const (
 	// 72-73: removing a host, and forcing one down (fencing).
 	HostDeregisterType MessageType = 72
 	HostForceDownType  MessageType = 73
+	// 76-77: instance actions that run outside the task engine
+	// (changePassword, synchronous on the host's agent).
+	InstanceActionRecordType MessageType = 76
 	// 60 is the cluster certificate authority, 61 a flavor's access list.
 	ClusterCASetType MessageType = 60
 	FlavorAccessType MessageType = 61
+	// 78-81: per-user quotas and aggregate image cache requests.
+	UserQuotaUpdateType   MessageType = 78
+	ImageCacheRequestType MessageType = 79
+	// 88: single-instance creates coalesced by the leader into one entry.
+	InstanceCreateBatchType MessageType = 88
 )
 
 // String names a message type for logs and errors.
@@ -94,6 +102,7 @@ var messageTypeNames = map[MessageType]string{
 	HostStatusUpdateType:     "HostStatusUpdate",
 	HostEnabledUpdateType:    "HostEnabledUpdate",
 	InstanceCreateType:       "InstanceCreate",
+	InstanceCreateBatchType:  "InstanceCreateBatch",
 	InstanceDeleteType:       "InstanceDelete",
 	InstanceActionType:       "InstanceAction",
 	AllocClientUpdateType:    "AllocClientUpdate",
@@ -141,6 +150,11 @@ var messageTypeNames = map[MessageType]string{
 
 	HostDeregisterType: "HostDeregister",
 	HostForceDownType:  "HostForceDown",
+
+	InstanceActionRecordType: "InstanceActionRecord",
+
+	UserQuotaUpdateType:   "UserQuotaUpdate",
+	ImageCacheRequestType: "ImageCacheRequest",
 }
 
 // EntryVersion is the format version this build writes into every Raft
@@ -234,6 +248,9 @@ const (
 	EC2CredentialSnapshot SnapshotType = 70
 	// 60 is reserved for the cluster certificate authority.
 	ClusterCASnapshot SnapshotType = 60
+	// 78-81: per-user quotas and aggregate image cache requests.
+	UserQuotaSnapshot  SnapshotType = 78
+	ImageCacheSnapshot SnapshotType = 79
 )
 
 // SnapshotVersion is the version written in each snapshot's header.
