@@ -415,6 +415,7 @@ func TestConsoleRoutesWithoutLibvirt(t *testing.T) {
 	t.Parallel()
 	a := testAgent(t, nil)
 	var out structs.InstanceCreateResponse
+	waitDevImages(t, a)
 	if err := a.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "fk", FlavorID: "1", ImageID: "cirros",
 		ProjectID: "p1", UserID: "u1", RequestID: "req-fk"}, &out); err != nil {
 		t.Fatal(err)
@@ -528,6 +529,7 @@ client {
 		t.Fatalf("websocket proxy with a bogus token: %d", code)
 	}
 	var out structs.InstanceCreateResponse
+	waitDevImages(t, a)
 	if err := a.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "l", FlavorID: "1", ImageID: "cirros",
 		ProjectID: "p1", UserID: "u1", RequestID: "req-l"}, &out); err != nil {
 		t.Fatal(err)
@@ -601,6 +603,7 @@ func TestConsoleRequestsForwardToTheHostingAgent(t *testing.T) {
 		t.Fatalf("disable the server's host: %d %s", code, body)
 	}
 	var out structs.InstanceCreateResponse
+	waitDevImages(t, srv)
 	if err := srv.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "fw", FlavorID: "1", ImageID: "cirros",
 		ProjectID: "p1", UserID: "u1", RequestID: "req-fw"}, &out); err != nil {
 		t.Fatal(err)

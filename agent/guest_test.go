@@ -59,6 +59,7 @@ func TestGuestCallsForwardToTheHostingAgent(t *testing.T) {
 		t.Fatalf("disable the server's host: %d %s", code, body)
 	}
 	var out structs.InstanceCreateResponse
+	waitDevImages(t, srv)
 	if err := srv.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "pw", FlavorID: "1", ImageID: "cirros",
 		ProjectID: "p1", UserID: "u1", RequestID: "req-pw"}, &out); err != nil {
 		t.Fatal(err)

@@ -1,8 +1,11 @@
 package agent
 
 import (
+	"fmt"
 	"os"
 	"testing"
+
+	"github.com/stratus-cloud/stratus/structs"
 )
 
 func writeFile(t *testing.T, path, content string) {
@@ -10,4 +13,21 @@ func writeFile(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// waitDevImages waits until dev mode's seeded images are active, so a
+// boot of "cirros" finds it: before the seeds a boot of any name passes
+// the image check, while they upload it fails.
+func waitDevImages(t *testing.T, a *Agent) {
+	t.Helper()
+	waitLong(t, "the dev images active", func() error {
+		var out structs.SingleImageResponse
+		if err := a.rpc.RPC("Image.Get", &structs.ImageSpecificRequest{ImageID: devImageID}, &out); err != nil {
+			return err
+		}
+		if out.Image == nil || out.Image.Status != structs.ImageActive {
+			return fmt.Errorf("cirros is %+v", out.Image)
+		}
+		return nil
+	})
 }
