@@ -1,16 +1,14 @@
 package console
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 
-	"github.com/stratus-cloud/stratus/internal/httpx"
+	"github.com/stratus-cloud/stratus/agent/forward"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -35,14 +33,6 @@ type RemoteJSON struct {
 	Protocol  string
 	URL       string
 	ExpiresAt int64
-}
-
-// errorJSON is the native API's error body, with the error's type so a
-// forwarding agent can rebuild it.
-type errorJSON struct {
-	Error string `json:"error"`
-	Kind  string `json:"kind"`
-	Type  string `json:"type,omitempty"`
 }
 
 // HandleOutput answers GET /v1/instances/{id}/console-output?tail=N.
@@ -153,62 +143,13 @@ func (s *Service) forwardOpen(ctx context.Context, addr, id, consoleType string)
 // forward sends a request to the hosting agent and decodes its answer;
 // its error keeps the kind and type the other agent answered.
 func (s *Service) forward(ctx context.Context, method, u string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set(forwardedHeader, "1")
-	httpx.SetToken(ctx, req)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return structs.Errorf(structs.KindUnavailable, "reach the hosting agent: %v", err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return structs.Errorf(structs.KindUnavailable, "read the hosting agent's answer: %v", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e errorJSON
-		if json.Unmarshal(raw, &e) != nil || e.Kind == "" {
-			return structs.Errorf(structs.KindUnavailable, "hosting agent answered %s", resp.Status)
-		}
-		return &structs.Error{Kind: structs.ErrorKind(e.Kind), Type: e.Type, Msg: e.Error}
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("decode the hosting agent's answer: %w", err)
-	}
-	return nil
+	return forward.Do(ctx, s.client, &forward.Request{Method: method, URL: u, Marker: forwardedHeader, Body: body,
+		Peer: "the hosting agent"}, out)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { forward.WriteJSON(w, status, v) }
 
 // writeErr writes an error as the native API does, with its type.
 func writeErr(w http.ResponseWriter, err error) {
-	kind := structs.KindOf(err)
-	status := http.StatusInternalServerError
-	switch {
-	case IsNotSupported(err):
-		status = http.StatusNotImplemented
-	case kind == structs.KindInvalid:
-		status = http.StatusBadRequest
-	case kind == structs.KindNotFound:
-		status = http.StatusNotFound
-	case kind == structs.KindConflict:
-		status = http.StatusConflict
-	case kind == structs.KindPermission:
-		status = http.StatusForbidden
-	case kind == structs.KindUnauthenticated:
-		status = http.StatusUnauthorized
-	case kind == structs.KindNoLeader, kind == structs.KindUnavailable:
-		status = http.StatusServiceUnavailable
-	}
-	writeJSON(w, status, errorJSON{Error: structs.Message(err), Kind: string(kind), Type: errorType(err)})
+	forward.WriteError(w, err, errorType(err), IsNotSupported(err))
 }

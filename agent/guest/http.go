@@ -1,16 +1,13 @@
 package guest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 
-	"github.com/stratus-cloud/stratus/internal/httpx"
+	"github.com/stratus-cloud/stratus/agent/forward"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -27,14 +24,6 @@ type PasswordJSON struct {
 // UptimeJSON is the native API's host uptime.
 type UptimeJSON struct {
 	Uptime string
-}
-
-// errorJSON is the native API's error body, with the error's type so a
-// forwarding agent can rebuild it.
-type errorJSON struct {
-	Error string `json:"error"`
-	Kind  string `json:"kind"`
-	Type  string `json:"type,omitempty"`
 }
 
 // HandlePassword answers POST /v1/instances/{id}/admin-password
@@ -126,77 +115,13 @@ func (s *Service) forwardUptime(ctx context.Context, addr, hostID string) (strin
 // its answer into out (nil for none); its error keeps the kind and type
 // the other agent answered.
 func (s *Service) forward(ctx context.Context, method, u string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set(forwardedHeader, "1")
-	// The caller's own token (httpx.WithToken): the other agent checks
-	// it as its route's access level requires.
-	httpx.SetToken(ctx, req)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return hostUnavailable("reach the host's agent: %v", errorWithoutURL(err))
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return hostUnavailable("read the host's agent's answer: %v", err)
-	}
-	if resp.StatusCode/100 != 2 {
-		var e errorJSON
-		if json.Unmarshal(raw, &e) != nil || e.Kind == "" {
-			return hostUnavailable("the host's agent answered %s", resp.Status)
-		}
-		return &structs.Error{Kind: structs.ErrorKind(e.Kind), Type: e.Type, Msg: e.Error}
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("decode the host's agent's answer: %w", err)
-	}
-	return nil
+	return forward.Do(ctx, s.client, &forward.Request{Method: method, URL: u, Marker: forwardedHeader, Body: body,
+		Peer: "the host's agent", Unavailable: hostUnavailable}, out)
 }
 
-// errorWithoutURL drops the URL from a client error: it is noise to the
-// user.
-func errorWithoutURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { forward.WriteJSON(w, status, v) }
 
 // writeErr writes an error as the native API does, with its type.
 func writeErr(w http.ResponseWriter, err error) {
-	kind := structs.KindOf(err)
-	status := http.StatusInternalServerError
-	switch {
-	case ErrorType(err) == TypeNotSupported:
-		status = http.StatusNotImplemented
-	case kind == structs.KindInvalid:
-		status = http.StatusBadRequest
-	case kind == structs.KindNotFound:
-		status = http.StatusNotFound
-	case kind == structs.KindConflict:
-		status = http.StatusConflict
-	case kind == structs.KindPermission:
-		status = http.StatusForbidden
-	case kind == structs.KindUnauthenticated:
-		status = http.StatusUnauthorized
-	case kind == structs.KindNoLeader, kind == structs.KindUnavailable:
-		status = http.StatusServiceUnavailable
-	}
-	writeJSON(w, status, errorJSON{Error: structs.Message(err), Kind: string(kind), Type: ErrorType(err)})
+	forward.WriteError(w, err, ErrorType(err), ErrorType(err) == TypeNotSupported)
 }
