@@ -47,7 +47,9 @@ func TestDo(t *testing.T) {
 		t.Errorf("garbage answer: %v", err)
 	}
 	dead := &Request{Method: http.MethodGet, URL: "http://127.0.0.1:1/x", Marker: "X-Marker", Peer: "the other agent",
-		Unavailable: func(format string, args ...any) error { return &structs.Error{Kind: structs.KindUnavailable, Type: "HostDown"} }}
+		Unavailable: func(format string, args ...any) error {
+			return &structs.Error{Kind: structs.KindUnavailable, Type: "HostDown"}
+		}}
 	if err := Do(ctx, srv.Client(), dead, nil); !errors.As(err, &se) || se.Type != "HostDown" {
 		t.Errorf("custom unavailable: %v", err)
 	}
