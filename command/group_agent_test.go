@@ -3,9 +3,6 @@ package command
 import (
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/stratus-cloud/stratus/api"
 )
 
 // TestInstanceSpecsAgainstDevAgent runs the spec commands against a real
@@ -15,22 +12,7 @@ func TestInstanceSpecsAgainstDevAgent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an agent")
 	}
-	t.Setenv(api.EnvAddress, devAgent(t))
-	t.Setenv(api.EnvToken, "")
-	c, err := api.NewClient(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		hosts, _, err := c.Hosts().List(nil)
-		_, _, ferr := c.Flavors().Info("m1.tiny", nil)
-		if err == nil && ferr == nil && len(hosts) == 1 && hosts[0].Status == api.HostStatusUp {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no host up or no flavor: %v %v %v", hosts, err, ferr)
-		}
-	}
+	readyDevAgent(t)
 	path := writeSpec(t, `
 variable "count" {
   type    = number

@@ -3,9 +3,6 @@ package command
 import (
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/stratus-cloud/stratus/api"
 )
 
 // TestInstanceDiagnosticsAgainstDevAgent reads a fake instance's
@@ -14,22 +11,7 @@ func TestInstanceDiagnosticsAgainstDevAgent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an agent")
 	}
-	t.Setenv(api.EnvAddress, devAgent(t))
-	t.Setenv(api.EnvToken, "")
-	c, err := api.NewClient(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		hosts, _, err := c.Hosts().List(nil)
-		_, _, ferr := c.Flavors().Info("m1.tiny", nil)
-		if err == nil && ferr == nil && len(hosts) == 1 && hosts[0].Status == api.HostStatusUp {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no host up or no flavor: %v %v %v", hosts, err, ferr)
-		}
-	}
+	readyDevAgent(t)
 	runOK(t, "instance", "create", "-flavor", "m1.tiny", "-image", "cirros", "-wait", "dg")
 
 	out := runOK(t, "instance", "diagnostics", "dg")

@@ -3,7 +3,6 @@ package command
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stratus-cloud/stratus/api"
 )
@@ -15,22 +14,7 @@ func TestInstanceSnapshotAgainstDevAgent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an agent")
 	}
-	t.Setenv(api.EnvAddress, devAgent(t))
-	t.Setenv(api.EnvToken, "")
-	c, err := api.NewClient(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		hosts, _, err := c.Hosts().List(nil)
-		_, _, ierr := c.Images().Info("cirros", nil)
-		if err == nil && ierr == nil && len(hosts) == 1 && hosts[0].Status == api.HostStatusUp {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no host up or no image: %v %v %v", hosts, err, ierr)
-		}
-	}
+	c := readyDevAgent(t)
 	runOK(t, "instance", "create", "-flavor", "m1.tiny", "-image", "cirros", "-wait", "web")
 
 	out := runOK(t, "instance", "snapshot", "-property", "purpose=test", "web", "web-snap")

@@ -30,29 +30,37 @@ func devAgent(t *testing.T) string {
 	return "http://" + a.HTTPAddr()
 }
 
-// TestInstanceOpsAgainstDevAgent runs operations against a real agent:
-// the monitor must see the servers' tasks end.
-func TestInstanceOpsAgainstDevAgent(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts an agent")
-	}
+// readyDevAgent starts a dev agent, points the commands at it and waits
+// until its host is up and its seeds (flavor m1.tiny, image cirros) are
+// there; it returns a client of it.
+func readyDevAgent(t *testing.T) *api.Client {
+	t.Helper()
 	t.Setenv(api.EnvAddress, devAgent(t))
 	t.Setenv(api.EnvToken, "")
 	c, err := api.NewClient(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Wait for the host to be up and the dev flavors to be seeded.
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		hosts, _, err := c.Hosts().List(nil)
 		_, _, ferr := c.Flavors().Info("m1.tiny", nil)
-		if err == nil && ferr == nil && len(hosts) == 1 && hosts[0].Status == api.HostStatusUp {
-			break
+		_, _, ierr := c.Images().Info("cirros", nil)
+		if err == nil && ferr == nil && ierr == nil && len(hosts) == 1 && hosts[0].Status == api.HostStatusUp {
+			return c
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no host up or no flavor: %v %v %v", hosts, err, ferr)
+			t.Fatalf("no host up, flavor or image: %v %v %v %v", hosts, err, ferr, ierr)
 		}
 	}
+}
+
+// TestInstanceOpsAgainstDevAgent runs operations against a real agent:
+// the monitor must see the servers' tasks end.
+func TestInstanceOpsAgainstDevAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an agent")
+	}
+	readyDevAgent(t)
 	runOK(t, "instance", "create", "-flavor", "m1.tiny", "-image", "cirros", "-wait", "web")
 
 	out := runOK(t, "instance", "pause", "web")
