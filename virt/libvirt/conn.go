@@ -107,14 +107,11 @@ func (c *connection) run() {
 		}
 		c.set(lv, nil)
 		if !c.serve(lv, events) {
-			cancel()
-			drain(events)
-			_ = lv.Disconnect()
+			hangUp(lv, events, cancel)
 			c.set(nil, ErrClosed)
 			return
 		}
-		cancel()
-		drain(events)
+		hangUp(lv, events, cancel)
 		c.set(nil, errors.New("connection to libvirtd lost"))
 		c.logger.Warn("lost the connection to libvirtd; reconnecting", "uri", c.uri.String())
 		wait = dialBackoffMin
@@ -159,6 +156,25 @@ func (c *connection) serve(lv *golibvirt.Libvirt, events <-chan golibvirt.Domain
 			c.onEvent(ev)
 		}
 	}
+}
+
+// hangUp closes a connection and ends its event subscription — in that
+// order. Cancelling the subscription first makes go-libvirt send a
+// deregister call that can still be in flight when the connection
+// closes, and libvirtd 9.0 then frees the client's callback list in one
+// thread while its close-time cleanup walks it in another: it
+// segfaults (remoteClientFreePrivateCallbacks), taking every guest's
+// management with it. Once the connection is closed go-libvirt ends the
+// stream itself and sends nothing more.
+func hangUp(lv *golibvirt.Libvirt, events <-chan golibvirt.DomainEventLifecycleMsg, cancel context.CancelFunc) {
+	drained := make(chan struct{})
+	go func() { // the event forwarder must never block on a send meanwhile
+		defer close(drained)
+		drain(events)
+	}()
+	_ = lv.Disconnect() // a no-op when libvirtd went away by itself
+	<-drained
+	cancel()
 }
 
 // drain reads an event channel until go-libvirt closes it, so its
