@@ -26,6 +26,7 @@ func init() {
 		recordType: structs.AllocationSnapshot,
 		table:      TableAllocations,
 		newRecord:  func() any { return new(structs.Allocation) },
+		canonical:  func(rec any) { internAlloc(rec.(*structs.Allocation)) },
 	})
 }
 
@@ -218,7 +219,7 @@ func deriveFromReport(i *structs.Instance, a *structs.Allocation, u *structs.All
 // finishCreate closes the create action of an instance that came up
 // (errText empty) or went to ERROR.
 func finishCreate(t *taskTxn, inst *structs.Instance, errText string) error {
-	acts, err := list[*structs.InstanceAction](t.txn, nil, TableInstanceActions, "instance", inst.ID)
+	acts, err := actionsOfInstance(t.txn, nil, inst.ID)
 	if err != nil {
 		return err
 	}

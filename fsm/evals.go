@@ -1,6 +1,8 @@
 package fsm
 
 import (
+	"slices"
+
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -23,6 +25,7 @@ func init() {
 		recordType: structs.EvalSnapshot,
 		table:      TableEvals,
 		newRecord:  func() any { return new(structs.Evaluation) },
+		canonical:  func(rec any) { internEval(rec.(*structs.Evaluation)) },
 	})
 }
 
@@ -63,9 +66,18 @@ func init() {
 func upsertEvals(txn *memdb.Txn, index uint64, evals []*structs.Evaluation) error {
 	for _, ev := range evals {
 		c := ev.Copy()
+		internEval(c)
 		if err := upsert(txn, TableEvals, index, c,
 			func(create, modify uint64) { c.CreateIndex, c.ModifyIndex = create, modify },
-			func(o any) uint64 { return o.(*structs.Evaluation).CreateIndex }, c.ID); err != nil {
+			func(o any) uint64 {
+				old := o.(*structs.Evaluation)
+				// A status update names the same instances: share the
+				// stored list (never changed in place) and its strings.
+				if slices.Equal(old.InstanceIDs, c.InstanceIDs) {
+					c.ID, c.InstanceIDs = old.ID, old.InstanceIDs
+				}
+				return old.CreateIndex
+			}, c.ID); err != nil {
 			return err
 		}
 	}

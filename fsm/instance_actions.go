@@ -18,11 +18,13 @@ func init() {
 		return &memdb.TableSchema{
 			Name: TableInstanceActions,
 			Indexes: map[string]*memdb.IndexSchema{
+				// An instance's actions are a prefix of this index
+				// (actionsOfInstance): an index by instance alone would
+				// cost every action a second radix entry.
 				"id": {Name: "id", Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
 					&memdb.StringFieldIndex{Field: "InstanceID"},
 					&memdb.StringFieldIndex{Field: "RequestID"},
 				}}},
-				"instance": {Name: "instance", Indexer: &memdb.StringFieldIndex{Field: "InstanceID"}},
 			},
 		}
 	})
@@ -30,13 +32,21 @@ func init() {
 		recordType: structs.InstanceActionSnapshot,
 		table:      TableInstanceActions,
 		newRecord:  func() any { return new(structs.InstanceAction) },
+		canonical:  func(rec any) { internAction(rec.(*structs.InstanceAction)) },
 	})
+}
+
+// actionsOfInstance lists an instance's actions by request id: the
+// prefix (instance id, "") of the id index is the instance id and its
+// terminator, so it matches no other instance's.
+func actionsOfInstance(txn *memdb.Txn, ws memdb.WatchSet, instanceID string) ([]*structs.InstanceAction, error) {
+	return list[*structs.InstanceAction](txn, ws, TableInstanceActions, "id_prefix", instanceID, "")
 }
 
 // InstanceActions lists an instance's actions, newest first, as Nova
 // lists them.
 func (s *StateStore) InstanceActions(ws memdb.WatchSet, instanceID string) ([]*structs.InstanceAction, error) {
-	out, err := list[*structs.InstanceAction](s.ReadTxn(), ws, TableInstanceActions, "instance", instanceID)
+	out, err := actionsOfInstance(s.ReadTxn(), ws, instanceID)
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +72,7 @@ func (s *StateStore) InstanceActionByID(ws memdb.WatchSet, instanceID, requestID
 // insertAction records a new action at index.
 func insertAction(txn *memdb.Txn, index uint64, a *structs.InstanceAction) error {
 	c := a.Copy()
+	internAction(c)
 	c.CreateIndex, c.ModifyIndex = index, index
 	if c.UpdatedAt == 0 {
 		c.UpdatedAt = c.StartTime
@@ -87,6 +98,7 @@ func updateAction(txn *memdb.Txn, index uint64, instanceID, requestID string, fn
 	}
 	a := raw.(*structs.InstanceAction).Copy()
 	fn(a)
+	internAction(a)
 	a.ModifyIndex = index
 	if err := txn.Insert(TableInstanceActions, a); err != nil {
 		return fmt.Errorf("update instance action %s: %w", requestID, err)

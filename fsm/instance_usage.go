@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"fmt"
+	"slices"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -56,8 +57,13 @@ func (s *StateStore) UsageSources(ws memdb.WatchSet, projectID string) (live []*
 	if projectID != "" {
 		by = []any{"project", projectID}
 	}
-	if live, err = list[*structs.Instance](txn, ws, TableInstances, by...); err != nil {
+	// Instances have no index by project (see instances.go): a report
+	// filters them all.
+	if live, err = list[*structs.Instance](txn, ws, TableInstances); err != nil {
 		return nil, nil, 0, err
+	}
+	if projectID != "" {
+		live = slices.DeleteFunc(live, func(i *structs.Instance) bool { return i.ProjectID != projectID })
 	}
 	if deleted, err = list[*structs.InstanceUsage](txn, ws, TableInstanceUsages, by...); err != nil {
 		return nil, nil, 0, err

@@ -13,15 +13,22 @@ func init() {
 		if err := decodeBody(structs.PlanApplyType, body, &e); err != nil {
 			return err
 		}
-		return s.ApplyPlan(index, &e)
+		return s.applyPlan(index, &e, true) // decoded here: its allocations are ours to keep
 	})
 }
 
 // ApplyPlan commits what the leader's plan applier accepted: the new
 // allocations (each instance then has a host), NoValidHost faults, and
 // the evaluations' status. The applier has already checked capacity
-// against the newest state, so nothing here can overcommit.
+// against the newest state, so nothing here can overcommit. It stores
+// copies of e's placements.
 func (s *StateStore) ApplyPlan(index uint64, e *structs.PlanApplyEntry) error {
+	return s.applyPlan(index, e, false)
+}
+
+// applyPlan is ApplyPlan; owned says that e's placements may be stored
+// as they are (a freshly decoded entry), sparing each a copy.
+func (s *StateStore) applyPlan(index uint64, e *structs.PlanApplyEntry, owned bool) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
 	hb := newHostBatch()
@@ -33,7 +40,10 @@ func (s *StateStore) ApplyPlan(index uint64, e *structs.PlanApplyEntry) error {
 			}
 			continue
 		}
-		a := p.Copy()
+		a := p
+		if !owned {
+			a = p.Copy()
+		}
 		a.AllocModifyIndex = index
 		if err := insertAlloc(txn, index, a, hb); err != nil {
 			return err

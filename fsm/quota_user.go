@@ -16,7 +16,8 @@ const TableUserQuotas = "user_quotas"
 // Per-user quotas (Nova's os-quota-sets/{project}?user_id=U) are a
 // user's own limits inside a project. A boot is checked against the
 // project's limits (quotas.go) and then against its user's, in the same
-// transaction; usage is counted from the tables, like the project's.
+// transaction; instances, cores and ram come from the user's usage
+// counter (quota_usage.go), like the project's.
 
 func init() {
 	registerSchema(func() *memdb.TableSchema {
@@ -136,32 +137,6 @@ func (s *StateStore) UserQuotaUsage(ws memdb.WatchSet, projectID, userID string)
 		return nil, err
 	}
 	used[structs.QuotaKeyPairs] = int64(len(kps))
-	return used, nil
-}
-
-// userUsage counts a user's instances, cores and ram in a project.
-func userUsage(txn *memdb.Txn, ws memdb.WatchSet, projectID, userID string) (map[string]int64, error) {
-	used := map[string]int64{structs.QuotaInstances: 0, structs.QuotaCores: 0, structs.QuotaRAM: 0, structs.QuotaServerGroups: 0}
-	if projectID == "" {
-		return used, nil
-	}
-	insts, err := list[*structs.Instance](txn, ws, TableInstances, "project", projectID)
-	if err != nil {
-		return nil, err
-	}
-	for _, inst := range insts {
-		if inst.UserID != userID || inst.VMState == structs.VMStateSoftDeleted || inst.VMState == structs.VMStateDeleted {
-			continue
-		}
-		used[structs.QuotaInstances]++
-		cores, ram := flavorSize(inst.Flavor)
-		if inst.Task != nil && inst.Task.NewFlavor != nil {
-			c, r := flavorSize(inst.Task.NewFlavor)
-			cores, ram = max(cores, c), max(ram, r)
-		}
-		used[structs.QuotaCores] += cores
-		used[structs.QuotaRAM] += ram
-	}
 	return used, nil
 }
 

@@ -15,11 +15,11 @@ const TableQuotas = "quotas"
 // Quotas are checked and consumed in the same transaction as the write
 // that consumes them (an instance create, a key pair, a server group, a
 // metadata update), so concurrent requests can never exceed one: each
-// Raft entry sees every entry before it. Usage is never stored; it is
-// counted from the tables (instances by project, key pairs by user,
-// groups by project), so a delete releases it without bookkeeping.
-// Instances without a project (the native API's operator calls) count
-// against no quota.
+// Raft entry sees every entry before it. Instances, cores and ram are
+// read from usage counters the FSM keeps on every instance write
+// (quota_usage.go); key pairs and groups are counted from their tables
+// (key pairs by user, groups by project). Instances without a project
+// (the native API's operator calls) count against no quota.
 
 func init() {
 	registerSchema(func() *memdb.TableSchema {
@@ -157,8 +157,8 @@ func (s *StateStore) QuotaClassLimits(ws memdb.WatchSet, class string) map[strin
 	return out
 }
 
-// QuotaUsage counts what a project uses: instances, cores and ram (see
-// projectUsage), server groups, and the user's key pairs when userID is
+// QuotaUsage counts what a project uses: instances, cores and ram (its
+// counter, see projectUsage), server groups, and the user's key pairs when userID is
 // set.
 func (s *StateStore) QuotaUsage(ws memdb.WatchSet, projectID, userID string) (map[string]int64, error) {
 	txn := s.ReadTxn()
@@ -177,35 +177,6 @@ func (s *StateStore) QuotaUsage(ws memdb.WatchSet, projectID, userID string) (ma
 			return nil, err
 		}
 		used[structs.QuotaKeyPairs] = int64(len(kps))
-	}
-	return used, nil
-}
-
-// projectUsage counts a project's instances, cores and ram. A
-// soft-deleted instance counts for nothing (as in Nova); one being
-// resized counts the larger of its two flavors, so that what the resize
-// was admitted against stays reserved until it ends.
-func projectUsage(txn *memdb.Txn, ws memdb.WatchSet, projectID string) (map[string]int64, error) {
-	used := map[string]int64{structs.QuotaInstances: 0, structs.QuotaCores: 0, structs.QuotaRAM: 0}
-	if projectID == "" {
-		return used, nil
-	}
-	insts, err := list[*structs.Instance](txn, ws, TableInstances, "project", projectID)
-	if err != nil {
-		return nil, err
-	}
-	for _, inst := range insts {
-		if inst.VMState == structs.VMStateSoftDeleted || inst.VMState == structs.VMStateDeleted {
-			continue
-		}
-		used[structs.QuotaInstances]++
-		cores, ram := flavorSize(inst.Flavor)
-		if inst.Task != nil && inst.Task.NewFlavor != nil {
-			c, r := flavorSize(inst.Task.NewFlavor)
-			cores, ram = max(cores, c), max(ram, r)
-		}
-		used[structs.QuotaCores] += cores
-		used[structs.QuotaRAM] += ram
 	}
 	return used, nil
 }
@@ -272,8 +243,7 @@ func checkProjectQuota(txn *memdb.Txn, projectID string, requested map[string]in
 	if projectID == "" {
 		return nil
 	}
-	// Usage walks the project's instances: skip it when nothing
-	// requested is limited (an unlimited project booting thousands).
+	// Usage is read only when something requested is limited.
 	var used map[string]int64
 	var overs, reqs, useds, limits []string
 	for _, r := range instanceResources {

@@ -29,9 +29,21 @@ type snapshotTable struct {
 	// upgrade, if set, turns a decoded record of an older version into
 	// the current shape before it is inserted.
 	upgrade func(version uint8, rec any) (any, error)
+	// canonical, if set, makes a decoded record share what it can with
+	// the rest of the state (interned strings, shared maps) before it is
+	// inserted; it changes no value.
+	canonical func(rec any)
 }
 
 var snapshotTables []snapshotTable
+
+// restoreHooks rebuild derived state (tables no snapshot carries) in
+// the restore's transaction, after every record is in.
+var restoreHooks []func(txn *memdb.Txn) error
+
+func registerRestoreHook(h func(txn *memdb.Txn) error) {
+	restoreHooks = append(restoreHooks, h)
+}
 
 func registerSnapshot(t snapshotTable) {
 	if t.version == 0 {
@@ -169,8 +181,16 @@ func readSnapshot(r io.Reader, logger hclog.Logger) (*StateStore, error) {
 				return nil, fmt.Errorf("upgrade %s record from version %d: %w", t.table, version, err)
 			}
 		}
+		if t.canonical != nil {
+			t.canonical(rec)
+		}
 		if err := txn.Insert(t.table, rec); err != nil {
 			return nil, fmt.Errorf("restore %s record: %w", t.table, err)
+		}
+	}
+	for _, h := range restoreHooks {
+		if err := h(txn); err != nil {
+			return nil, fmt.Errorf("rebuild derived state: %w", err)
 		}
 	}
 	txn.Commit()

@@ -122,10 +122,7 @@ func (t *taskTxn) alloc(id string) (*structs.Allocation, error) {
 // putInstance stores inst as changed at this entry.
 func (t *taskTxn) putInstance(inst *structs.Instance) error {
 	inst.ModifyIndex, inst.UpdatedAt = t.index, t.at
-	if err := t.txn.Insert(TableInstances, inst); err != nil {
-		return fmt.Errorf("update instance %s: %w", inst.ID, err)
-	}
-	return nil
+	return insertInstance(t.txn, inst)
 }
 
 // command stores a copy of a with what fn changes as new work for its

@@ -110,13 +110,11 @@ func updateInstance(txn *memdb.Txn, index uint64, id string, fn func(i *structs.
 	if raw == nil {
 		return nil
 	}
-	inst := raw.(*structs.Instance).Copy()
+	old := raw.(*structs.Instance)
+	inst := old.Copy()
 	fn(inst)
 	inst.ModifyIndex = index
-	if err := txn.Insert(TableInstances, inst); err != nil {
-		return fmt.Errorf("update instance %s: %w", id, err)
-	}
-	return nil
+	return replaceInstance(txn, old, inst)
 }
 
 // insertAlloc stores an allocation, keeping host usage in step with
@@ -126,6 +124,7 @@ func insertAlloc(txn *memdb.Txn, index uint64, a *structs.Allocation, hb *hostBa
 	if err != nil {
 		return fmt.Errorf("allocation lookup %s: %w", a.ID, err)
 	}
+	internAlloc(a)
 	wasLive, desiredChanged := false, true
 	if raw != nil {
 		old := raw.(*structs.Allocation)
@@ -136,6 +135,12 @@ func insertAlloc(txn *memdb.Txn, index uint64, a *structs.Allocation, hb *hostBa
 		a.CreateIndex = index
 		if a.AllocModifyIndex == 0 {
 			a.AllocModifyIndex = index
+		}
+		// Share the instance's id string rather than hold a copy.
+		if inst, err := first[*structs.Instance](txn, nil, TableInstances, "id", a.InstanceID); err != nil {
+			return err
+		} else if inst != nil {
+			a.InstanceID = inst.ID
 		}
 	}
 	if desiredChanged {

@@ -19,8 +19,8 @@ import (
 // BenchmarkFootprint boots 10,000 and 100,000 instances (1,000 with
 // STRATUS_BENCH_SMALL) on 1,000 simulated hosts through a 1-server
 // cluster's real path — Instance.Create, Raft, scheduler, plan applier —
-// and reports what each instance costs the server: live heap (after
-// GC), Raft log bytes (entry payloads, and growth of raft.db) and Raft
+// and reports what each instance costs the server: heap in use and
+// live heap (after GC), Raft log bytes (entry payloads, and growth of raft.db) and Raft
 // snapshot bytes. Raft keeps its whole log so every entry is counted.
 // STRATUS_BENCH_HEAPPROFILE=path writes the live heap at each size to
 // path.N.
@@ -55,6 +55,7 @@ func benchFootprint(b *testing.B, n int) {
 		registerHost(b, s, h)
 	}
 	dbPath := filepath.Join(dataDir, "raft", "raft.db")
+	live0 := heapLive()
 	heap0, db0, last0 := heapInUse(), fileSize(b, dbPath), s.raft.LastIndex()
 
 	b.StartTimer()
@@ -77,7 +78,7 @@ func benchFootprint(b *testing.B, n int) {
 		b.Fatalf("%d allocations (%v), want %d", len(allocs), err, n)
 	}
 	allocs = nil
-	heap1 := heapInUse()
+	heap1, live1 := heapInUse(), heapLive()
 	if path := os.Getenv("STRATUS_BENCH_HEAPPROFILE"); path != "" {
 		writeHeapProfile(b, fmt.Sprintf("%s.%d", path, n))
 	}
@@ -89,6 +90,7 @@ func benchFootprint(b *testing.B, n int) {
 	snapBytes := latestSnapshotSize(b, filepath.Join(dataDir, "raft", "snapshots"))
 	per := func(v int64) float64 { return float64(v) / float64(n) }
 	b.ReportMetric(per(int64(heap1)-int64(heap0)), "heap-B/inst")
+	b.ReportMetric(per(int64(live1)-int64(live0)), "live-B/inst")
 	b.ReportMetric(per(logBytes), "raftlog-B/inst")
 	b.ReportMetric(per(db1-db0), "raftdb-B/inst")
 	b.ReportMetric(per(snapBytes), "snapshot-B/inst")
@@ -147,13 +149,24 @@ func writeHeapProfile(b *testing.B, path string) {
 	}
 }
 
-// heapInUse returns HeapInuse after two collections.
+// heapInUse returns HeapInuse after two collections: the heap's spans
+// in use, live objects and the free slots between them.
 func heapInUse() uint64 {
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapInuse
+}
+
+// heapLive returns HeapAlloc after two collections: the live objects
+// alone.
+func heapLive() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }
 
 func fileSize(b *testing.B, path string) int64 {

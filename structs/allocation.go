@@ -54,7 +54,10 @@ type Allocation struct {
 	InstanceID string
 	HostID     string
 	EvalID     string
-	// Resources is the amount of each resource class consumed.
+	// Resources is the amount of each resource class consumed. It is
+	// never changed in place: copies share it (the FSM shares one map
+	// among all allocations of equal resources), and a change sets a new
+	// map.
 	Resources map[string]int64
 
 	// DesiredState is what the servers want: running, stopped, deleted.
@@ -90,13 +93,13 @@ type Allocation struct {
 	AllocModifyIndex uint64
 }
 
-// Copy returns a deep copy.
+// Copy returns a copy; it shares Resources and Flavor, which are never
+// changed in place.
 func (a *Allocation) Copy() *Allocation {
 	if a == nil {
 		return nil
 	}
 	c := *a
-	c.Resources = copyInt64Map(a.Resources)
 	return &c
 }
 
