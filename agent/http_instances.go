@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/writeretry"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -107,7 +108,8 @@ func (a *Agent) instanceGet(w http.ResponseWriter, r *http.Request) (any, error)
 
 func (a *Agent) instanceCreate(w http.ResponseWriter, r *http.Request) (any, error) {
 	body := instanceCreateBody{Count: 1}
-	if err := decodeJSON(w, r, &body); err != nil {
+	err := decodeJSON(w, r, &body)
+	if err != nil {
 		return nil, err
 	}
 	if err := body.validate(); err != nil {
@@ -122,12 +124,32 @@ func (a *Agent) instanceCreate(w http.ResponseWriter, r *http.Request) (any, err
 		args.ProjectID, args.UserID = s.ProjectID, s.UserID
 	}
 	args.AuthToken = requestToken(r)
+	if args.IdempotencyKey, err = idempotencyKey(r); err != nil {
+		return nil, err
+	}
 	var out structs.InstanceCreateResponse
-	if err := a.rpc.RPC("Instance.Create", &args, &out); err != nil {
+	// The key makes a retry safe: a create that committed before its
+	// answer was lost to an election is answered, not made again.
+	err = writeretry.DoFor(r.Context(), a.writeRetry, func(bool) error {
+		out, args.Forwarded = structs.InstanceCreateResponse{}, false
+		return a.rpc.RPC("Instance.Create", &args, &out)
+	})
+	if err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
 	return &instanceCreateJSON{Instances: instancesJSON(out.Instances), EvalID: out.EvalID}, nil
+}
+
+// idempotencyKey is a create's idempotency key: the client's
+// Idempotency-Key header, or a fresh one the agent keeps across its own
+// retries.
+func idempotencyKey(r *http.Request) (string, error) {
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" {
+		return writeretry.NewKey(), nil
+	}
+	return key, structs.ValidateIdempotencyKey(key)
 }
 
 // instanceDelete answers DELETE /v1/instances/{id}[?force]. With soft
@@ -147,7 +169,17 @@ func (a *Agent) instanceDelete(w http.ResponseWriter, r *http.Request) (any, err
 	}
 	args.AuthToken = requestToken(r)
 	var out structs.GenericResponse
-	if err := a.rpc.RPC("Instance.Delete", &args, &out); err != nil {
+	// A delete is safe to send again; "not found" after an attempt that
+	// may have gone through means that attempt did.
+	err = writeretry.DoFor(r.Context(), a.writeRetry, func(retried bool) error {
+		out, args.Forwarded = structs.GenericResponse{}, false
+		err := a.rpc.RPC("Instance.Delete", &args, &out)
+		if retried && structs.KindOf(err) == structs.KindNotFound {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)

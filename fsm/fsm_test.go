@@ -195,6 +195,7 @@ func populate(t *testing.T, s *StateStore) {
 	populateConsoles(t, s)
 	populateUserQuotas(t, s)
 	populateImageCache(t, s)
+	populateCreateRequests(t, s)
 }
 
 func dump(t *testing.T, s *StateStore) map[string][]any {

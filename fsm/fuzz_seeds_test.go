@@ -65,6 +65,8 @@ var fuzzEntryBodies = map[structs.MessageType]any{
 	structs.InstanceActionRecordType:    &structs.InstanceActionRecordEntry{},
 	structs.UserQuotaUpdateType:         &structs.UserQuotaEntry{},
 	structs.ImageCacheRequestType:       &structs.ImageCacheEntry{},
+	structs.CreateRequestPurgeType:      &structs.CreateRequestPurgeEntry{},
+	structs.EvalReapType:                &structs.EvalReapEntry{},
 }
 
 // fuzzIDs are the ids populate's objects have, chosen for fields by

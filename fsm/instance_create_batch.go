@@ -8,7 +8,7 @@ func init() {
 		if err := decodeBody(structs.InstanceCreateBatchType, body, &e); err != nil {
 			return err
 		}
-		return s.CreateInstanceBatch(index, &e)
+		return s.createInstanceBatch(index, &e) // decoded here: ours to keep
 	})
 }
 
@@ -20,6 +20,17 @@ func init() {
 // create that fails leaves nothing behind: the transaction is dropped
 // and built again without it.
 func (s *StateStore) CreateInstanceBatch(index uint64, e *structs.InstanceCreateBatchEntry) []error {
+	c := *e
+	c.Entries = make([]*structs.InstanceCreateEntry, len(e.Entries))
+	for i, en := range e.Entries {
+		if en != nil {
+			c.Entries[i] = ownCreate(en)
+		}
+	}
+	return s.createInstanceBatch(index, &c)
+}
+
+func (s *StateStore) createInstanceBatch(index uint64, e *structs.InstanceCreateBatchEntry) []error {
 	out := make([]error, len(e.Entries))
 	for {
 		txn := s.writeTxn()

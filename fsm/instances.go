@@ -16,10 +16,13 @@ func init() {
 		return &memdb.TableSchema{
 			Name: TableInstances,
 			Indexes: map[string]*memdb.IndexSchema{
-				"id":      idIndex("ID"),
-				"host":    {Name: "host", AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "HostID"}},
-				"project": {Name: "project", AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "ProjectID"}},
-				"group":   {Name: "group", AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "InstanceGroup"}},
+				"id":   idIndex("ID"),
+				"host": {Name: "host", AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "HostID"}},
+				// No index by project: each entry of an index costs
+				// an instance ~350 B of radix tree, and no hot path
+				// needs one (quota checks read usage counters,
+				// quota_usage.go; lists and usage reports filter).
+				"group": {Name: "group", AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "InstanceGroup"}},
 			},
 		}
 	})
@@ -27,6 +30,7 @@ func init() {
 		recordType: structs.InstanceSnapshot,
 		table:      TableInstances,
 		newRecord:  func() any { return new(structs.Instance) },
+		canonical:  func(rec any) { internInstance(rec.(*structs.Instance)) },
 	})
 }
 
@@ -35,10 +39,15 @@ func (s *StateStore) UpsertInstance(index uint64, inst *structs.Instance) error 
 	txn := s.writeTxn()
 	defer txn.Abort()
 	c := inst.Copy()
-	err := upsert(txn, TableInstances, index, c,
-		func(create, modify uint64) { c.CreateIndex, c.ModifyIndex = create, modify },
-		func(o any) uint64 { return o.(*structs.Instance).CreateIndex }, c.ID)
+	old, err := first[*structs.Instance](txn, nil, TableInstances, "id", c.ID)
 	if err != nil {
+		return err
+	}
+	c.CreateIndex, c.ModifyIndex = index, index
+	if old != nil {
+		c.CreateIndex = old.CreateIndex
+	}
+	if err := replaceInstance(txn, old, c); err != nil {
 		return err
 	}
 	return commitAt(txn, index, TableInstances)
@@ -46,7 +55,19 @@ func (s *StateStore) UpsertInstance(index uint64, inst *structs.Instance) error 
 
 // DeleteInstance removes an instance at index.
 func (s *StateStore) DeleteInstance(index uint64, id string) error {
-	return s.deleteOne(index, TableInstances, "instance", id)
+	txn := s.writeTxn()
+	defer txn.Abort()
+	old, err := first[*structs.Instance](txn, nil, TableInstances, "id", id)
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		return structs.Errorf(structs.KindNotFound, "instance %s not found", keyString([]any{id}))
+	}
+	if err := removeInstance(txn, old); err != nil {
+		return err
+	}
+	return commitAt(txn, index, TableInstances)
 }
 
 // InstanceByID returns an instance or nil.
@@ -70,7 +91,7 @@ func init() {
 		if err := decodeBody(structs.InstanceCreateType, body, &e); err != nil {
 			return err
 		}
-		return s.CreateInstances(index, &e)
+		return s.createInstances(index, &e) // decoded here: its instances are ours to keep
 	})
 	registerApply(structs.InstanceDeleteType, func(s *StateStore, index uint64, _ uint8, body []byte) any {
 		var e structs.InstanceDeleteEntry
@@ -88,8 +109,26 @@ func init() {
 	})
 }
 
-// CreateInstances commits new instances with their evaluation.
+// CreateInstances commits new instances with their evaluation; it
+// stores copies of e's instances.
 func (s *StateStore) CreateInstances(index uint64, e *structs.InstanceCreateEntry) error {
+	return s.createInstances(index, ownCreate(e))
+}
+
+// ownCreate returns e with copies of its instances, for a caller that
+// keeps its own: createInstancesTxn stores the instances it is given.
+// A freshly decoded entry needs none, which spares every created
+// instance a copy (and the heap the garbage of one).
+func ownCreate(e *structs.InstanceCreateEntry) *structs.InstanceCreateEntry {
+	c := *e
+	c.Instances = make([]*structs.Instance, len(e.Instances))
+	for i, inst := range e.Instances {
+		c.Instances[i] = inst.Copy()
+	}
+	return &c
+}
+
+func (s *StateStore) createInstances(index uint64, e *structs.InstanceCreateEntry) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
 	tables, err := createInstancesTxn(txn, index, e)
@@ -100,19 +139,25 @@ func (s *StateStore) CreateInstances(index uint64, e *structs.InstanceCreateEntr
 }
 
 // createInstancesTxn writes a create's instances, actions, networking
-// and evaluation in txn and returns the tables it changed.
+// and evaluation in txn and returns the tables it changed. It stores
+// e's instances themselves (see ownCreate); writing the same entry
+// again after an aborted transaction is harmless.
 func createInstancesTxn(txn *memdb.Txn, index uint64, e *structs.InstanceCreateEntry) ([]string, error) {
+	// A retried create (same idempotency key) writes nothing and answers
+	// the first one (create_requests.go).
+	if err := createReplay(txn, e); err != nil {
+		return nil, err
+	}
 	if err := admitCreate(txn, index, e); err != nil {
 		return nil, err
 	}
-	for _, inst := range e.Instances {
-		c := inst.Copy()
+	for _, c := range e.Instances {
 		if c.Flavor == nil {
 			c.Flavor = e.Flavor
 		}
 		c.CreateIndex, c.ModifyIndex = index, index
-		if err := txn.Insert(TableInstances, c); err != nil {
-			return nil, fmt.Errorf("insert instance %s: %w", c.ID, err)
+		if err := insertInstance(txn, c); err != nil {
+			return nil, err
 		}
 		if e.RequestID != "" {
 			err := insertAction(txn, index, &structs.InstanceAction{
@@ -130,13 +175,19 @@ func createInstancesTxn(txn *memdb.Txn, index uint64, e *structs.InstanceCreateE
 	tables := []string{TableInstances, TableInstanceActions}
 	if e.Eval != nil {
 		ev := e.Eval.Copy()
+		shareInstanceIDs(ev, e.Instances)
+		internEval(ev)
 		ev.CreateIndex, ev.ModifyIndex = index, index
 		if err := txn.Insert(TableEvals, ev); err != nil {
 			return nil, fmt.Errorf("insert eval %s: %w", ev.ID, err)
 		}
 		tables = append(tables, TableEvals)
 	}
-	return tables, nil
+	recorded, err := recordCreateRequest(txn, index, e)
+	if err != nil {
+		return nil, err
+	}
+	return append(tables, recorded...), nil
 }
 
 // DeleteInstances deletes instances, whatever they are doing: a copy
@@ -243,7 +294,7 @@ func purgeInstance(txn *memdb.Txn, index uint64, id string, hb *hostBatch, at in
 	if err := releaseInstancePorts(txn, index, at, id); err != nil {
 		return err
 	}
-	acts, err := list[*structs.InstanceAction](txn, nil, TableInstanceActions, "instance", id)
+	acts, err := actionsOfInstance(txn, nil, id)
 	if err != nil {
 		return err
 	}
@@ -262,8 +313,8 @@ func purgeInstance(txn *memdb.Txn, index uint64, id string, hb *hostBatch, at in
 		if err := recordDeletedUsage(txn, index, raw.(*structs.Instance), at); err != nil {
 			return err
 		}
-		if err := txn.Delete(TableInstances, raw); err != nil {
-			return fmt.Errorf("delete instance %s: %w", id, err)
+		if err := removeInstance(txn, raw.(*structs.Instance)); err != nil {
+			return err
 		}
 	}
 	return nil

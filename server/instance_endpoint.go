@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -26,6 +27,11 @@ func (e *Instance) Create(args *structs.InstanceCreateRequest, reply *structs.In
 	if done, err := e.srv.forward("Instance.Create", args, args, reply); done {
 		return err
 	}
+	// A retry of a create that already committed is answered from its
+	// record (instance_create_idempotent.go).
+	if done, err := e.srv.createdBefore(args, reply); done {
+		return err
+	}
 	entry, err := e.srv.buildCreate(args)
 	if err != nil {
 		return err
@@ -42,6 +48,12 @@ func (e *Instance) Create(args *structs.InstanceCreateRequest, reply *structs.In
 	wire.Flavor = entry.Instances[0].Flavor
 	// Concurrent creates share one Raft entry (instance_create_batch.go).
 	index, err := e.srv.creates.submit(e.srv, &wire)
+	var replay *structs.CreateReplay
+	if errors.As(err, &replay) {
+		// An earlier attempt with this key committed first (it was still
+		// in flight when this one was built): answer with its instances.
+		return e.srv.replyCreated(replay.Request, reply)
+	}
 	if err != nil {
 		return err
 	}
@@ -127,6 +139,9 @@ func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.Inst
 		requestID = "req-" + uuid.NewString()
 	}
 	entry := &structs.InstanceCreateEntry{Eval: ev, RequestID: requestID, CreatedAt: now}
+	if args.IdempotencyKey != "" {
+		entry.Idempotency = &structs.CreateIdempotency{Key: args.IdempotencyKey, Fingerprint: createFingerprint(args)}
+	}
 	for n := 1; n <= count; n++ {
 		name := args.Name
 		if count > 1 {

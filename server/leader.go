@@ -103,6 +103,7 @@ func (s *Server) establishLeadership(stopCh chan struct{}) error {
 	s.startIdentityLeaderDuties(stopCh)
 	s.startGroupReconciler(stopCh)
 	s.startConsoleTokenPurge(stopCh)
+	s.startStatePurges(stopCh)
 	pending, err := s.fsm.State().EvalsByStatus(nil, structs.EvalStatusPending)
 	if err != nil {
 		return err

@@ -76,6 +76,11 @@ type InstanceCreateRequest struct {
 	UserID     string
 	// RequestID names the create action of each instance.
 	RequestID string
+	// IdempotencyKey, when set, makes the create idempotent in its
+	// project: a second create with the same key (a client's or the
+	// agent's retry) answers the first one's instances instead of
+	// creating more (CreateIdempotency).
+	IdempotencyKey string `json:",omitempty"`
 	// ImageAdmin lets the caller use any image, not only those its
 	// project may see (Nova's admins). ImageID names the image by id or,
 	// when exactly one image the caller may see has it, by name; once

@@ -42,6 +42,9 @@ type InstanceCreateEntry struct {
 	// applied in the same transaction: the instances never exist
 	// without their ports, nor the ports without them.
 	Network []*NetChange `json:",omitempty"`
+	// Idempotency, when set, applies the create at most once per
+	// project and key (CreateIdempotency).
+	Idempotency *CreateIdempotency `json:",omitempty"`
 }
 
 // InstanceDeleteEntry deletes instances: those with a live allocation are

@@ -83,6 +83,10 @@ const (
 	ImageCacheRequestType MessageType = 79
 	// 88: single-instance creates coalesced by the leader into one entry.
 	InstanceCreateBatchType MessageType = 88
+	// 80 and 82: the purges of old idempotency keys and of finished
+	// evaluations.
+	CreateRequestPurgeType MessageType = 80
+	EvalReapType           MessageType = 82
 )
 
 // String names a message type for logs and errors.
@@ -155,6 +159,9 @@ var messageTypeNames = map[MessageType]string{
 
 	UserQuotaUpdateType:   "UserQuotaUpdate",
 	ImageCacheRequestType: "ImageCacheRequest",
+
+	CreateRequestPurgeType: "CreateRequestPurge",
+	EvalReapType:           "EvalReap",
 }
 
 // EntryVersion is the format version this build writes into every Raft
@@ -251,6 +258,8 @@ const (
 	// 78-81: per-user quotas and aggregate image cache requests.
 	UserQuotaSnapshot  SnapshotType = 78
 	ImageCacheSnapshot SnapshotType = 79
+	// 80: idempotent creates (create request records by key).
+	CreateRequestSnapshot SnapshotType = 80
 )
 
 // SnapshotVersion is the version written in each snapshot's header.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
@@ -45,14 +46,19 @@ type Config struct {
 	// Servers lists the control-plane servers; nil leaves them out of
 	// os-services and the availability zone detail.
 	Servers func() []ServerMember
+	// WriteRetry is how long an idempotent write (a boot with its
+	// idempotency key, a delete) is retried across leader elections
+	// (internal/writeretry); zero sends it once.
+	WriteRetry time.Duration
 }
 
 // API is the Compute API handler. It holds no state of its own.
 type API struct {
-	rpc      RPC
-	verifier TokenVerifier
-	logger   hclog.Logger
-	servers  func() []ServerMember
+	rpc        RPC
+	verifier   TokenVerifier
+	logger     hclog.Logger
+	servers    func() []ServerMember
+	writeRetry time.Duration
 	// consoles serves console output and remote consoles (consoles.go).
 	consoles Consoles
 	// guests sets passwords in guests and reads hosts' uptime
@@ -73,7 +79,7 @@ func New(cfg Config) *API {
 	if servers == nil {
 		servers = func() []ServerMember { return nil }
 	}
-	a := &API{rpc: cfg.RPC, verifier: cfg.Verifier, logger: logger, servers: servers}
+	a := &API{rpc: cfg.RPC, verifier: cfg.Verifier, logger: logger, servers: servers, writeRetry: cfg.WriteRetry}
 	for _, table := range [][]routeSpec{
 		a.versionRoutes(), a.flavorRoutes(), a.extraSpecRoutes(), a.serverRoutes(), a.serverActionRoutes(),
 		a.metadataRoutes(), a.tagRoutes(), a.keypairRoutes(), a.limitRoutes(), a.quotaRoutes(), a.zoneRoutes(),

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/writeretry"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -158,8 +159,21 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 	if err := q.networksOf(in, groups, &args); err != nil {
 		return nil, err
 	}
+	// The idempotency key (the client's Idempotency-Key header, a
+	// Stratus extension, or one of the agent's) makes retries safe: a
+	// boot that committed before an election lost its answer is
+	// answered, not made again.
+	if args.IdempotencyKey = q.r.Header.Get("Idempotency-Key"); args.IdempotencyKey == "" {
+		args.IdempotencyKey = writeretry.NewKey()
+	} else if err := structs.ValidateIdempotencyKey(args.IdempotencyKey); err != nil {
+		return nil, badRequest("%s", structs.Message(err))
+	}
 	var out structs.InstanceCreateResponse
-	if err := q.call("Instance.Create", &args, &out); err != nil {
+	err = writeretry.DoFor(q.r.Context(), q.api.writeRetry, func(bool) error {
+		out, args.Forwarded = structs.InstanceCreateResponse{}, false
+		return q.call("Instance.Create", &args, &out)
+	})
+	if err != nil {
 		return nil, netFault(err)
 	}
 	if len(out.Instances) == 0 {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/writeretry"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -105,7 +106,17 @@ func (a *API) serverDelete(q *request) (*reply, error) {
 func (q *request) deleteServer(inst *structs.Instance, force bool) error {
 	args := &structs.InstanceDeleteRequest{InstanceIDs: []string{inst.ID}, Force: force, ProjectID: q.token.ProjectID,
 		UserID: q.token.UserID, Admin: q.isAdmin(), RequestID: q.id}
-	if err := q.call("Instance.Delete", args, &structs.GenericResponse{}); err != nil {
+	// Safe to send again across an election; "not found" after an
+	// attempt that may have gone through means it did.
+	err := writeretry.DoFor(q.r.Context(), q.api.writeRetry, func(retried bool) error {
+		args.Forwarded = false // an in-process attempt may have set it
+		err := q.call("Instance.Delete", args, &structs.GenericResponse{})
+		if retried && structs.KindOf(err) == structs.KindNotFound {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
 		action := "delete"
 		if force {
 			action = "forceDelete"

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
-
-	"github.com/stratus-cloud/stratus/rpc"
-	"github.com/stratus-cloud/stratus/structs"
 )
 
 // microversion is the Compute API microversion the clients speak: 2.37
@@ -28,6 +26,11 @@ func (e *apiError) Error() string { return fmt.Sprintf("status %d: %.200s", e.St
 // call makes one JSON request and decodes the answer into out (when not
 // nil); any status but want is an *apiError.
 func call(ctx context.Context, hc *http.Client, method, url, token string, in, out any, want int) (http.Header, error) {
+	return callWith(ctx, hc, method, url, token, nil, in, out, want)
+}
+
+// callWith is call with extra request headers.
+func callWith(ctx context.Context, hc *http.Client, method, url, token string, extra http.Header, in, out any, want int) (http.Header, error) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -47,6 +50,9 @@ func call(ctx context.Context, hc *http.Client, method, url, token string, in, o
 		req.Header.Set("X-Auth-Token", token)
 	}
 	req.Header.Set("OpenStack-API-Version", microversion)
+	for k, v := range extra {
+		req.Header[k] = v
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
@@ -93,16 +99,29 @@ func token(ctx context.Context, hc *http.Client, base, user, password, project s
 	return hdr.Get("X-Subject-Token"), nil
 }
 
-// seedIdentity creates devstack's users (admin/admin) on a cluster
-// started without --dev, through a server's RPC listener (the cluster's
-// operator path until a bootstrap command exists).
-func seedIdentity(rpcAddr string) error {
-	pool := rpc.NewConnPool(rpc.PoolConfig{})
-	defer func() { _ = pool.Shutdown() }()
-	return retry(60*time.Second, func() error {
-		var resp structs.GenericResponse
-		return pool.RPC(rpcAddr, "Identity.SeedDev", &structs.IdentitySeedRequest{}, &resp)
+// bootstrapAdmin creates the cluster's first administrator through
+// POST /v1/operator/bootstrap, as an operator does on a new production
+// cluster, and logs in as it. A bootstrap whose answer was lost cannot be
+// repeated (it happens once), so a lost answer is an error here.
+func bootstrapAdmin(ctx context.Context, hc *http.Client, base string) (string, error) {
+	var boot struct{ UserName, Password, ProjectName string }
+	err := retry(120*time.Second, func() error {
+		_, err := call(ctx, hc, "POST", base+"/v1/operator/bootstrap", "", map[string]any{}, &boot, http.StatusOK)
+		var ae *apiError
+		if errors.As(err, &ae) && ae.Status < 500 {
+			return fmt.Errorf("the cluster was bootstrapped before: %w", err)
+		}
+		return err
 	})
+	if err != nil || boot.UserName == "" {
+		return "", fmt.Errorf("bootstrap the first admin: %v", err)
+	}
+	var tok string
+	err = retry(120*time.Second, func() error {
+		tok, err = token(ctx, hc, base, boot.UserName, boot.Password, boot.ProjectName)
+		return err
+	})
+	return tok, err
 }
 
 // Project is one tenant of the load: its token and what its clients use.
@@ -121,16 +140,10 @@ type Fixture struct {
 
 // Prepare seeds identity, creates n projects with a member user each and
 // issues their tokens, a flavor and a public image.
-func Prepare(ctx context.Context, hc *http.Client, base, rpcAddr string, n int, logf func(string, ...any)) (*Fixture, error) {
-	if err := seedIdentity(rpcAddr); err != nil {
-		return nil, fmt.Errorf("seed identity: %w", err)
-	}
+func Prepare(ctx context.Context, hc *http.Client, base string, n int, logf func(string, ...any)) (*Fixture, error) {
 	f := &Fixture{}
 	var err error
-	if err = retry(120*time.Second, func() error {
-		f.Admin, err = token(ctx, hc, base, "admin", "admin", "admin")
-		return err
-	}); err != nil {
+	if f.Admin, err = bootstrapAdmin(ctx, hc, base); err != nil {
 		return nil, err
 	}
 	var roles struct {

@@ -52,7 +52,7 @@ func Run(ctx context.Context, o Options) error {
 		DialContext: (&net.Dialer{Timeout: 30 * time.Second}).DialContext,
 	}, Timeout: 120 * time.Second}
 	base := cl.Servers[0].HTTP
-	fx, err := Prepare(ctx, hc, base, cl.Servers[0].RPC, o.Projects, logf)
+	fx, err := Prepare(ctx, hc, base, o.Projects, logf)
 	if err != nil {
 		return err
 	}
@@ -60,6 +60,10 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	liveStart := liveServers(ctx, hc, base, fx.Admin)
+	stateStart, err := readState(ctx, hc, base, fx.Admin)
+	if err != nil {
+		logf("state breakdown: %v", err)
+	}
 	diskStart := storage(cl)
 	idxStart := raftIndexes(ctx, hc, cl, fx.Admin)
 	mem := make([]memSeries, len(cl.Servers))
@@ -114,7 +118,12 @@ func Run(ctx context.Context, o Options) error {
 	})
 	diskEnd := storage(cl)
 	idxEnd := raftIndexes(ctx, hc, cl, fx.Admin)
+	stateEnd, err := readState(ctx, hc, base, fx.Admin)
+	if err != nil {
+		logf("state breakdown: %v", err)
+	}
 	report(o, cl, stats, mem, diskStart, diskEnd, liveStart, liveEnd)
+	compareStates(o.Out, stateStart, stateEnd)
 	for i, p := range cl.Servers {
 		fmt.Fprintf(o.Out, "%s raft indexes: last log %d -> %d, last snapshot %d -> %d\n", p.Name,
 			idxStart[i]["last_log_index"], idxEnd[i]["last_log_index"], idxStart[i]["last_snapshot_index"], idxEnd[i]["last_snapshot_index"])
@@ -212,7 +221,8 @@ func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 func rssLine(cl *Cluster, mem []memSeries) string {
 	s := ""
 	for i, p := range cl.Servers {
-		s += fmt.Sprintf("%s=%s (raft.db %s) ", p.Name, mib(mem[i].end), mib(p.DiskUsage().RaftDB))
+		d := p.DiskUsage()
+		s += fmt.Sprintf("%s=%s (raft.db %s, snapshots %s) ", p.Name, mib(mem[i].end), mib(d.RaftDB), mib(d.Snapshots))
 	}
 	return s
 }

@@ -204,13 +204,7 @@ func (c *client) churnOnce(ctx context.Context) {
 		Server struct{ ID string } `json:"server"`
 	}
 	name := fmt.Sprintf("load-%d-%d", c.id, c.seq)
-	body := map[string]any{"server": map[string]any{"name": name,
-		"imageRef": c.fixture.Image, "flavorRef": c.fixture.Flavor, "networks": "none"}}
-	if err := c.do(ctx, KindBoot, "POST", "/compute/v2.1/servers", body, &created, http.StatusAccepted); err != nil {
-		var ae *apiError
-		if !errors.As(err, &ae) || ae.Status >= 500 {
-			c.stats.markAmbiguous(name)
-		}
+	if !c.boot(ctx, name, &created.Server.ID) {
 		return
 	}
 	id := created.Server.ID
@@ -270,6 +264,62 @@ func (c *client) delete(id string) bool {
 		}
 	}
 	return false
+}
+
+// boot boots a server named name with an Idempotency-Key of its own,
+// retrying with the same key (as a careful client does) while the answer
+// is a 5xx, a 429 or lost: a boot that went through is answered with its
+// server instead of made again. Every failed attempt counts as an error.
+// It reports whether the boot was accepted, with the server's id.
+func (c *client) boot(ctx context.Context, name string, id *string) bool {
+	body := map[string]any{"server": map[string]any{"name": name,
+		"imageRef": c.fixture.Image, "flavorRef": c.fixture.Flavor, "networks": "none"}}
+	hdr := http.Header{"Idempotency-Key": {fmt.Sprintf("%s-%d", name, rand.Int64())}}
+	var created struct {
+		Server struct{ ID string } `json:"server"`
+	}
+	for attempt := 0; attempt < 5; attempt++ {
+		start := time.Now()
+		_, err := callWith(ctx, c.hc, "POST", c.base+"/compute/v2.1/servers", c.project.Token, hdr, body, &created, http.StatusAccepted)
+		if ctx.Err() != nil {
+			// Cut short by the end of the run: not counted. The server
+			// may exist; the same key finds it (or makes it) so that it
+			// can be deleted, and the end state is the live state.
+			c.settleBoot(name, hdr, body)
+			return false
+		}
+		c.stats.record(KindBoot, time.Since(start), err)
+		if err == nil {
+			*id = created.Server.ID
+			return true
+		}
+		var ae *apiError
+		if errors.As(err, &ae) && ae.Status < 500 && ae.Status != http.StatusTooManyRequests {
+			return false // refused: nothing was made
+		}
+		if !c.sleep(ctx, c.think) {
+			break
+		}
+	}
+	c.stats.markAmbiguous(name)
+	return false
+}
+
+// settleBoot resends a boot cut short by the end of the run, with its
+// key, and deletes the server it answers.
+func (c *client) settleBoot(name string, hdr http.Header, body any) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	var created struct {
+		Server struct{ ID string } `json:"server"`
+	}
+	if _, err := callWith(ctx, c.hc, "POST", c.base+"/compute/v2.1/servers", c.project.Token, hdr, body, &created, http.StatusAccepted); err != nil {
+		c.stats.markAmbiguous(name)
+		return
+	}
+	if !c.delete(created.Server.ID) {
+		c.stats.markAmbiguous(name)
+	}
 }
 
 func (s *Stats) markAmbiguous(name string) {
