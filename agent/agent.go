@@ -25,6 +25,7 @@ import (
 	"github.com/stratus-cloud/stratus/agent/nova"
 	s3api "github.com/stratus-cloud/stratus/agent/s3"
 	"github.com/stratus-cloud/stratus/gossip"
+	"github.com/stratus-cloud/stratus/internal/writeretry"
 	"github.com/stratus-cloud/stratus/rpc"
 	"github.com/stratus-cloud/stratus/server"
 	"github.com/stratus-cloud/stratus/structs"
@@ -40,8 +41,17 @@ type Agent struct {
 	server *server.Server
 	// gossip is the agent's pool: the server's own, or a client's.
 	gossip *gossip.Pool
-	// rpc reaches a server: in process, or over the pool.
-	rpc rpcCaller
+	// rpc reaches a server: in process, or over the pool, with the
+	// credential each call carries (a user's token); self adds the
+	// agent's own, for the calls it makes on its own behalf
+	// (rpc_credentials.go).
+	rpc  rpcCaller
+	self rpcCaller
+	// writeRetry is how long an idempotent write (a keyed create, a
+	// delete) is retried across leader elections; zero sends it once.
+	writeRetry time.Duration
+	// nodeSecret authenticates this agent's hosts (client agents).
+	nodeSecret string
 	// connPool carries a client-only agent's RPCs.
 	connPool *rpc.ConnPool
 
@@ -105,7 +115,7 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	a = &Agent{config: cfg, logger: logger, shutdownCh: make(chan struct{})}
+	a = &Agent{config: cfg, logger: logger, shutdownCh: make(chan struct{}), writeRetry: writeretry.Budget}
 	// Undo a failed start. The named result is nil by then, so hold on
 	// to the agent itself.
 	started := a
@@ -128,6 +138,13 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 	}
 	a.httpAddr = net.JoinHostPort(cfg.Advertise, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
 
+	if cfg.IsClient() {
+		// One node secret authenticates every host of this agent.
+		if a.nodeSecret, err = client.LoadOrCreateNodeSecret(cfg.DataDir); err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+	}
 	if cfg.IsServer() {
 		if err := a.startServer(); err != nil {
 			_ = ln.Close()
@@ -162,7 +179,8 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 		_ = ln.Close()
 		return nil, err
 	}
-	a.nova = nova.New(nova.Config{RPC: a.rpc, Verifier: a.Identity(), Logger: a.logger.Named("nova"), Servers: a.novaServers})
+	a.nova = nova.New(nova.Config{RPC: a.computeRPC(), Verifier: a.Identity(), Logger: a.logger.Named("nova"), Servers: a.novaServers,
+		WriteRetry: a.writeRetry})
 	a.nova.SetConsoles(a.consoles)
 	a.startGuests()
 	a.nova.SetGuests(a.guests)
@@ -223,6 +241,7 @@ func (a *Agent) startServer() error {
 		RequireTLS:              tlsServer != nil,
 		RaftPeerName:            cfg.raftPeerName(),
 		GossipKeyringFile:       cfg.keyringFile(),
+		ACLEnabled:              cfg.ACLEnabled(),
 		CA:                      ca,
 		NodeName:                cfg.NodeName,
 		NodeID:                  a.nodeID,
@@ -254,7 +273,8 @@ func (a *Agent) startServer() error {
 	}
 	a.server = srv
 	a.gossip = srv.Gossip()
-	a.rpc = srv
+	a.rpc = userRPC{srv: srv}
+	a.self = srv
 	return nil
 }
 
@@ -288,6 +308,7 @@ func (a *Agent) startClientGossip() error {
 	}
 	a.connPool = rpc.NewConnPool(rpc.PoolConfig{TLS: tlsClient, Logger: a.logger})
 	a.rpc = &serverRPC{pool: pool, conns: a.connPool, region: cfg.Region}
+	a.self = credentialRPC{next: a.rpc, token: a.nodeSecret}
 	if addrs := append(append([]string(nil), cfg.Client.Servers...), cfg.Client.RetryJoin...); len(addrs) > 0 {
 		// The servers may not be up yet: keep trying in the background.
 		a.bgWG.Add(1)
@@ -319,13 +340,13 @@ func (a *Agent) seedDevState() {
 	defer a.bgWG.Done()
 	for attempt := 0; ; attempt++ {
 		var list structs.FlavorListResponse
-		err := a.rpc.RPC("Flavor.List", &structs.FlavorListRequest{}, &list)
+		err := a.self.RPC("Flavor.List", &structs.FlavorListRequest{}, &list)
 		if err == nil && len(list.Flavors) > 0 {
 			return
 		}
 		if err == nil {
 			var resp structs.FlavorUpsertResponse
-			if err = a.rpc.RPC("Flavor.Upsert", &structs.FlavorUpsertRequest{Flavors: structs.DevFlavors()}, &resp); err == nil {
+			if err = a.self.RPC("Flavor.Upsert", &structs.FlavorUpsertRequest{Flavors: structs.DevFlavors()}, &resp); err == nil {
 				a.logger.Info("dev mode: seeded flavors m1.tiny … m1.xlarge")
 				return
 			}
@@ -349,7 +370,7 @@ func (a *Agent) seedDevIdentity() {
 	defer a.bgWG.Done()
 	for {
 		var resp structs.GenericResponse
-		err := a.rpc.RPC("Identity.SeedDev", &structs.IdentitySeedRequest{}, &resp)
+		err := a.self.RPC("Identity.SeedDev", &structs.IdentitySeedRequest{}, &resp)
 		if err == nil {
 			return
 		}

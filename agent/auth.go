@@ -83,7 +83,9 @@ func (a *Agent) checkInstanceScope(r *http.Request, id string) error {
 		return nil
 	}
 	var out structs.SingleInstanceResponse
-	if err := a.rpc.RPC("Instance.Get", &structs.InstanceSpecificRequest{InstanceID: id}, &out); err != nil {
+	args := structs.InstanceSpecificRequest{InstanceID: id}
+	args.AuthToken = requestToken(r)
+	if err := a.rpc.RPC("Instance.Get", &args, &out); err != nil {
 		return err
 	}
 	if out.Instance == nil || out.Instance.ProjectID != project {

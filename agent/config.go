@@ -75,16 +75,21 @@ type Config struct {
 	devTempDir bool
 }
 
-// ACLConfig configures the native API's authentication.
+// ACLConfig configures the native API's authentication and, on a
+// server, the check of every RPC against its rule
+// (server/rpc_policy.go).
 type ACLConfig struct {
 	// Enabled makes every /v1 route but the public ones require a token
-	// from the identity service. Unset means on, except in dev mode,
-	// whose native API is open as Nomad's -dev (its Keystone, Nova,
-	// Glance and Neutron APIs always require tokens).
+	// from the identity service, and a server check the credential of
+	// every RPC. Unset means on, except in dev mode, whose native API is
+	// open as Nomad's -dev (its Keystone, Nova, Glance and Neutron APIs
+	// always require tokens). Every server of a cluster needs the same
+	// setting.
 	Enabled *bool `hcl:"enabled,optional"`
 }
 
-// ACLEnabled reports whether the native API requires tokens.
+// ACLEnabled reports whether the native API requires tokens and a
+// server enforces its RPC rules.
 func (c *Config) ACLEnabled() bool {
 	if c.ACL == nil || c.ACL.Enabled == nil {
 		return !c.DevMode

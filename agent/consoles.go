@@ -98,7 +98,7 @@ func (a *Agent) startConsoles() error {
 		}
 		xvp = ln
 	}
-	cfg := console.Config{RPC: a.rpc, Local: a.localDriver, AgentAddr: a.agentHTTPAddr,
+	cfg := console.Config{RPC: a.self, Local: a.localDriver, AgentAddr: a.agentHTTPAddr,
 		PublicURL: public, TokenTTL: ttl, Logger: a.logger.Named("console")}
 	if xvp != nil {
 		cfg.XVPVNCAddr = a.advertised(xvp.Addr())

@@ -48,7 +48,7 @@ func (a *Agent) startDataplane(c *client.Client, dir string) error {
 	if err != nil {
 		return fmt.Errorf("start dataplane: %w", err)
 	}
-	dp, err := dataplane.NewAgent(dataplane.AgentConfig{HostID: c.HostID(), NodeSecret: c.NodeSecret(), RPC: a.rpc, Plane: plane,
+	dp, err := dataplane.NewAgent(dataplane.AgentConfig{HostID: c.HostID(), NodeSecret: c.NodeSecret(), RPC: a.nodeRPC(), Plane: plane,
 		Logger: a.logger})
 	if err != nil {
 		return fmt.Errorf("start dataplane: %w", err)

@@ -10,7 +10,7 @@ import (
 // startGuests starts the guest service: changePassword and hypervisor
 // uptime on the hosts this agent runs, forwarding for the others.
 func (a *Agent) startGuests() {
-	a.guests = guest.New(guest.Config{RPC: a.rpc, Local: a.localDriver, AgentAddr: a.agentHTTPAddr,
+	a.guests = guest.New(guest.Config{RPC: a.self, Local: a.localDriver, AgentAddr: a.agentHTTPAddr,
 		Logger: a.logger.Named("guest")})
 }
 

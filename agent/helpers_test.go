@@ -22,7 +22,7 @@ func waitDevImages(t *testing.T, a *Agent) {
 	t.Helper()
 	waitLong(t, "the dev images active", func() error {
 		var out structs.SingleImageResponse
-		if err := a.rpc.RPC("Image.Get", &structs.ImageSpecificRequest{ImageID: devImageID}, &out); err != nil {
+		if err := a.self.RPC("Image.Get", &structs.ImageSpecificRequest{ImageID: devImageID}, &out); err != nil {
 			return err
 		}
 		if out.Image == nil || out.Image.Status != structs.ImageActive {

@@ -73,8 +73,15 @@ func (a *Agent) statusCluster(w http.ResponseWriter, r *http.Request) (any, erro
 	if err := parseQuery(r, &args.QueryOptions); err != nil {
 		return nil, err
 	}
+	// Counts and sums for any token: the agent reads the hosts with its
+	// own credential unless the caller is an admin (a client agent's
+	// node secret may not list hosts: there only admins get them).
+	var caller rpcCaller = a.rpc
+	if s := subjectOf(r); s != nil && !s.IsAdmin() {
+		args.AuthToken, caller = "", a.self
+	}
 	var hosts structs.HostListResponse
-	if err := a.rpc.RPC("Host.List", &args, &hosts); err != nil {
+	if err := caller.RPC("Host.List", &args, &hosts); err != nil {
 		return nil, err
 	}
 	setMeta(w, &hosts.QueryMeta)
@@ -129,7 +136,7 @@ func (a *Agent) clusterServers(out *clusterStatusJSON) {
 		}
 	}
 	var raftConf structs.RaftConfigurationResponse
-	err := a.rpc.RPC("Operator.RaftGetConfiguration", &structs.GenericRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}, &raftConf)
+	err := a.self.RPC("Operator.RaftGetConfiguration", &structs.GenericRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}, &raftConf)
 	if err != nil {
 		out.RaftError = structs.Message(err)
 		for id, m := range gossipByID {

@@ -45,7 +45,7 @@ func (a *Agent) newImageCache(hostDir string, inUse func() map[string]bool) (*im
 func (a *Agent) fetchImage(ctx context.Context, img imagecache.Image) (io.ReadCloser, error) {
 	rec := &structs.Image{ID: img.ID, HashValue: img.HashValue, Size: img.Size}
 	var resp structs.SingleImageResponse
-	if err := a.rpc.RPC("Image.Get", &structs.ImageSpecificRequest{ImageID: img.ID}, &resp); err == nil &&
+	if err := a.nodeRPC().RPC("Image.Get", &structs.ImageSpecificRequest{ImageID: img.ID}, &resp); err == nil &&
 		resp.Image != nil && resp.Image.HashValue == img.HashValue {
 		rec.Locations = resp.Image.Locations
 	}

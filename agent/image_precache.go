@@ -48,7 +48,7 @@ type precacheKey struct {
 
 // startImagePrecache starts a host's pre-cacher in the background.
 func (a *Agent) startImagePrecache(hostID func() string, cache *imagecache.Cache, host string) {
-	p := &imagePrecacher{rpc: a.rpc, hostID: hostID, cache: cache, logger: a.logger.Named("precache").With("host", host),
+	p := &imagePrecacher{rpc: a.nodeRPC(), hostID: hostID, cache: cache, logger: a.logger.Named("precache").With("host", host),
 		shutdown: a.shutdownCh, seen: map[precacheKey]uint64{}}
 	a.bgWG.Add(1)
 	go func() {

@@ -263,7 +263,7 @@ func (a *Agent) registerDevImage() error {
 		return nil
 	}
 	var projects structs.IdentityListResponse
-	if err := a.rpc.RPC("Identity.List", &structs.IdentityListRequest{Kind: structs.IdentityKindProjects}, &projects); err != nil {
+	if err := a.self.RPC("Identity.List", &structs.IdentityListRequest{Kind: structs.IdentityKindProjects}, &projects); err != nil {
 		return err
 	}
 	owner := ""
@@ -279,7 +279,7 @@ func (a *Agent) registerDevImage() error {
 		return err
 	}
 	var existing structs.SingleImageResponse
-	err := a.rpc.RPC("Image.Get", &structs.ImageSpecificRequest{ImageID: devImageID}, &existing)
+	err := a.self.RPC("Image.Get", &structs.ImageSpecificRequest{ImageID: devImageID}, &existing)
 	if err == nil {
 		return nil
 	}
@@ -323,7 +323,7 @@ func (a *Agent) registerDevBootImage(owner string) error {
 	}
 	defer f.Close()
 	var existing structs.SingleImageResponse
-	if err := a.rpc.RPC("Image.Get", &structs.ImageSpecificRequest{ImageID: devBootImageID}, &existing); err == nil {
+	if err := a.self.RPC("Image.Get", &structs.ImageSpecificRequest{ImageID: devBootImageID}, &existing); err == nil {
 		return nil
 	} else if structs.KindOf(err) != structs.KindNotFound {
 		return err

@@ -554,7 +554,7 @@ func TestImageSurvivesLosingTheServerThatReceivedIt(t *testing.T) {
 	first := agents[0]
 	var seeded structs.GenericResponse
 	waitFor(t, "identity seeded", func() error {
-		return first.rpc.RPC("Identity.SeedDev", &structs.IdentitySeedRequest{}, &seeded)
+		return first.self.RPC("Identity.SeedDev", &structs.IdentitySeedRequest{}, &seeded)
 	})
 	admin := keystoneToken(t, first, "admin")
 	// A young cluster under load may still change leaders: a write that

@@ -79,7 +79,7 @@ func (a *Agent) startMetadata() error {
 		}
 		return fmt.Errorf("listen for the metadata service: %w", err)
 	}
-	a.metadata = metadata.New(metadata.Config{Call: a.rpc.RPC, Member: cfg.NodeName,
+	a.metadata = metadata.New(metadata.Config{Call: a.nodeRPC().RPC, HostIDs: a.localHostIDs, Member: cfg.NodeName,
 		SharedSecret: m.ProxySharedSecret, CacheTTL: ttl, Logger: a.logger.Named("metadata")})
 	a.metadataAddr = ln.Addr().String()
 	a.bgWG.Add(1)

@@ -13,7 +13,7 @@ func (a *Agent) seedDevNetworks() {
 	defer a.bgWG.Done()
 	for {
 		var resp structs.GenericResponse
-		err := a.rpc.RPC("Net.SeedDev", &structs.NetSeedRequest{}, &resp)
+		err := a.self.RPC("Net.SeedDev", &structs.NetSeedRequest{}, &resp)
 		if err == nil {
 			a.logger.Info("dev mode: seeded networks private (10.0.0.0/24) and public (172.24.4.0/24) with router1")
 			return

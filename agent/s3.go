@@ -26,7 +26,7 @@ type S3Config struct {
 
 // startS3 builds the S3 API and starts its dedicated listener, if any.
 func (a *Agent) startS3() error {
-	a.s3 = s3api.New(s3api.Config{RPC: a.rpc, Data: &s3Data{a: a}, Logger: a.logger.Named("s3")})
+	a.s3 = s3api.New(s3api.Config{RPC: a.self, Data: &s3Data{a: a}, Logger: a.logger.Named("s3")})
 	if a.config.S3 == nil || a.config.S3.Listen == "" {
 		return nil
 	}
@@ -199,8 +199,9 @@ func (a *Agent) imageImport(w http.ResponseWriter, r *http.Request) (any, error)
 }
 
 // identityID resolves a user or project given by id or name.
-func (a *Agent) identityID(kind, ref string) (string, error) {
+func (a *Agent) identityID(r *http.Request, kind, ref string) (string, error) {
 	for _, req := range []*structs.IdentityListRequest{{Kind: kind, ID: ref}, {Kind: kind, Name: ref}} {
+		req.AuthToken = requestToken(r)
 		var out structs.IdentityListResponse
 		if err := a.rpc.RPC("Identity.List", req, &out); err != nil {
 			return "", err
@@ -220,12 +221,14 @@ func (a *Agent) s3CredentialList(w http.ResponseWriter, r *http.Request) (any, e
 	if ref == "" {
 		return nil, structs.Errorf(structs.KindInvalid, "name the user: ?user=<id or name>")
 	}
-	userID, err := a.identityID(structs.IdentityKindUsers, ref)
+	userID, err := a.identityID(r, structs.IdentityKindUsers, ref)
 	if err != nil {
 		return nil, err
 	}
 	var out structs.EC2CredentialListResponse
-	if err := a.rpc.RPC("S3.CredentialList", &structs.EC2CredentialListRequest{UserID: userID}, &out); err != nil {
+	args := structs.EC2CredentialListRequest{UserID: userID}
+	args.AuthToken = requestToken(r)
+	if err := a.rpc.RPC("S3.CredentialList", &args, &out); err != nil {
 		return nil, err
 	}
 	if out.Credentials == nil {
@@ -246,16 +249,18 @@ func (a *Agent) s3CredentialCreate(w http.ResponseWriter, r *http.Request) (any,
 	if err := decodeJSON(w, r, &body); err != nil {
 		return nil, err
 	}
-	userID, err := a.identityID(structs.IdentityKindUsers, body.User)
+	userID, err := a.identityID(r, structs.IdentityKindUsers, body.User)
 	if err != nil {
 		return nil, err
 	}
-	projectID, err := a.identityID(structs.IdentityKindProjects, body.Project)
+	projectID, err := a.identityID(r, structs.IdentityKindProjects, body.Project)
 	if err != nil {
 		return nil, err
 	}
 	var out structs.EC2CredentialResponse
-	if err := a.rpc.RPC("S3.CredentialCreate", &structs.EC2CredentialCreateRequest{UserID: userID, ProjectID: projectID}, &out); err != nil {
+	args := structs.EC2CredentialCreateRequest{UserID: userID, ProjectID: projectID}
+	args.AuthToken = requestToken(r)
+	if err := a.rpc.RPC("S3.CredentialCreate", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -264,7 +269,9 @@ func (a *Agent) s3CredentialCreate(w http.ResponseWriter, r *http.Request) (any,
 
 func (a *Agent) s3CredentialDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	var out structs.GenericResponse
-	if err := a.rpc.RPC("S3.CredentialDelete", &structs.EC2CredentialDeleteRequest{Access: r.PathValue("access")}, &out); err != nil {
+	args := structs.EC2CredentialDeleteRequest{Access: r.PathValue("access")}
+	args.AuthToken = requestToken(r)
+	if err := a.rpc.RPC("S3.CredentialDelete", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)

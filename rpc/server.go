@@ -4,10 +4,14 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"go/token"
 	"io"
 	"net"
 	"net/rpc"
+	"reflect"
+	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -78,6 +82,11 @@ type Server struct {
 	handshakeTimeout time.Duration
 	// streams are the stream handlers by name (RegisterStream).
 	streams map[string]StreamHandler
+	// authorize, when set, runs before every endpoint call (SetAuthorizer).
+	authorize atomic.Pointer[Authorizer]
+	// methods are the registered "name.Method"s (Methods).
+	methodsMu sync.Mutex
+	methods   []string
 
 	mu         sync.Mutex
 	shutdown   bool
@@ -133,7 +142,130 @@ func newYamuxConfig(logger hclog.Logger) *yamux.Config {
 // Register publishes rcvr's suitable methods as "name.Method", net/rpc
 // style: func (e *Endpoint) Method(args *Req, reply *Resp) error.
 func (s *Server) Register(name string, rcvr any) error {
-	return s.rpcServer.RegisterName(name, rcvr)
+	if err := s.rpcServer.RegisterName(name, rcvr); err != nil {
+		return err
+	}
+	s.methodsMu.Lock()
+	defer s.methodsMu.Unlock()
+	s.methods = append(s.methods, rpcMethods(name, rcvr)...)
+	sort.Strings(s.methods)
+	return nil
+}
+
+// Methods lists every registered "name.Method", sorted: what a caller
+// can reach, for checks that each has a rule (see SetAuthorizer).
+func (s *Server) Methods() []string {
+	s.methodsMu.Lock()
+	defer s.methodsMu.Unlock()
+	return append([]string(nil), s.methods...)
+}
+
+// rpcMethods are the methods net/rpc publishes of rcvr: exported, with
+// two arguments, a pointer reply of an exported (or builtin) type and
+// an error result.
+func rpcMethods(name string, rcvr any) []string {
+	errType := reflect.TypeFor[error]()
+	exportedOrBuiltin := func(t reflect.Type) bool {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		return t.PkgPath() == "" || token.IsExported(t.Name())
+	}
+	var out []string
+	typ := reflect.TypeOf(rcvr)
+	for i := range typ.NumMethod() {
+		m := typ.Method(i)
+		mt := m.Type
+		if !m.IsExported() || mt.NumIn() != 3 || mt.NumOut() != 1 || mt.Out(0) != errType ||
+			mt.In(2).Kind() != reflect.Pointer || !exportedOrBuiltin(mt.In(1)) || !exportedOrBuiltin(mt.In(2)) {
+			continue
+		}
+		out = append(out, name+"."+m.Name)
+	}
+	return out
+}
+
+// Authorizer decides whether a call may run: method is "name.Method"
+// and args the decoded arguments (a pointer to the endpoint's request
+// type), which it may adjust (confine to the caller). An error refuses
+// the call: the caller gets its text, as it would an endpoint's error.
+// A non-nil ReplyFilter runs on the endpoint's reply before it is sent
+// (to leave out what the caller may not read).
+type Authorizer func(method string, args any) (ReplyFilter, error)
+
+// ReplyFilter adjusts a successful reply (a pointer to the endpoint's
+// reply type) before it is sent.
+type ReplyFilter func(reply any)
+
+// SetAuthorizer installs the check every call passes before its
+// endpoint runs, over the network and in-process (Call) alike; nil
+// removes it.
+func (s *Server) SetAuthorizer(fn Authorizer) {
+	if fn == nil {
+		s.authorize.Store(nil)
+		return
+	}
+	s.authorize.Store(&fn)
+}
+
+// authCodec runs the server's Authorizer on each request body once it
+// is decoded. Its error makes net/rpc answer the request with that
+// error (as an invalid request) without calling the endpoint; the body
+// has been read, so the stream stays in step. Requests are read one at
+// a time but answered concurrently, so reply filters are kept by
+// sequence number.
+type authCodec struct {
+	rpc.ServerCodec
+	srv    *Server
+	method string
+	seq    uint64
+
+	mu      sync.Mutex
+	filters map[uint64]ReplyFilter
+}
+
+func (c *authCodec) ReadRequestHeader(req *rpc.Request) error {
+	err := c.ServerCodec.ReadRequestHeader(req)
+	c.method, c.seq = req.ServiceMethod, req.Seq
+	return err
+}
+
+func (c *authCodec) ReadRequestBody(body any) error {
+	if err := c.ServerCodec.ReadRequestBody(body); err != nil || body == nil {
+		// A nil body is one net/rpc discards: no endpoint runs.
+		return err
+	}
+	fn := c.srv.authorize.Load()
+	if fn == nil {
+		return nil
+	}
+	filter, err := (*fn)(c.method, body)
+	if err != nil || filter == nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.filters == nil {
+		c.filters = map[uint64]ReplyFilter{}
+	}
+	c.filters[c.seq] = filter
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *authCodec) WriteResponse(resp *rpc.Response, body any) error {
+	c.mu.Lock()
+	filter := c.filters[resp.Seq]
+	delete(c.filters, resp.Seq)
+	c.mu.Unlock()
+	if filter != nil && resp.Error == "" && body != nil {
+		filter(body)
+	}
+	return c.ServerCodec.WriteResponse(resp, body)
+}
+
+// withAuth wraps a server codec in the authorizer's check.
+func (s *Server) withAuth(c rpc.ServerCodec) rpc.ServerCodec {
+	return &authCodec{ServerCodec: c, srv: s}
 }
 
 // Call invokes a registered endpoint in-process, without encoding: the
@@ -142,7 +274,7 @@ func (s *Server) Register(name string, rcvr any) error {
 // working after Shutdown, which only stops network traffic.
 func (s *Server) Call(method string, args, reply any) error {
 	c := &inmemCodec{method: method, args: args, reply: reply}
-	err := s.rpcServer.ServeRequest(c)
+	err := s.rpcServer.ServeRequest(s.withAuth(c))
 	if c.err != nil {
 		return c.err
 	}
@@ -412,6 +544,6 @@ func (s *Server) serveSession(raw, conn net.Conn) {
 			s.logger.Debug("yamux session ended", "remote", remote, "error", err)
 			return
 		}
-		go s.rpcServer.ServeCodec(newCodec(stream))
+		go s.rpcServer.ServeCodec(s.withAuth(newCodec(stream)))
 	}
 }

@@ -105,6 +105,10 @@ type Config struct {
 	// the certificate of an incoming Raft connection must carry, so only
 	// servers join Raft (verify_server_hostname).
 	RaftPeerName string
+	// ACLEnabled makes the server enforce the rule of every RPC method
+	// (rpc_policy.go): tokens, node secrets, its own credential. Off
+	// (dev mode, acl { enabled = false }), every caller is trusted.
+	ACLEnabled bool
 	// GossipKeyringFile persists the gossip keyring across restarts.
 	GossipKeyringFile string
 	// CA is the configured certificate authority (tls ca_file and

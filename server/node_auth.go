@@ -19,6 +19,12 @@ import (
 // other endpoints answer not found), and so does a host registered
 // without a secret by an older agent, until a registration with a
 // secret claims it.
+//
+// With ACLs on, the RPC hook (rpc_policy_auth.go) runs first on every
+// server: it admits a node secret to these endpoints (rule nodeEndpoint)
+// and, for the reads an agent makes on its own behalf (rule nodeOwn),
+// only when the secret is a registered host's, limited to that agent's
+// hosts (nodeHosts).
 
 // withoutSecretHash is a shallow copy of a host record without its
 // secret's hash, for answers: the hash never leaves the servers.

@@ -24,6 +24,8 @@ type Server struct {
 	logger hclog.Logger
 
 	rpcServer *rpc.Server
+	// rpcAuth is the RPC hook's state (rpc_policy_auth.go).
+	rpcAuth *rpcAuth
 	// rpcAdvertise is host:port others dial for RPC and Raft.
 	rpcAdvertise string
 	connPool     *rpc.ConnPool
@@ -121,6 +123,7 @@ func NewServer(cfg *Config) (s *Server, err error) {
 	if err := s.registerEndpoints(); err != nil {
 		return nil, err
 	}
+	s.installRPCAuth()
 	if err := s.registerStreams(); err != nil {
 		return nil, err
 	}
@@ -182,9 +185,25 @@ func (s *Server) IsLeader() bool { return s.raft != nil && s.raft.State() == raf
 // Config returns the server's configuration.
 func (s *Server) Config() *Config { return s.config }
 
-// RPC calls one of this server's endpoints in process; forwarding to the
-// leader happens inside the endpoint as for any caller.
+// RPC calls one of this server's endpoints in process, as this server:
+// with ACLs on, args without an AuthToken get the server's own
+// credential (rpc_policy_auth.go). Forwarding to the leader happens
+// inside the endpoint as for any caller. Calls made on someone else's
+// behalf use UserRPC.
 func (s *Server) RPC(method string, args, reply any) error {
+	if s.aclEnabled() {
+		if tok := s.serverCredential(); tok != "" {
+			setAuthToken(args, tok)
+		}
+	}
+	return s.rpcServer.Call(method, args, reply)
+}
+
+// UserRPC calls one of this server's endpoints in process with only the
+// credential args carry (a user's token, a node secret), checked exactly
+// as a call over the network: what the agent embedded in a server uses
+// for the calls it makes on others' behalf.
+func (s *Server) UserRPC(method string, args, reply any) error {
 	return s.rpcServer.Call(method, args, reply)
 }
 

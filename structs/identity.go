@@ -247,6 +247,9 @@ type IdentityDeleteRequest struct {
 type TokenRevokeRequest struct {
 	AuditID   string
 	ExpiresAt time.Time
+	// Token is the token revoked, when the caller has it: the servers
+	// let a user without the admin role revoke its own tokens only.
+	Token string `json:",omitempty"`
 	WriteRequest
 }
 

@@ -14,7 +14,7 @@ import (
 // TypeNotSupported; an instance not running, or not on a host,
 // TypeNotReady.
 func (s *Service) Diagnostics(ctx context.Context, instanceID string) (*virt.Diagnostics, error) {
-	p, err := s.locate(instanceID)
+	p, err := s.locate(ctx, instanceID)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (s *Service) HandleDiagnostics(w http.ResponseWriter, r *http.Request) (any
 // diagnosticsHere answers a forwarded request from this agent's hosts
 // only.
 func (s *Service) diagnosticsHere(ctx context.Context, id string) (*virt.Diagnostics, error) {
-	p, err := s.locate(id)
+	p, err := s.locate(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -94,7 +94,7 @@ func (s *Service) HandleOpen(w http.ResponseWriter, r *http.Request) (any, error
 
 // outputHere answers a forwarded request from this agent's hosts only.
 func (s *Service) outputHere(ctx context.Context, id string, lines int) (string, error) {
-	p, err := s.locate(id)
+	p, err := s.locate(ctx, id)
 	if err != nil {
 		return "", err
 	}
@@ -108,7 +108,7 @@ func (s *Service) openHere(ctx context.Context, id, consoleType string) (*Remote
 	if !structs.ValidConsoleType(consoleType) {
 		return nil, structs.Errorf(structs.KindInvalid, "Invalid console type %s", consoleType)
 	}
-	p, err := s.locate(id)
+	p, err := s.locate(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/stratus-cloud/stratus/internal/httpx"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/virt"
 	"github.com/stratus-cloud/stratus/virt/fake"
@@ -105,9 +106,13 @@ type placement struct {
 }
 
 // locate finds the agent that hosts an instance.
-func (s *Service) locate(instanceID string) (*placement, error) {
+func (s *Service) locate(ctx context.Context, instanceID string) (*placement, error) {
 	var out structs.SingleInstanceResponse
-	if err := s.cfg.RPC.RPC("Instance.Get", &structs.InstanceSpecificRequest{InstanceID: instanceID}, &out); err != nil {
+	// The caller's token, which may read the instance (the agent's own
+	// credential reads only its own hosts' instances).
+	args := structs.InstanceSpecificRequest{InstanceID: instanceID}
+	args.AuthToken = httpx.Token(ctx)
+	if err := s.cfg.RPC.RPC("Instance.Get", &args, &out); err != nil {
 		return nil, err
 	}
 	if out.Instance == nil {
@@ -140,7 +145,7 @@ func (s *Service) locate(instanceID string) (*placement, error) {
 // Output returns the end of an instance's console log; lines > 0 keeps
 // only the last lines.
 func (s *Service) Output(ctx context.Context, instanceID string, lines int) (string, error) {
-	p, err := s.locate(instanceID)
+	p, err := s.locate(ctx, instanceID)
 	if err != nil {
 		return "", err
 	}
@@ -167,7 +172,7 @@ func (s *Service) Open(ctx context.Context, instanceID, consoleType string) (*Re
 	if !structs.ValidConsoleType(consoleType) {
 		return nil, structs.Errorf(structs.KindInvalid, "Invalid console type %s", consoleType)
 	}
-	p, err := s.locate(instanceID)
+	p, err := s.locate(ctx, instanceID)
 	if err != nil {
 		return nil, err
 	}

@@ -72,7 +72,7 @@ func (s *Service) HandleUptime(w http.ResponseWriter, r *http.Request) (any, err
 
 // passwordHere answers a forwarded request from this agent's hosts only.
 func (s *Service) passwordHere(ctx context.Context, id, password string) error {
-	inst, t, err := s.locateInstance(id)
+	inst, t, err := s.locateInstance(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/stratus-cloud/stratus/internal/httpx"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/virt"
 	"github.com/stratus-cloud/stratus/virt/fake"
@@ -108,9 +109,13 @@ func (s *Service) locateHost(hostID string) (*target, error) {
 }
 
 // locateInstance finds the instance and the agent of its host.
-func (s *Service) locateInstance(instanceID string) (*structs.Instance, *target, error) {
+func (s *Service) locateInstance(ctx context.Context, instanceID string) (*structs.Instance, *target, error) {
 	var out structs.SingleInstanceResponse
-	if err := s.cfg.RPC.RPC("Instance.Get", &structs.InstanceSpecificRequest{InstanceID: instanceID}, &out); err != nil {
+	// The caller's token, which may read the instance (the agent's own
+	// credential reads only its own hosts' instances).
+	args := structs.InstanceSpecificRequest{InstanceID: instanceID}
+	args.AuthToken = httpx.Token(ctx)
+	if err := s.cfg.RPC.RPC("Instance.Get", &args, &out); err != nil {
 		return nil, nil, err
 	}
 	inst := out.Instance
@@ -134,7 +139,7 @@ func (s *Service) locateInstance(instanceID string) (*structs.Instance, *target,
 // guest: root, or the image's os_admin_user, or Administrator for a
 // Windows image, as Nova's libvirt driver picks.
 func (s *Service) SetAdminPassword(ctx context.Context, instanceID, password string) error {
-	inst, t, err := s.locateInstance(instanceID)
+	inst, t, err := s.locateInstance(ctx, instanceID)
 	if err != nil {
 		return err
 	}

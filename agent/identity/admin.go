@@ -12,16 +12,16 @@ import (
 // user may read itself, list its projects and change its password.
 
 // list reads identity objects of one kind.
-func (s *Service) list(req *structs.IdentityListRequest) (*structs.IdentityListResponse, error) {
+func (s *Service) list(r *http.Request, req *structs.IdentityListRequest) (*structs.IdentityListResponse, error) {
 	var resp structs.IdentityListResponse
-	err := s.call("Identity.List", req, &resp)
+	err := s.callAs(r, "Identity.List", req, &resp)
 	return &resp, err
 }
 
 // upsert writes identity objects; a name conflict answers Keystone's 409.
-func (s *Service) upsert(req *structs.IdentityUpsertRequest, what, name string) (*structs.IdentityUpsertResponse, error) {
+func (s *Service) upsert(r *http.Request, req *structs.IdentityUpsertRequest, what, name string) (*structs.IdentityUpsertResponse, error) {
 	var resp structs.IdentityUpsertResponse
-	err := s.call("Identity.Upsert", req, &resp)
+	err := s.callAs(r, "Identity.Upsert", req, &resp)
 	if structs.KindOf(err) == structs.KindConflict {
 		msg := fmt.Sprintf("Conflict occurred attempting to store %s - Duplicate entry found with name %s", what, name)
 		if what != "role" {
@@ -33,17 +33,17 @@ func (s *Service) upsert(req *structs.IdentityUpsertRequest, what, name string) 
 }
 
 // remove deletes identity objects; a missing one answers 404.
-func (s *Service) remove(req *structs.IdentityDeleteRequest, what, id string) error {
+func (s *Service) remove(r *http.Request, req *structs.IdentityDeleteRequest, what, id string) error {
 	var resp structs.GenericResponse
-	err := s.call("Identity.Delete", req, &resp)
+	err := s.callAs(r, "Identity.Delete", req, &resp)
 	if structs.KindOf(err) == structs.KindNotFound {
 		return errNotFound(what, id)
 	}
 	return err
 }
 
-func (s *Service) getProject(id string) (*structs.Project, error) {
-	resp, err := s.list(&structs.IdentityListRequest{Kind: structs.IdentityKindProjects, ID: id})
+func (s *Service) getProject(r *http.Request, id string) (*structs.Project, error) {
+	resp, err := s.list(r, &structs.IdentityListRequest{Kind: structs.IdentityKindProjects, ID: id})
 	if err != nil {
 		return nil, err
 	}
@@ -54,8 +54,8 @@ func (s *Service) getProject(id string) (*structs.Project, error) {
 	return &c, nil
 }
 
-func (s *Service) getUser(id string) (*structs.User, error) {
-	resp, err := s.list(&structs.IdentityListRequest{Kind: structs.IdentityKindUsers, ID: id})
+func (s *Service) getUser(r *http.Request, id string) (*structs.User, error) {
+	resp, err := s.list(r, &structs.IdentityListRequest{Kind: structs.IdentityKindUsers, ID: id})
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (s *Service) projectList(w http.ResponseWriter, r *http.Request) (int, any,
 	if err != nil {
 		return 0, nil, err
 	}
-	resp, err := s.list(&structs.IdentityListRequest{Kind: structs.IdentityKindProjects, Name: r.URL.Query().Get("name")})
+	resp, err := s.list(r, &structs.IdentityListRequest{Kind: structs.IdentityKindProjects, Name: r.URL.Query().Get("name")})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -156,7 +156,7 @@ func (s *Service) projectCreate(w http.ResponseWriter, r *http.Request) (int, an
 	if err := body.Project.applyTo(p); err != nil {
 		return 0, nil, err
 	}
-	resp, err := s.upsert(&structs.IdentityUpsertRequest{Projects: []*structs.Project{p}}, "project", p.Name)
+	resp, err := s.upsert(r, &structs.IdentityUpsertRequest{Projects: []*structs.Project{p}}, "project", p.Name)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -167,7 +167,7 @@ func (s *Service) projectGet(w http.ResponseWriter, r *http.Request) (int, any, 
 	if _, err := s.requireAdmin(r, "get_project"); err != nil {
 		return 0, nil, err
 	}
-	p, err := s.getProject(r.PathValue("id"))
+	p, err := s.getProject(r, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -187,14 +187,14 @@ func (s *Service) projectUpdate(w http.ResponseWriter, r *http.Request) (int, an
 	if body.Project == nil {
 		return 0, nil, errBadRequest("Expecting to find project in the request body.")
 	}
-	p, err := s.getProject(r.PathValue("id"))
+	p, err := s.getProject(r, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
 	if err := body.Project.applyTo(p); err != nil {
 		return 0, nil, err
 	}
-	resp, err := s.upsert(&structs.IdentityUpsertRequest{Projects: []*structs.Project{p}}, "project", p.Name)
+	resp, err := s.upsert(r, &structs.IdentityUpsertRequest{Projects: []*structs.Project{p}}, "project", p.Name)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -206,7 +206,7 @@ func (s *Service) projectDelete(w http.ResponseWriter, r *http.Request) (int, an
 		return 0, nil, err
 	}
 	id := r.PathValue("id")
-	if err := s.remove(&structs.IdentityDeleteRequest{ProjectIDs: []string{id}}, "project", id); err != nil {
+	if err := s.remove(r, &structs.IdentityDeleteRequest{ProjectIDs: []string{id}}, "project", id); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil

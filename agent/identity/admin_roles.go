@@ -11,8 +11,8 @@ import (
 // The admin APIs for roles, role grants on projects, role assignments
 // and domains. All need the admin role.
 
-func (s *Service) getRole(id string) (*structs.Role, error) {
-	resp, err := s.list(&structs.IdentityListRequest{Kind: structs.IdentityKindRoles, ID: id})
+func (s *Service) getRole(r *http.Request, id string) (*structs.Role, error) {
+	resp, err := s.list(r, &structs.IdentityListRequest{Kind: structs.IdentityKindRoles, ID: id})
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func (s *Service) roleList(w http.ResponseWriter, r *http.Request) (int, any, er
 	if _, err := s.requireAdmin(r, "list_roles"); err != nil {
 		return 0, nil, err
 	}
-	resp, err := s.list(&structs.IdentityListRequest{Kind: structs.IdentityKindRoles, Name: r.URL.Query().Get("name")})
+	resp, err := s.list(r, &structs.IdentityListRequest{Kind: structs.IdentityKindRoles, Name: r.URL.Query().Get("name")})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -59,7 +59,7 @@ func (s *Service) roleCreate(w http.ResponseWriter, r *http.Request) (int, any, 
 		return 0, nil, errBadRequest("Domain-specific roles are not supported.")
 	}
 	role := &structs.Role{Name: body.Role.Name, Description: body.Role.Description}
-	resp, err := s.upsert(&structs.IdentityUpsertRequest{Roles: []*structs.Role{role}}, "role", role.Name)
+	resp, err := s.upsert(r, &structs.IdentityUpsertRequest{Roles: []*structs.Role{role}}, "role", role.Name)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -70,7 +70,7 @@ func (s *Service) roleGet(w http.ResponseWriter, r *http.Request) (int, any, err
 	if _, err := s.requireAdmin(r, "get_role"); err != nil {
 		return 0, nil, err
 	}
-	role, err := s.getRole(r.PathValue("id"))
+	role, err := s.getRole(r, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -82,7 +82,7 @@ func (s *Service) roleDelete(w http.ResponseWriter, r *http.Request) (int, any, 
 		return 0, nil, err
 	}
 	id := r.PathValue("id")
-	if err := s.remove(&structs.IdentityDeleteRequest{RoleIDs: []string{id}}, "role", id); err != nil {
+	if err := s.remove(r, &structs.IdentityDeleteRequest{RoleIDs: []string{id}}, "role", id); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
@@ -93,14 +93,14 @@ func (s *Service) roleDelete(w http.ResponseWriter, r *http.Request) (int, any, 
 func (s *Service) grantTarget(r *http.Request) (*structs.RoleAssignment, error) {
 	a := &structs.RoleAssignment{ProjectID: r.PathValue("project"), UserID: r.PathValue("user"), RoleID: r.PathValue("role")}
 	if a.RoleID != "" {
-		if _, err := s.getRole(a.RoleID); err != nil {
+		if _, err := s.getRole(r, a.RoleID); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := s.getProject(a.ProjectID); err != nil {
+	if _, err := s.getProject(r, a.ProjectID); err != nil {
 		return nil, err
 	}
-	if _, err := s.getUser(a.UserID); err != nil {
+	if _, err := s.getUser(r, a.UserID); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -120,7 +120,7 @@ func (s *Service) grantList(w http.ResponseWriter, r *http.Request) (int, any, e
 	if err != nil {
 		return 0, nil, err
 	}
-	resp, err := s.list(&structs.IdentityListRequest{Kind: structs.IdentityKindRoles, UserID: a.UserID, ProjectID: a.ProjectID})
+	resp, err := s.list(r, &structs.IdentityListRequest{Kind: structs.IdentityKindRoles, UserID: a.UserID, ProjectID: a.ProjectID})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -136,7 +136,7 @@ func (s *Service) grantCreate(w http.ResponseWriter, r *http.Request) (int, any,
 	if err != nil {
 		return 0, nil, err
 	}
-	if _, err := s.upsert(&structs.IdentityUpsertRequest{Assignments: []*structs.RoleAssignment{a}}, "role assignment", ""); err != nil {
+	if _, err := s.upsert(r, &structs.IdentityUpsertRequest{Assignments: []*structs.RoleAssignment{a}}, "role assignment", ""); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
@@ -151,7 +151,7 @@ func (s *Service) grantCheck(w http.ResponseWriter, r *http.Request) (int, any, 
 	if err != nil {
 		return 0, nil, err
 	}
-	resp, err := s.list(&structs.IdentityListRequest{Kind: structs.IdentityKindAssignments, UserID: a.UserID, ProjectID: a.ProjectID, RoleID: a.RoleID})
+	resp, err := s.list(r, &structs.IdentityListRequest{Kind: structs.IdentityKindAssignments, UserID: a.UserID, ProjectID: a.ProjectID, RoleID: a.RoleID})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -171,7 +171,7 @@ func (s *Service) grantDelete(w http.ResponseWriter, r *http.Request) (int, any,
 		return 0, nil, err
 	}
 	var resp structs.GenericResponse
-	err = s.call("Identity.Delete", &structs.IdentityDeleteRequest{Assignments: []*structs.RoleAssignment{a}}, &resp)
+	err = s.callAs(r, "Identity.Delete", &structs.IdentityDeleteRequest{Assignments: []*structs.RoleAssignment{a}}, &resp)
 	if structs.KindOf(err) == structs.KindNotFound {
 		return 0, nil, errNoGrant(a)
 	}
@@ -195,7 +195,7 @@ func (s *Service) assignmentList(w http.ResponseWriter, r *http.Request) (int, a
 	if q.Get("group.id") != "" || q.Get("scope.domain.id") != "" || q.Has("scope.system") {
 		return http.StatusOK, map[string]any{"role_assignments": out, "links": links}, nil
 	}
-	resp, err := s.list(&structs.IdentityListRequest{Kind: structs.IdentityKindAssignments,
+	resp, err := s.list(r, &structs.IdentityListRequest{Kind: structs.IdentityKindAssignments,
 		UserID: q.Get("user.id"), ProjectID: q.Get("scope.project.id"), RoleID: q.Get("role.id")})
 	if err != nil {
 		return 0, nil, err
@@ -205,7 +205,7 @@ func (s *Service) assignmentList(w http.ResponseWriter, r *http.Request) (int, a
 	if names {
 		all := map[string]*structs.IdentityListResponse{}
 		for _, kind := range []string{structs.IdentityKindUsers, structs.IdentityKindProjects, structs.IdentityKindRoles} {
-			if all[kind], err = s.list(&structs.IdentityListRequest{Kind: kind}); err != nil {
+			if all[kind], err = s.list(r, &structs.IdentityListRequest{Kind: kind}); err != nil {
 				return 0, nil, err
 			}
 		}

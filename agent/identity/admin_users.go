@@ -48,7 +48,7 @@ func (s *Service) userList(w http.ResponseWriter, r *http.Request) (int, any, er
 	if err != nil {
 		return 0, nil, err
 	}
-	resp, err := s.list(&structs.IdentityListRequest{Kind: structs.IdentityKindUsers, Name: r.URL.Query().Get("name")})
+	resp, err := s.list(r, &structs.IdentityListRequest{Kind: structs.IdentityKindUsers, Name: r.URL.Query().Get("name")})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -82,7 +82,7 @@ func (s *Service) userCreate(w http.ResponseWriter, r *http.Request) (int, any, 
 	if body.User.Password.Set && !body.User.Password.Null {
 		req.Passwords = map[string]string{u.Name: body.User.Password.V}
 	}
-	resp, err := s.upsert(req, "user", u.Name)
+	resp, err := s.upsert(r, req, "user", u.Name)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -98,7 +98,7 @@ func (s *Service) userGet(w http.ResponseWriter, r *http.Request) (int, any, err
 	if t.UserID != id && !t.IsAdmin() {
 		return 0, nil, errForbidden("get_user")
 	}
-	u, err := s.getUser(id)
+	u, err := s.getUser(r, id)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -121,7 +121,7 @@ func (s *Service) userUpdate(w http.ResponseWriter, r *http.Request) (int, any, 
 	if body.User.Password.Null {
 		return 0, nil, errBadRequest("Removing a user's password is not supported.")
 	}
-	u, err := s.getUser(r.PathValue("id"))
+	u, err := s.getUser(r, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -132,7 +132,7 @@ func (s *Service) userUpdate(w http.ResponseWriter, r *http.Request) (int, any, 
 	if body.User.Password.Set {
 		req.Passwords = map[string]string{u.ID: body.User.Password.V}
 	}
-	resp, err := s.upsert(req, "user", u.Name)
+	resp, err := s.upsert(r, req, "user", u.Name)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -144,7 +144,7 @@ func (s *Service) userDelete(w http.ResponseWriter, r *http.Request) (int, any, 
 		return 0, nil, err
 	}
 	id := r.PathValue("id")
-	if err := s.remove(&structs.IdentityDeleteRequest{UserIDs: []string{id}}, "user", id); err != nil {
+	if err := s.remove(r, &structs.IdentityDeleteRequest{UserIDs: []string{id}}, "user", id); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
@@ -179,7 +179,7 @@ func (s *Service) userPassword(w http.ResponseWriter, r *http.Request) (int, any
 		return 0, nil, err
 	}
 	u := auth.User
-	if _, err := s.upsert(&structs.IdentityUpsertRequest{Users: []*structs.User{u},
+	if _, err := s.upsert(r, &structs.IdentityUpsertRequest{Users: []*structs.User{u},
 		Passwords: map[string]string{u.ID: body.User.Password}}, "user", u.Name); err != nil {
 		return 0, nil, err
 	}
@@ -196,7 +196,7 @@ func (s *Service) userProjects(w http.ResponseWriter, r *http.Request) (int, any
 	if t.UserID != id && !t.IsAdmin() {
 		return 0, nil, errForbidden("list_user_projects")
 	}
-	if _, err := s.getUser(id); err != nil {
+	if _, err := s.getUser(r, id); err != nil {
 		return 0, nil, err
 	}
 	return s.projectsOf(r, id, false)

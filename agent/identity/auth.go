@@ -170,7 +170,8 @@ func (s *Service) revokeToken(w http.ResponseWriter, r *http.Request) (int, any,
 		return 0, nil, err
 	}
 	var resp structs.GenericResponse
-	if err := s.call("Identity.RevokeToken", &structs.TokenRevokeRequest{AuditID: t.AuditID, ExpiresAt: t.ExpiresAt}, &resp); err != nil {
+	if err := s.callAs(r, "Identity.RevokeToken", &structs.TokenRevokeRequest{AuditID: t.AuditID, ExpiresAt: t.ExpiresAt,
+		Token: r.Header.Get("X-Subject-Token")}, &resp); err != nil {
 		return 0, nil, err
 	}
 	s.markRevoked(t.AuditID, t.ExpiresAt)
@@ -202,7 +203,7 @@ func (s *Service) authProjects(w http.ResponseWriter, r *http.Request) (int, any
 // projectsOf lists the projects a user has a role on.
 func (s *Service) projectsOf(r *http.Request, userID string, enabledOnly bool) (int, any, error) {
 	var resp structs.IdentityListResponse
-	if err := s.call("Identity.List", &structs.IdentityListRequest{Kind: structs.IdentityKindProjects, UserID: userID}, &resp); err != nil {
+	if err := s.callAs(r, "Identity.List", &structs.IdentityListRequest{Kind: structs.IdentityKindProjects, UserID: userID}, &resp); err != nil {
 		return 0, nil, err
 	}
 	var ps []*structs.Project

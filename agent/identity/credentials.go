@@ -57,7 +57,7 @@ func (s *Service) ec2Create(w http.ResponseWriter, r *http.Request) (int, any, e
 	if !t.IsAdmin() {
 		// A user may only create credentials for a project it has a
 		// role on.
-		resp, err := s.list(&structs.IdentityListRequest{Kind: structs.IdentityKindProjects, UserID: userID, ID: body.TenantID})
+		resp, err := s.list(r, &structs.IdentityListRequest{Kind: structs.IdentityKindProjects, UserID: userID, ID: body.TenantID})
 		if err != nil {
 			return 0, nil, err
 		}
@@ -66,7 +66,7 @@ func (s *Service) ec2Create(w http.ResponseWriter, r *http.Request) (int, any, e
 		}
 	}
 	var resp structs.EC2CredentialResponse
-	if err := s.call("S3.CredentialCreate", &structs.EC2CredentialCreateRequest{UserID: userID, ProjectID: body.TenantID}, &resp); err != nil {
+	if err := s.callAs(r, "S3.CredentialCreate", &structs.EC2CredentialCreateRequest{UserID: userID, ProjectID: body.TenantID}, &resp); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, map[string]any{"credential": s.ec2View(r, resp.Credential)}, nil
@@ -78,7 +78,7 @@ func (s *Service) ec2List(w http.ResponseWriter, r *http.Request) (int, any, err
 		return 0, nil, err
 	}
 	var resp structs.EC2CredentialListResponse
-	if err := s.call("S3.CredentialList", &structs.EC2CredentialListRequest{UserID: userID}, &resp); err != nil {
+	if err := s.callAs(r, "S3.CredentialList", &structs.EC2CredentialListRequest{UserID: userID}, &resp); err != nil {
 		return 0, nil, err
 	}
 	out := make([]ec2View, 0, len(resp.Credentials))
@@ -94,7 +94,7 @@ func (s *Service) ec2Get(w http.ResponseWriter, r *http.Request) (int, any, erro
 		return 0, nil, err
 	}
 	var resp structs.EC2CredentialListResponse
-	err = s.call("S3.CredentialList", &structs.EC2CredentialListRequest{UserID: userID, Access: r.PathValue("access")}, &resp)
+	err = s.callAs(r, "S3.CredentialList", &structs.EC2CredentialListRequest{UserID: userID, Access: r.PathValue("access")}, &resp)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -107,7 +107,7 @@ func (s *Service) ec2Delete(w http.ResponseWriter, r *http.Request) (int, any, e
 		return 0, nil, err
 	}
 	var resp structs.GenericResponse
-	if err := s.call("S3.CredentialDelete", &structs.EC2CredentialDeleteRequest{UserID: userID, Access: r.PathValue("access")}, &resp); err != nil {
+	if err := s.callAs(r, "S3.CredentialDelete", &structs.EC2CredentialDeleteRequest{UserID: userID, Access: r.PathValue("access")}, &resp); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil

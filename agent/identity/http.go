@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/google/uuid"
@@ -244,6 +245,16 @@ func (s *Service) version(w http.ResponseWriter, r *http.Request) (int, any, err
 
 // call is an RPC to the servers.
 func (s *Service) call(method string, args, reply any) error { return s.rpc.RPC(method, args, reply) }
+
+// callAs is an RPC on behalf of the request's caller: it carries the
+// caller's X-Auth-Token, which the servers check against their own
+// rules (server/rpc_policy.go).
+func (s *Service) callAs(r *http.Request, method string, args, reply any) error {
+	if f := reflect.ValueOf(args).Elem().FieldByName("AuthToken"); f.IsValid() && f.CanSet() {
+		f.SetString(r.Header.Get("X-Auth-Token"))
+	}
+	return s.rpc.RPC(method, args, reply)
+}
 
 // authenticated verifies the caller's X-Auth-Token (401 when missing or
 // not valid).

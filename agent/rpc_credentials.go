@@ -1,0 +1,130 @@
+package agent
+
+import (
+	"reflect"
+
+	"github.com/stratus-cloud/stratus/server"
+)
+
+// The credentials of the agent's RPCs. With ACLs on, the servers check
+// every call against their rule table (server/rpc_policy.go):
+//   - a call made for a user carries that user's token (the handlers set
+//     AuthToken from the request), through a.rpc, which adds nothing;
+//   - a call the agent makes on its own behalf carries its own
+//     credential, through a.self: the server's own when the agent runs
+//     the server role, else its node secret;
+//   - the hosts' calls (hypervisor agents, dataplane, metadata, image
+//     cache) carry the node secret, through a.nodeRPC(), so the servers
+//     limit them to this agent's hosts.
+//
+// Nothing the agent does by itself needs a user's token.
+
+// credentialRPC stamps a credential on every call whose args carry
+// none (AuthToken empty), then makes it through next.
+type credentialRPC struct {
+	next  rpcCaller
+	token string
+}
+
+// RPC calls method with the credential.
+func (c credentialRPC) RPC(method string, args, reply any) error {
+	withToken(args, c.token)
+	return c.next.RPC(method, args, reply)
+}
+
+// withToken sets args' AuthToken when it is empty and token is not.
+func withToken(args any, token string) {
+	if token == "" {
+		return
+	}
+	if f := tokenField(args); f.IsValid() && f.String() == "" {
+		f.SetString(token)
+	}
+}
+
+// userRPC reaches the embedded server in process with only the
+// credential a call carries, checked as over the network.
+type userRPC struct{ srv *server.Server }
+
+// RPC calls method on the embedded server.
+func (u userRPC) RPC(method string, args, reply any) error { return u.srv.UserRPC(method, args, reply) }
+
+// nodeRPC is how the agent's hosts reach the servers: with the node
+// secret, or as a.rpc when the agent runs no hosts.
+func (a *Agent) nodeRPC() rpcCaller {
+	if a.nodeSecret == "" {
+		return a.self
+	}
+	return credentialRPC{next: a.rpc, token: a.nodeSecret}
+}
+
+// localHostIDs lists the ids of the hosts this agent runs: what its node
+// secret may read about (the metadata service looks up guests by them).
+func (a *Agent) localHostIDs() []string {
+	var ids []string
+	for _, hd := range a.hostDrivers {
+		ids = append(ids, hd.client.HostID())
+	}
+	for _, d := range a.drivers {
+		if m, ok := d.(*multiHost); ok {
+			m.mu.Lock()
+			for _, c := range m.clients {
+				ids = append(ids, c.HostID())
+			}
+			m.mu.Unlock()
+		}
+	}
+	return ids
+}
+
+// computeViewReads are the reads the Compute API makes to render what a
+// user may see (a server's availability zone, the zones' list) but a
+// user without the admin role may not make itself: hosts and
+// aggregates. Nova reads them with an elevated context; the agent reads
+// them with its own credential (a node secret sees hosts' directory
+// only). The API shows their admin-only attributes to admins alone.
+var computeViewReads = map[string]bool{
+	"Host.Get": true, "Host.List": true, "Aggregate.Get": true, "Aggregate.List": true,
+}
+
+// computeRPC is the Compute API's caller: the user's token, except for
+// computeViewReads of a caller without the admin role.
+func (a *Agent) computeRPC() rpcCaller {
+	return rpcFunc(func(method string, args, reply any) error {
+		if computeViewReads[method] {
+			if f := tokenField(args); f.IsValid() && f.String() != "" && !a.isAdminToken(f.String()) {
+				f.SetString("")
+				return a.self.RPC(method, args, reply)
+			}
+		}
+		return a.rpc.RPC(method, args, reply)
+	})
+}
+
+// isAdminToken reports whether a token is a valid admin's.
+func (a *Agent) isAdminToken(raw string) bool {
+	if a.identity == nil {
+		return false
+	}
+	t, err := a.identity.Verify(raw)
+	return err == nil && t != nil && t.IsAdmin()
+}
+
+// rpcFunc is a function as an rpcCaller.
+type rpcFunc func(method string, args, reply any) error
+
+// RPC calls f.
+func (f rpcFunc) RPC(method string, args, reply any) error { return f(method, args, reply) }
+
+// tokenField is args' settable AuthToken, or the zero Value.
+func tokenField(args any) reflect.Value {
+	v := reflect.ValueOf(args)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}
+	}
+	f := v.Elem().FieldByName("AuthToken")
+	if !f.IsValid() || !f.CanSet() || f.Kind() != reflect.String {
+		return reflect.Value{}
+	}
+	return f
+}
