@@ -123,13 +123,15 @@ func startBootCluster(b *testing.B, hosts int) *bootCluster {
 		}
 		wg.Wait()
 	})
-	leader := c.waitLeader(b)
-	if err := leader.Server().RPC("Flavor.Upsert", &structs.FlavorUpsertRequest{Flavors: structs.DevFlavors()}, &structs.FlavorUpsertResponse{}); err != nil {
-		b.Fatal(err)
-	}
-	if err := leader.Server().RPC("Identity.SeedDev", &structs.IdentitySeedRequest{}, &structs.GenericResponse{}); err != nil {
-		b.Fatal(err)
-	}
+	// Retried for a while: a new cluster may refuse calls until its
+	// leader is settled (its own credential ready, leadership moved).
+	eventually(b, "the dev flavors and identity seeded", 60*time.Second, func() error {
+		leader := c.waitLeader(b).Server()
+		if err := leader.RPC("Flavor.Upsert", &structs.FlavorUpsertRequest{Flavors: structs.DevFlavors()}, &structs.FlavorUpsertResponse{}); err != nil {
+			return err
+		}
+		return leader.RPC("Identity.SeedDev", &structs.IdentitySeedRequest{}, &structs.GenericResponse{})
+	})
 	c.client = &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxIdleConns: 1024}}
 	c.token = c.keystoneToken(b)
 	c.unlimitedQuota(b)

@@ -13,6 +13,9 @@ const (
 	maxPlanBatch = 256
 	// planTimeout bounds a worker's wait for its plan's outcome.
 	planTimeout = time.Minute
+	// planLeaderCheck is how often a waiting plan checks that this
+	// server still leads.
+	planLeaderCheck = 250 * time.Millisecond
 )
 
 // pendingPlan is a plan waiting in the leader's queue.
@@ -28,13 +31,18 @@ type planOutcome struct {
 
 // planApplier is the leader's serial plan applier: it re-checks every
 // placement against the newest state plus the placements already accepted
-// in the same batch (optimistic concurrency: concurrent workers can never
-// overcommit a host) and commits a batch of plans in one Raft entry.
+// (optimistic concurrency: concurrent workers can never overcommit a
+// host) and commits a batch of plans in one Raft entry. As Nomad's
+// applier does, it checks the next batch while the previous one is being
+// committed (plan_pipeline.go), counting the placements of a commit in
+// flight as if they were in the state already.
 func (s *Server) planApplier(stopCh chan struct{}) {
+	pl := &planPipeline{srv: s}
 	for {
 		var batch []*pendingPlan
 		select {
 		case <-stopCh:
+			pl.drain()
 			s.failQueuedPlans()
 			return
 		case p := <-s.planQueue:
@@ -49,7 +57,7 @@ func (s *Server) planApplier(stopCh chan struct{}) {
 				break drain
 			}
 		}
-		s.applyPlanBatch(batch)
+		pl.apply(batch)
 	}
 }
 
@@ -66,47 +74,17 @@ func (s *Server) failQueuedPlans() {
 	}
 }
 
-func (s *Server) applyPlanBatch(batch []*pendingPlan) {
-	state := s.fsm.State()
-	entry := &structs.PlanApplyEntry{Faults: map[string]*structs.Fault{}, UpdatedAt: time.Now().UnixNano()}
-	overlay := map[string]map[string]int64{}
-	results := make([]*structs.PlanResult, len(batch))
-	errs := make([]error, len(batch))
-	for i, p := range batch {
-		if !s.evalBroker.Outstanding(p.plan.EvalID, p.plan.EvalToken) {
-			errs[i] = structs.Errorf(structs.KindConflict, "evaluation %s is no longer held by this worker", p.plan.EvalID)
-			continue
-		}
-		results[i], errs[i] = s.evaluatePlan(state, p.plan, overlay, entry)
-	}
-	var index uint64
-	if len(entry.Placements) > 0 || len(entry.Faults) > 0 || len(entry.Evals) > 0 {
-		var err error
-		index, err = s.apply(structs.PlanApplyType, entry)
-		if err != nil {
-			for i := range errs {
-				if errs[i] == nil {
-					errs[i] = err
-				}
-			}
-		}
-	}
-	if index == 0 {
-		// Nothing committed: a refused plan's worker still re-plans no
-		// earlier than the state this batch was checked against.
-		index = state.LatestIndex()
-	}
-	for i, p := range batch {
-		if results[i] != nil {
-			results[i].Index = index
-		}
-		p.done <- planOutcome{result: results[i], err: errs[i]}
-	}
+// evaluatePlan checks one plan against state plus overlay (what a batch
+// already accepted, host id → class → amount) and adds what fits to
+// entry and to overlay.
+func (s *Server) evaluatePlan(state *fsm.StateStore, plan *structs.Plan, overlay map[string]map[string]int64, entry *structs.PlanApplyEntry) (*structs.PlanResult, error) {
+	return s.checkPlan(state, plan, &planOverlay{used: overlay, inFlight: map[string]bool{}}, entry)
 }
 
-// evaluatePlan checks one plan against state plus the batch's overlay and
-// adds what fits to entry.
-func (s *Server) evaluatePlan(state *fsm.StateStore, plan *structs.Plan, overlay map[string]map[string]int64, entry *structs.PlanApplyEntry) (*structs.PlanResult, error) {
+// checkPlan checks one plan against state plus the overlay (commits in
+// flight and the batch so far) and adds what fits to entry and to ov.
+func (s *Server) checkPlan(state *fsm.StateStore, plan *structs.Plan, ov *planOverlay, entry *structs.PlanApplyEntry) (*structs.PlanResult, error) {
+	overlay := ov.used
 	res := &structs.PlanResult{}
 	for _, a := range plan.Placements {
 		inst, err := state.InstanceByID(nil, a.InstanceID)
@@ -115,6 +93,12 @@ func (s *Server) evaluatePlan(state *fsm.StateStore, plan *structs.Plan, overlay
 		}
 		if inst == nil || !inst.AwaitsPlacement(plan.EvalID) {
 			continue // deleted, or placed by an earlier delivery of this eval
+		}
+		if ov.inFlight[inst.ID] {
+			// Placed by a commit still in flight (an earlier delivery of
+			// this evaluation): the worker looks again once it landed.
+			res.Refused = append(res.Refused, a.InstanceID)
+			continue
 		}
 		host, err := state.HostByID(nil, a.HostID)
 		if err != nil {
@@ -130,13 +114,7 @@ func (s *Server) evaluatePlan(state *fsm.StateStore, plan *structs.Plan, overlay
 			res.Refused = append(res.Refused, a.InstanceID)
 			continue
 		}
-		recordGroupPlacement(inst, host.ID, overlay)
-		if overlay[host.ID] == nil {
-			overlay[host.ID] = map[string]int64{}
-		}
-		for class, n := range a.Resources {
-			overlay[host.ID][class] += n
-		}
+		ov.add(inst, host.ID, a.Resources)
 		entry.Placements = append(entry.Placements, a)
 		res.Placed = append(res.Placed, a)
 	}
@@ -183,7 +161,15 @@ func fitsWithOverlay(h *structs.Host, res map[string]int64, overlay map[string]i
 }
 
 // submitPlan queues a plan for the applier and waits for its outcome.
+// It gives up as soon as this server no longer leads: the applier that
+// would have answered has stopped (it answers what it had queued), and
+// a plan left in the queue is refused by the next one, whose broker no
+// longer knows the worker's token. A worker is never left waiting for
+// an applier that is gone.
 func (s *Server) submitPlan(plan *structs.Plan) (*structs.PlanResult, error) {
+	if !s.IsLeader() {
+		return nil, structs.ErrNoLeader
+	}
 	p := &pendingPlan{plan: plan, done: make(chan planOutcome, 1)}
 	select {
 	case s.planQueue <- p:
@@ -192,12 +178,20 @@ func (s *Server) submitPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 	}
 	timer := time.NewTimer(planTimeout)
 	defer timer.Stop()
-	select {
-	case out := <-p.done:
-		return out.result, out.err
-	case <-timer.C:
-		return nil, structs.Errorf(structs.KindUnavailable, "plan was not applied within %s", planTimeout)
-	case <-s.shutdownCh:
-		return nil, structs.Errorf(structs.KindUnavailable, "server is shutting down")
+	check := time.NewTicker(planLeaderCheck)
+	defer check.Stop()
+	for {
+		select {
+		case out := <-p.done:
+			return out.result, out.err
+		case <-check.C:
+			if !s.IsLeader() {
+				return nil, structs.Errorf(structs.KindNoLeader, "leadership lost before the plan was applied")
+			}
+		case <-timer.C:
+			return nil, structs.Errorf(structs.KindUnavailable, "plan was not applied within %s", planTimeout)
+		case <-s.shutdownCh:
+			return nil, structs.Errorf(structs.KindUnavailable, "server is shutting down")
+		}
 	}
 }

@@ -24,6 +24,12 @@ type raftStore interface {
 const (
 	snapshotsRetained = 2
 	raftApplyTimeout  = 30 * time.Second
+	// raftLogCacheSize is how many recent log entries stay in memory,
+	// so the leader replicates and every server applies them without
+	// reading them back from bbolt and decoding them again. Nomad keeps
+	// 512; entries here can be large (a batch of plans), and followers
+	// lag a few entries, so 128 keeps the memory small.
+	raftLogCacheSize = 128
 )
 
 func (s *Server) setupRaft() error {
@@ -59,8 +65,16 @@ func (s *Server) setupRaft() error {
 	s.raftTransport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  s.rpcServer.RaftLayer(),
 		MaxPool: 3,
-		Timeout: 10 * time.Second,
-		Logger:  s.logger.Named("raft-net"),
+		// No pipelined replication: hashicorp/raft's pipeline can
+		// deadlock a leader's replication goroutine when the follower's
+		// connection breaks mid-stream (hashicorp/raft#612), which hung a
+		// server's Shutdown in our cluster tests and would leave a
+		// follower without new entries. Synchronous AppendEntries cost
+		// one round trip per batch of up to MaxAppendEntries entries —
+		// nothing on a LAN.
+		MaxRPCsInFlight: 1,
+		Timeout:         10 * time.Second,
+		Logger:          s.logger.Named("raft-net"),
 	})
 
 	rc := raft.DefaultConfig()
@@ -82,7 +96,11 @@ func (s *Server) setupRaft() error {
 	if s.config.TrailingLogs > 0 {
 		rc.TrailingLogs = s.config.TrailingLogs
 	}
-	s.raft, err = raft.NewRaft(rc, s.fsm, store, store, snaps, s.raftTransport)
+	logs, err := raft.NewLogCache(raftLogCacheSize, store)
+	if err != nil {
+		return fmt.Errorf("raft log cache: %w", err)
+	}
+	s.raft, err = raft.NewRaft(rc, s.fsm, logs, store, snaps, s.raftTransport)
 	if err != nil {
 		return fmt.Errorf("start raft: %w", err)
 	}
@@ -107,7 +125,8 @@ func (s *Server) setBootstrapped() {
 func (s *Server) raftApply(entry []byte) (uint64, any, error) {
 	future := s.raft.Apply(entry, raftApplyTimeout)
 	if err := future.Error(); err != nil {
-		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) ||
+			errors.Is(err, raft.ErrLeadershipTransferInProgress) {
 			// The caller may retry: the entry may or may not commit.
 			return 0, nil, structs.Errorf(structs.KindNoLeader, "raft apply: %v", err)
 		}

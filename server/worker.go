@@ -31,6 +31,16 @@ const (
 type worker struct {
 	srv *Server
 	id  int
+
+	// caches hold the scheduler's host summaries, one per evaluation in
+	// flight: each placement then reads only the hosts that changed
+	// since the worker's last one.
+	caches chan *scheduler.HostCache
+	// hosts is the last host list read, shared by the evaluations in
+	// flight while the hosts table does not change.
+	hostsMu    sync.Mutex
+	hosts      []*structs.Host
+	hostsIndex uint64
 }
 
 // run dequeues evaluations and handles up to evalsInFlight of them at
@@ -42,6 +52,10 @@ func (w *worker) run() {
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
 	slots := make(chan struct{}, evalsInFlight)
+	w.caches = make(chan *scheduler.HostCache, evalsInFlight)
+	for range evalsInFlight {
+		w.caches <- &scheduler.HostCache{}
+	}
 	backoff := 50 * time.Millisecond
 	for !w.srv.isShuttingDown() {
 		select {
@@ -106,7 +120,7 @@ func (w *worker) process(ev *structs.Evaluation, token string, waitIndex uint64)
 		if err != nil {
 			return err
 		}
-		plan, err := scheduler.Schedule(stateHosts{state}, ev, pending, w.srv.schedulerConfig(state), rng)
+		plan, err := w.schedule(state, ev, pending, rng)
 		if err != nil {
 			return err
 		}
@@ -122,6 +136,17 @@ func (w *worker) process(ev *structs.Evaluation, token string, waitIndex uint64)
 		waitIndex = result.Index
 	}
 	return structs.Errorf(structs.KindUnavailable, "placements kept being refused after %d plans", maxReplans+1)
+}
+
+// schedule runs the scheduler with one of the worker's host caches (none
+// for a worker that is not running).
+func (w *worker) schedule(state *fsm.StateStore, ev *structs.Evaluation, pending []*structs.Instance, rng *rand.Rand) (*structs.Plan, error) {
+	var cache *scheduler.HostCache
+	if w.caches != nil {
+		cache = <-w.caches
+		defer func() { w.caches <- cache }()
+	}
+	return scheduler.ScheduleCached(cache, stateHosts{state: state, w: w}, ev, pending, w.srv.schedulerConfig(state), rng)
 }
 
 // waitForIndex blocks until this server's state has applied index, so the
@@ -186,9 +211,42 @@ func pendingInstances(state *fsm.StateStore, ev *structs.Evaluation) ([]*structs
 }
 
 // stateHosts adapts the state store to the scheduler's State.
-type stateHosts struct{ state *fsm.StateStore }
+type stateHosts struct {
+	state *fsm.StateStore
+	// w, when set, shares its last host list (worker.hostList).
+	w *worker
+}
 
-func (s stateHosts) Hosts() ([]*structs.Host, error) { return s.state.Hosts(nil) }
+func (s stateHosts) Hosts() ([]*structs.Host, error) {
+	if s.w == nil {
+		return s.state.Hosts(nil)
+	}
+	return s.w.hostList(s.state)
+}
+
+// hostList returns the hosts, reusing the list read last while the hosts
+// table has not changed since. The table's index is read before the
+// list, so a kept list is never older than its index.
+func (w *worker) hostList(state *fsm.StateStore) ([]*structs.Host, error) {
+	index := state.Index(fsm.TableHosts)
+	w.hostsMu.Lock()
+	if index != 0 && index == w.hostsIndex {
+		hosts := w.hosts
+		w.hostsMu.Unlock()
+		return hosts, nil
+	}
+	w.hostsMu.Unlock()
+	hosts, err := state.Hosts(nil)
+	if err != nil {
+		return nil, err
+	}
+	w.hostsMu.Lock()
+	if index > w.hostsIndex {
+		w.hosts, w.hostsIndex = hosts, index
+	}
+	w.hostsMu.Unlock()
+	return hosts, nil
+}
 
 func seedOf(id string) uint64 {
 	h := fnv.New64a()

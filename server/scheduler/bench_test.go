@@ -93,3 +93,32 @@ func BenchmarkScheduleOne(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScheduleEval measures a multi-create's evaluation: 100
+// instances of one flavor placed in one Schedule call among 1,000
+// hosts, as BenchmarkClusterPlacement's workers do, with and without
+// reusing the candidates between equivalent requests (reuse.go). It
+// reports the time per placement.
+func BenchmarkScheduleEval(b *testing.B) {
+	state := sliceState(benchHosts(1000, 0))
+	insts := make([]*structs.Instance, 100)
+	eval := &structs.Evaluation{ID: "eval"}
+	for i := range insts {
+		insts[i] = testInstance(fmt.Sprintf("i%03d", i), testFlavor(1, 512, 1))
+		eval.InstanceIDs = append(eval.InstanceIDs, insts[i].ID)
+	}
+	for _, reuse := range []bool{false, true} {
+		b.Run(fmt.Sprintf("reuse=%v", reuse), func(b *testing.B) {
+			rng := newRNG(1)
+			b.ReportAllocs()
+			start := time.Now()
+			for range b.N {
+				plan, err := scheduleReusing(state, eval, insts, DefaultConfig(), rng, reuse)
+				if err != nil || len(plan.Placements) != len(insts) {
+					b.Fatalf("plan %+v, err %v", plan, err)
+				}
+			}
+			b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N*len(insts)), "µs/placement")
+		})
+	}
+}

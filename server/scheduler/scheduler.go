@@ -62,6 +62,18 @@ func DefaultConfig() Config {
 // plan; nil uses a randomly seeded one. The plan's SnapshotIndex and
 // EvalToken are left for the caller to set.
 func Schedule(state State, eval *structs.Evaluation, instances []*structs.Instance, cfg Config, rng *rand.Rand) (*structs.Plan, error) {
+	return scheduleWith(nil, state, eval, instances, cfg, rng, true)
+}
+
+// scheduleReusing is Schedule, with reuse across equivalent requests
+// (reuse.go) turned off when reuse is false: tests compare both.
+func scheduleReusing(state State, eval *structs.Evaluation, instances []*structs.Instance, cfg Config, rng *rand.Rand, reuse bool) (*structs.Plan, error) {
+	return scheduleWith(nil, state, eval, instances, cfg, rng, reuse)
+}
+
+// scheduleWith is Schedule with an optional host cache (hostcache.go)
+// and reuse across equivalent requests (reuse.go) on or off.
+func scheduleWith(cache *HostCache, state State, eval *structs.Evaluation, instances []*structs.Instance, cfg Config, rng *rand.Rand, reuse bool) (*structs.Plan, error) {
 	if state == nil || eval == nil {
 		return nil, structs.Errorf(structs.KindInvalid, "schedule: no state or no evaluation")
 	}
@@ -80,6 +92,8 @@ func Schedule(state State, eval *structs.Evaluation, instances []*structs.Instan
 	}
 	place := newPlacement(topo)
 	s := newRun(hosts, cfg, rng)
+	s.reuse = reuse
+	cache.fill(s.views)
 	defer s.release()
 	plan := &structs.Plan{EvalID: eval.ID}
 	for _, inst := range instances {
@@ -127,6 +141,18 @@ type run struct {
 	weights  []float64
 	top      []int
 	counts   reasonCounts
+
+	// Reuse across equivalent requests (reuse.go): whether it is on,
+	// the request the kept candidates were made for (nil: none), the
+	// view the last placement took (-1: none), the weighers with a
+	// multiplier, their multipliers and each one's raw value per
+	// candidate.
+	reuse   bool
+	prev    *Request
+	last    int32
+	activeW []Weigher
+	mults   []float64
+	rawW    [][]float64
 }
 
 // runs recycles the working memory of Schedule calls, so a call over
@@ -144,6 +170,8 @@ func newRun(hosts []*structs.Host, cfg Config, rng *rand.Rand) *run {
 	if s.filters == nil {
 		s.filters, s.weighers = DefaultFilters(), DefaultWeighers()
 	}
+	s.reuse, s.prev, s.last = true, nil, -1
+	s.prepareWeighers()
 	s.views = s.views[:0]
 	for _, h := range hosts {
 		if h != nil {
@@ -156,13 +184,18 @@ func newRun(hosts []*structs.Host, cfg Config, rng *rand.Rand) *run {
 // release returns the run to the pool without keeping hosts alive.
 func (s *run) release() {
 	clear(s.views)
-	s.rng = nil
+	s.rng, s.prev = nil, nil
 	runs.Put(s)
 }
 
 // place picks a host for req and counts the placement against it, or
-// explains why no host can take it.
+// explains why no host can take it. A request like the one before it
+// reuses that one's candidates (reuse.go).
 func (s *run) place(req *Request) (*HostView, *structs.PlacementFailure) {
+	if s.reuseFor(req) {
+		s.weighKept()
+		return s.pick(req, true), nil
+	}
 	s.active = activeFilters(s.active[:0], s.filters, req)
 	s.cands = s.cands[:0]
 	s.counts.reset()
@@ -181,31 +214,15 @@ hosts:
 		s.cands = append(s.cands, int32(i))
 	}
 	if len(s.cands) == 0 {
-		filtered := s.counts.toMap()
-		return nil, &structs.PlacementFailure{
-			InstanceID:     req.Instance.ID,
-			Explanation:    Explanation(len(s.views), filtered),
-			Filtered:       filtered,
-			HostsEvaluated: len(s.views),
-		}
+		s.prev, s.last = nil, -1
+		return nil, s.placementFailure(req)
 	}
-
-	chosen := s.cands[0]
-	if len(s.cands) > 1 {
-		n := len(s.cands)
-		s.raw, s.weights = grow(s.raw, n), grow(s.weights, n)
-		weigh(s.weighers, s.cfg, s.views, s.cands, req, s.raw, s.weights)
-		r := ranking{views: s.views, cands: s.cands, weights: s.weights}
-		s.top = r.best(s.top, min(s.cfg.HostSubsetSize, n))
-		pick := 0
-		if len(s.top) > 1 {
-			pick = s.rng.IntN(len(s.top))
-		}
-		chosen = s.cands[s.top[pick]]
+	s.keep(req)
+	if s.prev != nil {
+		s.weighKept()
+		return s.pick(req, true), nil
 	}
-	v := &s.views[chosen]
-	v.consume(req.Resources)
-	return v, nil
+	return s.pick(req, false), nil
 }
 
 // grow returns buf with length n, reusing its storage when it can.

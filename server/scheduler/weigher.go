@@ -32,23 +32,34 @@ func weigh(weighers []Weigher, cfg Config, views []HostView, cands []int32, req 
 		if m == 0 || len(cands) == 0 {
 			continue
 		}
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for i, c := range cands {
-			v := w.Weigh(&views[c], req)
-			raw[i] = v
-			if v < lo {
-				lo = v
-			}
-			if v > hi {
-				hi = v
-			}
+		addNormalized(weights, rawWeights(w, views, cands, req, raw), m)
+	}
+}
+
+// rawWeights fills raw (len(cands)) with w's raw value of each candidate.
+func rawWeights(w Weigher, views []HostView, cands []int32, req *Request, raw []float64) []float64 {
+	for i, c := range cands {
+		raw[i] = w.Weigh(&views[c], req)
+	}
+	return raw
+}
+
+// addNormalized adds m times raw, normalised to [0,1], to weights.
+func addNormalized(weights, raw []float64, m float64) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range raw {
+		if v < lo {
+			lo = v
 		}
-		span := hi - lo
-		if span == 0 {
-			continue // every host normalises to 0
+		if v > hi {
+			hi = v
 		}
-		for i, v := range raw {
-			weights[i] += m * ((v - lo) / span)
-		}
+	}
+	span := hi - lo
+	if span == 0 {
+		return // every host normalises to 0
+	}
+	for i, v := range raw {
+		weights[i] += m * ((v - lo) / span)
 	}
 }
