@@ -113,24 +113,11 @@ func (e *Console) Get(args *structs.ConsoleTokenRequest, reply *structs.ConsoleT
 // startConsoleTokenPurge runs the leader's purge of expired console
 // tokens until stopCh closes; establishLeadership calls it.
 func (s *Server) startConsoleTokenPurge(stopCh chan struct{}) {
-	s.leaderWG.Add(1)
-	go func() {
-		defer s.leaderWG.Done()
-		ticker := time.NewTicker(consoleTokenPurgeInterval)
-		defer ticker.Stop()
-		for {
-			select {
-			case <-stopCh:
-				return
-			case <-s.shutdownCh:
-				return
-			case <-ticker.C:
-			}
-			if err := s.purgeConsoleTokens(); err != nil {
-				s.logger.Warn("purge console tokens", "error", err)
-			}
+	s.runPeriodicAsLeader(stopCh, consoleTokenPurgeInterval, func(time.Time) {
+		if err := s.purgeConsoleTokens(); err != nil {
+			s.logger.Warn("purge console tokens", "error", err)
 		}
-	}()
+	})
 }
 
 // purgeConsoleTokens proposes a purge when some token is stale, so an

@@ -17,28 +17,14 @@ const statePurgeInterval = time.Minute
 // enough, and each entry carries its cut-off time, so every replica
 // removes the same records whatever its clock.
 func (s *Server) startStatePurges(stopCh chan struct{}) {
-	s.leaderWG.Add(1)
-	go func() {
-		defer s.leaderWG.Done()
-		ticker := time.NewTicker(statePurgeInterval)
-		defer ticker.Stop()
-		for {
-			select {
-			case <-stopCh:
-				return
-			case <-s.shutdownCh:
-				return
-			case <-ticker.C:
-			}
-			now := time.Now()
-			if err := s.purgeCreateRequests(now); err != nil {
-				s.logger.Warn("purge create requests", "error", err)
-			}
-			if err := s.reapEvals(now); err != nil {
-				s.logger.Warn("reap finished evaluations", "error", err)
-			}
+	s.runPeriodicAsLeader(stopCh, statePurgeInterval, func(now time.Time) {
+		if err := s.purgeCreateRequests(now); err != nil {
+			s.logger.Warn("purge create requests", "error", err)
 		}
-	}()
+		if err := s.reapEvals(now); err != nil {
+			s.logger.Warn("reap finished evaluations", "error", err)
+		}
+	})
 }
 
 // reapEvals proposes a reap of the finished evaluations older than

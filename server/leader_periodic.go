@@ -1,0 +1,27 @@
+package server
+
+import "time"
+
+// runPeriodicAsLeader runs duty every interval in a goroutine of its own
+// until stopCh (the end of this leadership) or the server's shutdown;
+// revokeLeadership waits for it through leaderWG. The leader's purges
+// use it: each duty decides for itself whether there is anything to
+// propose, so an idle cluster writes nothing.
+func (s *Server) runPeriodicAsLeader(stopCh chan struct{}, interval time.Duration, duty func(now time.Time)) {
+	s.leaderWG.Add(1)
+	go func() {
+		defer s.leaderWG.Done()
+		ticker := time.NewTicker(interval)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-stopCh:
+				return
+			case <-s.shutdownCh:
+				return
+			case now := <-ticker.C:
+				duty(now)
+			}
+		}
+	}()
+}
