@@ -15,7 +15,7 @@ const (
 	pollInterval = 25 * time.Millisecond
 	// waitTimeout is generous for a loaded 2-core CI box under -race; the
 	// conditions normally hold within a few hundred ms (failures: ~1-3 s).
-	waitTimeout = 15 * time.Second
+	waitTimeout = 60 * time.Second
 )
 
 // testLogWriter forwards log lines to t.Log until the test's cleanups run.
