@@ -119,7 +119,8 @@ func (p *Pool) handleLeaveIntent(body []byte) {
 	// intent, in which case the member was recorded as failed. The session
 	// proves the intent came from that very run of the node, so correct it.
 	if ms, ok := p.members[in.Node]; ok && ms.session == in.Session && ms.Status == StatusDead {
-		p.setStatusLocked(ms, StatusLeft, now)
+		ms.Status = StatusLeft
+		ms.since = now
 		p.emitLocked(Event{Type: EventLeave, Member: ms.Member})
 	}
 	p.mu.Unlock()
@@ -188,7 +189,8 @@ func (e *eventDelegate) NotifyJoin(n *memberlist.Node) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ms := p.refreshLocked(n, now)
-	p.setStatusLocked(ms, StatusAlive, now)
+	ms.Status = StatusAlive
+	ms.since = now
 	// A leave intent from an earlier run of this node name must not apply
 	// to the new one.
 	if in, ok := p.intents[n.Name]; ok && in.session != ms.session {
@@ -210,7 +212,8 @@ func (e *eventDelegate) NotifyLeave(n *memberlist.Node) {
 	if in, ok := p.intents[n.Name]; ok && in.session == ms.session {
 		typ, status = EventLeave, StatusLeft
 	}
-	p.setStatusLocked(ms, status, now)
+	ms.Status = status
+	ms.since = now
 	p.reapLocked(now)
 	p.emitLocked(Event{Type: typ, Member: ms.Member})
 }
@@ -222,10 +225,6 @@ func (e *eventDelegate) NotifyUpdate(n *memberlist.Node) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ms := p.refreshLocked(n, now)
-	if ms.Status == "" {
-		// Memberlist updates only live members; we had forgotten it.
-		p.setStatusLocked(ms, StatusAlive, now)
-	}
 	p.emitLocked(Event{Type: EventUpdate, Member: ms.Member})
 }
 
@@ -234,9 +233,7 @@ func (e *eventDelegate) NotifyUpdate(n *memberlist.Node) {
 func (p *Pool) refreshLocked(n *memberlist.Node, now time.Time) *memberState {
 	ms, ok := p.members[n.Name]
 	if !ok {
-		// No status yet: the caller sets it (setStatusLocked), which
-		// keeps numAlive's count.
-		ms = &memberState{Member: Member{Name: n.Name}, since: now}
+		ms = &memberState{Member: Member{Name: n.Name, Status: StatusAlive}, since: now}
 		p.members[n.Name] = ms
 	}
 	ms.Addr = append(net.IP(nil), n.Addr...)

@@ -33,11 +33,4 @@
 //     no query mechanism, so the request goes to each member as a TCP
 //     user message (encrypted with the keyring itself) and each answers
 //     the same way, as Serf's key queries do.
-//   - The transport (transport.go) is memberlist's UDP-and-TCP one but
-//     reads every packet into one reused buffer instead of a fresh
-//     64 KiB one, which matters when many members share a machine (the
-//     host-death benchmark runs a thousand in one process).
-//   - Pool.ConfirmGone lets a caller double-check a failure before acting
-//     on it: a failed member whose gossip port still accepts a TCP
-//     connection is alive but slow, not gone.
 package gossip
