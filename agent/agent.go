@@ -335,12 +335,18 @@ func (a *Agent) RPCAddr() string {
 func (a *Agent) Server() *server.Server { return a.server }
 
 // seedDevState loads devstack's flavors once a dev cluster has a leader
-// and no flavors yet. It goes through Raft like any other write.
+// and no flavors yet. It goes through Raft like any other write. It
+// waits for the dev hosts' registration first, so that a dev cloud
+// showing its flavors can also place a boot (else a first boot right
+// after start could fail with "No valid host").
 func (a *Agent) seedDevState() {
 	defer a.bgWG.Done()
 	for attempt := 0; ; attempt++ {
 		var list structs.FlavorListResponse
-		err := a.self.RPC("Flavor.List", &structs.FlavorListRequest{}, &list)
+		err := errors.New("the dev hosts are not registered yet")
+		if a.devHostsRegistered() {
+			err = a.self.RPC("Flavor.List", &structs.FlavorListRequest{}, &list)
+		}
 		if err == nil && len(list.Flavors) > 0 {
 			return
 		}
@@ -358,6 +364,17 @@ func (a *Agent) seedDevState() {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// devHostsRegistered reports whether every host this agent runs has
+// registered with the servers.
+func (a *Agent) devHostsRegistered() bool {
+	for _, c := range a.clients {
+		if !c.Registered() {
+			return false
+		}
+	}
+	return true
 }
 
 // Identity returns the agent's identity service, which verifies tokens

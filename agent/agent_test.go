@@ -60,6 +60,28 @@ func testAgent(t *testing.T, tweak func(*Config)) *Agent {
 		}
 		return nil
 	})
+	if cfg.Client == nil || cfg.Client.Driver == "" || cfg.Client.Driver == "fake" {
+		// The flavors can be seeded before the host registers (its
+		// registration backs off while there is no leader yet), and a
+		// boot with no host up fails with "No valid host", as in Nova.
+		waitFor(t, "the dev host up", func() error {
+			req, _ := http.NewRequest(http.MethodGet, a.url("/v1/status/cluster"), nil)
+			req.Header.Set("X-Auth-Token", token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			var c clusterStatusJSON
+			if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
+				return err
+			}
+			if c.Hosts.Up < 1 {
+				return fmt.Errorf("hosts %+v", c.Hosts)
+			}
+			return nil
+		})
+	}
 	return a
 }
 
@@ -67,7 +89,7 @@ func (a *Agent) url(path string) string { return "http://" + a.HTTPAddr() + path
 
 func waitFor(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		err := cond()
 		if err == nil {

@@ -395,6 +395,9 @@ func TestDevAgentLifecycleOverHTTP(t *testing.T) {
 			if err := json.Unmarshal(b, &inst); err != nil || code != 200 {
 				return fmt.Errorf("%d %s", code, b)
 			}
+			if inst.Status == "ERROR" && want != "ERROR" {
+				t.Fatalf("waiting for %s: %s", want, b) // the fault says why
+			}
 			if inst.Status != want || !inst.Stable() {
 				return fmt.Errorf("status %s, task %q %+v", inst.Status, inst.TaskState, inst.Task)
 			}

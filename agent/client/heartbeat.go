@@ -33,6 +33,14 @@ func (c *Client) registerHost(host *structs.Host) error {
 	return nil
 }
 
+// Registered reports whether the servers have accepted the host's
+// registration (since this client started).
+func (c *Client) Registered() bool {
+	c.regMu.Lock()
+	defer c.regMu.Unlock()
+	return c.registered != nil
+}
+
 // writeRequest is the WriteRequest of the client's calls about its
 // host: its region and its node secret.
 func (c *Client) writeRequest() structs.WriteRequest {
