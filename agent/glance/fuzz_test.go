@@ -25,9 +25,9 @@ type fuzzVerifier struct{}
 func (fuzzVerifier) Verify(token string) (*identity.Token, error) {
 	switch token {
 	case "member":
-		return &identity.Token{UserID: "u-alice", ProjectID: "p-demo", Roles: []string{"member", "reader"}}, nil
+		return &identity.Token{TokenClaims: structs.TokenClaims{UserID: "u-alice", ProjectID: "p-demo", Roles: []string{"member", "reader"}}}, nil
 	case "admin":
-		return &identity.Token{UserID: "u-admin", ProjectID: "p-admin", Roles: []string{"admin", "member", "reader"}}, nil
+		return &identity.Token{TokenClaims: structs.TokenClaims{UserID: "u-admin", ProjectID: "p-admin", Roles: []string{"admin", "member", "reader"}}}, nil
 	}
 	return nil, fmt.Errorf("unknown token")
 }

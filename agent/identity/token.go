@@ -11,27 +11,9 @@ import (
 )
 
 // Token is a verified token: who, on which project, with which roles.
+// It is the claims the servers signed, with the agent's role checks.
 type Token struct {
-	UserID   string
-	UserName string
-	// DomainID is the user's domain.
-	DomainID string
-	// ProjectID is empty for an unscoped token.
-	ProjectID       string
-	ProjectName     string
-	ProjectDomainID string
-	// Roles are role names; RoleIDs the matching ids, in the same order.
-	Roles   []string
-	RoleIDs []string
-	// Methods are the authentication methods ("password", "token").
-	Methods   []string
-	IssuedAt  time.Time
-	ExpiresAt time.Time
-	// AuditID identifies the token for revocation without revealing it;
-	// ParentAuditID is the audit id of the token it was exchanged for,
-	// if any.
-	AuditID       string
-	ParentAuditID string
+	structs.TokenClaims
 }
 
 // HasRole reports whether the token carries the role of that name,
@@ -49,23 +31,15 @@ func (t *Token) IsScoped() bool { return t.ProjectID != "" }
 
 // tokenFromClaims converts verified or issued claims.
 func tokenFromClaims(c *structs.TokenClaims) *Token {
-	return &Token{
-		UserID: c.UserID, UserName: c.UserName, DomainID: c.DomainID,
-		ProjectID: c.ProjectID, ProjectName: c.ProjectName, ProjectDomainID: c.ProjectDomainID,
-		Roles: c.Roles, RoleIDs: c.RoleIDs, Methods: c.Methods,
-		IssuedAt: c.IssuedAt.UTC(), ExpiresAt: c.ExpiresAt.UTC(),
-		AuditID: c.AuditID, ParentAuditID: c.ParentAuditID,
-	}
+	t := &Token{TokenClaims: *c}
+	t.IssuedAt, t.ExpiresAt = c.IssuedAt.UTC(), c.ExpiresAt.UTC()
+	return t
 }
 
 // claims converts back, for the revocation checks.
 func (t *Token) claims() *structs.TokenClaims {
-	return &structs.TokenClaims{
-		UserID: t.UserID, UserName: t.UserName, DomainID: t.DomainID,
-		ProjectID: t.ProjectID, ProjectName: t.ProjectName, ProjectDomainID: t.ProjectDomainID,
-		Roles: t.Roles, RoleIDs: t.RoleIDs, Methods: t.Methods,
-		IssuedAt: t.IssuedAt, ExpiresAt: t.ExpiresAt, AuditID: t.AuditID, ParentAuditID: t.ParentAuditID,
-	}
+	c := t.TokenClaims
+	return &c
 }
 
 // issue asks the servers for a signed token: agents never sign.

@@ -161,8 +161,8 @@ func FuzzRequest(f *testing.F) {
 		tg := targets[int(target)%len(targets)]
 		var log bytes.Buffer
 		api := New(Config{RPC: fuzzRPC{}, Verifier: fakeVerifier{
-			adminTok: {UserID: "u-admin", ProjectID: "p-admin", Roles: []string{"admin", "member", "reader"}},
-			aliceTok: {UserID: "u-alice", ProjectID: "p-alice", Roles: []string{"member", "reader"}},
+			adminTok: {TokenClaims: structs.TokenClaims{UserID: "u-admin", ProjectID: "p-admin", Roles: []string{"admin", "member", "reader"}}},
+			aliceTok: {TokenClaims: structs.TokenClaims{UserID: "u-alice", ProjectID: "p-alice", Roles: []string{"member", "reader"}}},
 		}, Logger: hclog.New(&hclog.LoggerOptions{Output: &log, Level: hclog.Error})})
 		var r *http.Request
 		if tg.method == http.MethodGet {

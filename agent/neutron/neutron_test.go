@@ -59,10 +59,10 @@ func newHarness(t *testing.T) *harness {
 		time.Sleep(20 * time.Millisecond)
 	}
 	api := New(Config{RPC: s, Verifier: fakeVerifier{
-		adminTok:  {UserID: "u-admin", ProjectID: "p-admin", Roles: []string{"admin", "member", "reader"}},
-		aliceTok:  {UserID: "u-alice", ProjectID: "p-alice", Roles: []string{"member", "reader"}},
-		bobTok:    {UserID: "u-bob", ProjectID: "p-bob", Roles: []string{"member", "reader"}},
-		noProject: {UserID: "u-alice"},
+		adminTok:  {TokenClaims: structs.TokenClaims{UserID: "u-admin", ProjectID: "p-admin", Roles: []string{"admin", "member", "reader"}}},
+		aliceTok:  {TokenClaims: structs.TokenClaims{UserID: "u-alice", ProjectID: "p-alice", Roles: []string{"member", "reader"}}},
+		bobTok:    {TokenClaims: structs.TokenClaims{UserID: "u-bob", ProjectID: "p-bob", Roles: []string{"member", "reader"}}},
+		noProject: {TokenClaims: structs.TokenClaims{UserID: "u-alice"}},
 	}})
 	mux := http.NewServeMux()
 	mux.Handle(MountPath, api.Handler())

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/stratus-cloud/stratus/structs"
 )
 
 // Tokens of the test identities.
@@ -25,11 +27,11 @@ const (
 
 func testTokens() fakeVerifier {
 	return fakeVerifier{
-		adminTok:  {UserID: "u-admin", ProjectID: "p-admin", Roles: []string{"admin", "member", "reader"}},
-		memberTok: {UserID: "u-alice", ProjectID: "p-demo", Roles: []string{"member", "reader"}},
-		readerTok: {UserID: "u-carol", ProjectID: "p-demo", Roles: []string{"reader"}},
-		otherTok:  {UserID: "u-bob", ProjectID: "p-other", Roles: []string{"member"}},
-		noRoleTok: {UserID: "u-dave", ProjectID: "p-demo"},
+		adminTok:  {TokenClaims: structs.TokenClaims{UserID: "u-admin", ProjectID: "p-admin", Roles: []string{"admin", "member", "reader"}}},
+		memberTok: {TokenClaims: structs.TokenClaims{UserID: "u-alice", ProjectID: "p-demo", Roles: []string{"member", "reader"}}},
+		readerTok: {TokenClaims: structs.TokenClaims{UserID: "u-carol", ProjectID: "p-demo", Roles: []string{"reader"}}},
+		otherTok:  {TokenClaims: structs.TokenClaims{UserID: "u-bob", ProjectID: "p-other", Roles: []string{"member"}}},
+		noRoleTok: {TokenClaims: structs.TokenClaims{UserID: "u-dave", ProjectID: "p-demo"}},
 	}
 }
 
