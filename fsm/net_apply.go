@@ -208,6 +208,25 @@ func exists(kind, id string) error {
 	return structs.NetErrorf(structs.KindConflict, structs.ErrConflict, "%s %s already exists", kind, id)
 }
 
+// checkChange applies the rules every change of a network object
+// shares, given whether the object is stored and (lazily) its
+// ModifyIndex: an update needs the object, still at the expected index
+// when one is given; ensuring an object that exists changes nothing
+// (done); creating one that exists is a conflict.
+func checkChange(c *structs.NetChange, kind, id string, found bool, modifyIndex func() uint64) (done bool, err error) {
+	switch {
+	case c.Op == structs.NetOpUpdate && !found:
+		return false, structs.NetNotFound(kind, id)
+	case c.Op == structs.NetOpUpdate && c.Expect != 0 && modifyIndex() != c.Expect:
+		return false, stale(kind, id)
+	case c.Op == structs.NetOpEnsure && found:
+		return true, nil
+	case c.Op == structs.NetOpCreate && found:
+		return false, exists(kind, id)
+	}
+	return false, nil
+}
+
 // stamp sets the indexes, times and revision of an object being
 // written over old (nil for a new one).
 func (t *netTxn) stamps(oldCreate uint64, oldCreated int64, oldRev uint64) (create uint64, created int64, rev uint64) {

@@ -64,15 +64,8 @@ func (t *netTxn) network(c *structs.NetChange) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case c.Op == structs.NetOpUpdate && old == nil:
-		return structs.NetNotFound(structs.NetKindNetwork, n.ID)
-	case c.Op == structs.NetOpUpdate && c.Expect != 0 && old.ModifyIndex != c.Expect:
-		return stale(structs.NetKindNetwork, n.ID)
-	case c.Op == structs.NetOpEnsure && old != nil:
-		return nil
-	case c.Op == structs.NetOpCreate && old != nil:
-		return exists(structs.NetKindNetwork, n.ID)
+	if done, err := checkChange(c, structs.NetKindNetwork, n.ID, old != nil, func() uint64 { return old.ModifyIndex }); done || err != nil {
+		return err
 	}
 	if old == nil {
 		if err := t.allocateSegment(n); err != nil {
@@ -219,15 +212,8 @@ func (t *netTxn) subnet(c *structs.NetChange) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case c.Op == structs.NetOpUpdate && old == nil:
-		return structs.NetNotFound(structs.NetKindSubnet, s.ID)
-	case c.Op == structs.NetOpUpdate && c.Expect != 0 && old.ModifyIndex != c.Expect:
-		return stale(structs.NetKindSubnet, s.ID)
-	case c.Op == structs.NetOpEnsure && old != nil:
-		return nil
-	case c.Op == structs.NetOpCreate && old != nil:
-		return exists(structs.NetKindSubnet, s.ID)
+	if done, err := checkChange(c, structs.NetKindSubnet, s.ID, old != nil, func() uint64 { return old.ModifyIndex }); done || err != nil {
+		return err
 	}
 	n, err := first[*structs.Network](t.txn, nil, TableNetworks, "id", s.NetworkID)
 	if err != nil {

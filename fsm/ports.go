@@ -113,15 +113,8 @@ func (t *netTxn) port(c *structs.NetChange) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case c.Op == structs.NetOpUpdate && old == nil:
-		return structs.NetNotFound(structs.NetKindPort, p.ID)
-	case c.Op == structs.NetOpUpdate && c.Expect != 0 && old.ModifyIndex != c.Expect:
-		return stale(structs.NetKindPort, p.ID)
-	case c.Op == structs.NetOpEnsure && old != nil:
-		return nil
-	case c.Op == structs.NetOpCreate && old != nil:
-		return exists(structs.NetKindPort, p.ID)
+	if done, err := checkChange(c, structs.NetKindPort, p.ID, old != nil, func() uint64 { return old.ModifyIndex }); done || err != nil {
+		return err
 	}
 	if old != nil {
 		p.NetworkID = old.NetworkID

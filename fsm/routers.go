@@ -75,15 +75,8 @@ func (t *netTxn) router(c *structs.NetChange) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case c.Op == structs.NetOpUpdate && old == nil:
-		return structs.NetNotFound(structs.NetKindRouter, r.ID)
-	case c.Op == structs.NetOpUpdate && c.Expect != 0 && old.ModifyIndex != c.Expect:
-		return stale(structs.NetKindRouter, r.ID)
-	case c.Op == structs.NetOpEnsure && old != nil:
-		return nil
-	case c.Op == structs.NetOpCreate && old != nil:
-		return exists(structs.NetKindRouter, r.ID)
+	if done, err := checkChange(c, structs.NetKindRouter, r.ID, old != nil, func() uint64 { return old.ModifyIndex }); done || err != nil {
+		return err
 	}
 	if r.Gateway != nil {
 		n, err := first[*structs.Network](t.txn, nil, TableNetworks, "id", r.Gateway.NetworkID)
@@ -294,15 +287,8 @@ func (t *netTxn) floatingIP(c *structs.NetChange) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case c.Op == structs.NetOpUpdate && old == nil:
-		return structs.NetNotFound(structs.NetKindFloatingIP, f.ID)
-	case c.Op == structs.NetOpUpdate && c.Expect != 0 && old.ModifyIndex != c.Expect:
-		return stale(structs.NetKindFloatingIP, f.ID)
-	case c.Op == structs.NetOpEnsure && old != nil:
-		return nil
-	case c.Op == structs.NetOpCreate && old != nil:
-		return exists(structs.NetKindFloatingIP, f.ID)
+	if done, err := checkChange(c, structs.NetKindFloatingIP, f.ID, old != nil, func() uint64 { return old.ModifyIndex }); done || err != nil {
+		return err
 	}
 	if old != nil {
 		f.ProjectID, f.FloatingNetworkID, f.FloatingIPAddress, f.FloatingPortID =

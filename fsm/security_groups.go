@@ -61,15 +61,8 @@ func (t *netTxn) securityGroup(c *structs.NetChange) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case c.Op == structs.NetOpUpdate && old == nil:
-		return structs.NetNotFound(structs.NetKindSecurityGroup, g.ID)
-	case c.Op == structs.NetOpUpdate && c.Expect != 0 && old.ModifyIndex != c.Expect:
-		return stale(structs.NetKindSecurityGroup, g.ID)
-	case c.Op == structs.NetOpEnsure && old != nil:
-		return nil
-	case c.Op == structs.NetOpCreate && old != nil:
-		return exists(structs.NetKindSecurityGroup, g.ID)
+	if done, err := checkChange(c, structs.NetKindSecurityGroup, g.ID, old != nil, func() uint64 { return old.ModifyIndex }); done || err != nil {
+		return err
 	}
 	var oc uint64
 	var ot int64
@@ -143,15 +136,8 @@ func (t *netTxn) rule(c *structs.NetChange) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case c.Op == structs.NetOpUpdate && old == nil:
-		return structs.NetNotFound(structs.NetKindSecurityGroupRule, r.ID)
-	case c.Op == structs.NetOpUpdate && c.Expect != 0 && old.ModifyIndex != c.Expect:
-		return stale(structs.NetKindSecurityGroupRule, r.ID)
-	case c.Op == structs.NetOpEnsure && old != nil:
-		return nil
-	case c.Op == structs.NetOpCreate && old != nil:
-		return exists(structs.NetKindSecurityGroupRule, r.ID)
+	if done, err := checkChange(c, structs.NetKindSecurityGroupRule, r.ID, old != nil, func() uint64 { return old.ModifyIndex }); done || err != nil {
+		return err
 	}
 	g, err := first[*structs.SecurityGroup](t.txn, nil, TableSecurityGroups, "id", r.SecurityGroupID)
 	if err != nil {
