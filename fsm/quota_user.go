@@ -51,13 +51,8 @@ func (s *StateStore) UpdateUserQuotas(index uint64, e *structs.UserQuotaEntry) e
 	if e.ProjectID == "" || e.UserID == "" {
 		return structs.Errorf(structs.KindInvalid, "user quota update without a project and a user")
 	}
-	for k, v := range e.Set {
-		if _, ok := structs.DefaultQuotas[k]; !ok {
-			return structs.Errorf(structs.KindInvalid, "unknown quota resource %q", k)
-		}
-		if v < structs.QuotaUnlimited {
-			return structs.Errorf(structs.KindInvalid, "quota %s must be -1 (unlimited) or more, not %d", k, v)
-		}
+	if err := checkLimits(e.Set, structs.DefaultQuotas); err != nil {
+		return err
 	}
 	txn := s.writeTxn()
 	defer txn.Abort()

@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -55,14 +56,8 @@ func (s *StateStore) UpdateQuotas(index uint64, e *structs.QuotaEntry) error {
 	if e.ID == "" {
 		return structs.Errorf(structs.KindInvalid, "quota update without a project or class")
 	}
-	for k, v := range e.Set {
-		_, compute := structs.DefaultQuotas[k]
-		if _, network := structs.NetworkDefaultQuotas[k]; !compute && !network {
-			return structs.Errorf(structs.KindInvalid, "unknown quota resource %q", k)
-		}
-		if v < structs.QuotaUnlimited {
-			return structs.Errorf(structs.KindInvalid, "quota %s must be -1 (unlimited) or more, not %d", k, v)
-		}
+	if err := checkLimits(e.Set, structs.DefaultQuotas, structs.NetworkDefaultQuotas); err != nil {
+		return err
 	}
 	txn := s.writeTxn()
 	defer txn.Abort()
@@ -100,6 +95,20 @@ func (s *StateStore) UpdateQuotas(index uint64, e *structs.QuotaEntry) error {
 		return fmt.Errorf("store quotas of %s: %w", e.ID, err)
 	}
 	return commitAt(txn, index, TableQuotas)
+}
+
+// checkLimits refuses a limit of a resource that none of the known
+// tables names, and one below -1 (unlimited).
+func checkLimits(set map[string]int64, known ...map[string]int64) error {
+	for k, v := range set {
+		if !slices.ContainsFunc(known, func(m map[string]int64) bool { _, ok := m[k]; return ok }) {
+			return structs.Errorf(structs.KindInvalid, "unknown quota resource %q", k)
+		}
+		if v < structs.QuotaUnlimited {
+			return structs.Errorf(structs.KindInvalid, "quota %s must be -1 (unlimited) or more, not %d", k, v)
+		}
+	}
+	return nil
 }
 
 // quotaLimit is a project's limit of a resource: its own, else the
