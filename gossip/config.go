@@ -18,8 +18,8 @@ type Config struct {
 	// Default "0.0.0.0".
 	BindAddr string
 	// BindPort is the gossip port. 0 lets the kernel pick a free port;
-	// memberlist then binds UDP to the same port TCP got (retrying up to
-	// ten times if that port is taken for UDP). Pool.BindPort reports it.
+	// UDP is then bound to the same port TCP got (retrying up to ten
+	// times if that port is taken for UDP). Pool.BindPort reports it.
 	BindPort int
 	// AdvertiseAddr is the address other members use to reach this one.
 	// Empty means memberlist derives it: BindAddr, or a private IP of this
@@ -37,8 +37,9 @@ type Config struct {
 	// on stderr.
 	Logger hclog.Logger
 	// Fast selects tight timers for loopback tests and dev mode: a stopped
-	// node is declared dead in roughly 1-3 s instead of ~5-10 s. Do not use
-	// it across a real network; it trades false suspicion for speed.
+	// node is declared dead in roughly 1-2.5 s (10 to 1,000 members)
+	// instead of ~5-15 s. Do not use it across a real network; it trades
+	// false suspicion for speed.
 	Fast bool
 	// EventBuffer is the capacity of the Events channel. Default 1024.
 	EventBuffer int
@@ -93,15 +94,33 @@ func (cfg Config) memberlistConfig() *memberlist.Config {
 	var c *memberlist.Config
 	if cfg.Fast {
 		c = memberlist.DefaultLocalConfig()
-		// With SuspicionMult 2 the number of required independent
-		// confirmations (SuspicionMult-2) is 0, so a suspect becomes dead
-		// after the minimum timeout: 2 * 500ms = 1 s, on top of up to one
-		// probe round to notice the node is gone.
-		c.ProbeInterval = 500 * time.Millisecond
-		c.ProbeTimeout = 250 * time.Millisecond
-		c.SuspicionMult = 2
+		// Lifeguard's suspicion: a suspect becomes dead after
+		// SuspicionMult × log10(members) × ProbeInterval (at least
+		// SuspicionMult × ProbeInterval) once SuspicionMult-2 other
+		// members have confirmed the suspicion, and only after
+		// SuspicionMaxTimeoutMult times that if none has. With 200 ms
+		// probes and multiplier 3: 0.6 s up to 10 members, 1.2 s at 100,
+		// 1.8 s at 1,000 — so the servers' state shows a crashed agent's
+		// hosts down within about 2.5 s at that size
+		// (website/performance.md) — while one slow prober alone needs
+		// 6× as long (3.6 s in a small pool) to have a live member
+		// declared dead. A member has the whole probe interval to answer
+		// (indirect and TCP probes start after ProbeTimeout). On
+		// loopback only CPU starvation makes a member that late, and the
+		// servers confirm a failure before acting on it
+		// (Pool.ConfirmGone). Pools of fewer than 3 wait for no
+		// confirmation (memberlist's rule).
+		c.ProbeInterval = 200 * time.Millisecond
+		c.ProbeTimeout = 100 * time.Millisecond
+		c.SuspicionMult = 3
+		c.SuspicionMaxTimeoutMult = 6
 		c.PushPullInterval = 5 * time.Second
 		c.DeadNodeReclaimTime = fastDeadNodeReclaimTime
+		// Loopback bandwidth is free; memberlist's LZW compression is
+		// not: a fresh 64 KiB table per packet sent, most of a member's
+		// CPU and garbage when many members share one machine. Peers
+		// read compressed and plain packets alike.
+		c.EnableCompression = false
 	} else {
 		c = memberlist.DefaultLANConfig()
 		c.DeadNodeReclaimTime = lanDeadNodeReclaimTime

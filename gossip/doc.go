@@ -22,7 +22,16 @@
 //     Instead, Pool.Leave first gossips a small "leave intent" tagged with
 //     a per-process session id; receivers classify the following
 //     departure as EventLeave if a matching intent was seen and as
-//     EventFailed otherwise. This is the same approach Serf takes.
+//     EventFailed otherwise. This is the same approach Serf takes. The
+//     intent cannot rely on gossip alone: memberlist retransmits a
+//     broadcast only RetransmitMult × ⌈log10(n+1)⌉ times, piggybacked on
+//     whatever packet goes out next (probes and acks to one peer, or
+//     gossip to a member already dead), so some peer may never hear it.
+//     Leave therefore sends the intent straight to each live member
+//     before memberlist's leave (a receiver queues both datagrams in
+//     order), gossips it as well, and every push/pull carries the recent
+//     intents (Delegate.LocalState), so a member that missed one corrects
+//     a failure into a leave within a push/pull interval.
 //   - The member view returned by Members is maintained from delegate
 //     callbacks rather than memberlist.Members, because the *Node values
 //     memberlist returns are shared with its internals and reading them
@@ -33,4 +42,11 @@
 //     no query mechanism, so the request goes to each member as a TCP
 //     user message (encrypted with the keyring itself) and each answers
 //     the same way, as Serf's key queries do.
+//   - The transport (transport.go) is memberlist's UDP-and-TCP one but
+//     reads every packet into one reused buffer instead of a fresh
+//     64 KiB one, which matters when many members share a machine (the
+//     host-death benchmark runs a thousand in one process).
+//   - Pool.ConfirmGone lets a caller double-check a failure before acting
+//     on it: a failed member whose gossip port still accepts a TCP
+//     connection is alive but slow, not gone.
 package gossip

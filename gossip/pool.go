@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -20,6 +21,10 @@ var ErrShutdown = errors.New("gossip: pool is shut down")
 // updateTimeout bounds how long UpdateMeta waits for memberlist to finish
 // broadcasting the new metadata.
 const updateTimeout = 5 * time.Second
+
+// reapEvery is how often at most the member view is walked for dead or
+// left members to forget.
+const reapEvery = time.Second
 
 // Pool is this process's membership in the gossip pool. It is safe for
 // concurrent use.
@@ -34,6 +39,8 @@ type Pool struct {
 	// reapAfter mirrors memberlist's GossipToTheDeadTime: after that long
 	// memberlist forgets a dead or left node, and so do we.
 	reapAfter time.Duration
+	// confirmTimeout bounds ConfirmGone's connection attempt.
+	confirmTimeout time.Duration
 
 	// lifecycleMu serialises Leave, UpdateMeta and Shutdown so memberlist
 	// never sees Leave or UpdateNode after Shutdown (Leave would panic).
@@ -50,6 +57,8 @@ type Pool struct {
 	// call into memberlist.
 	mu           sync.Mutex
 	members      map[string]*memberState
+	alive        atomic.Int64 // members alive or suspect; see numAlive
+	lastReap     time.Time
 	intents      map[string]intentRecord
 	events       chan Event
 	eventsClosed bool
@@ -94,6 +103,7 @@ func New(cfg Config) (*Pool, error) {
 	mlConf := cfg.memberlistConfig()
 	mlConf.Keyring = p.keyring
 	p.reapAfter = mlConf.GossipToTheDeadTime
+	p.confirmTimeout = confirmTimeoutFor(mlConf.ProbeTimeout)
 	p.broadcasts = &memberlist.TransmitLimitedQueue{
 		NumNodes:       p.numAlive,
 		RetransmitMult: mlConf.RetransmitMult,
@@ -101,12 +111,23 @@ func New(cfg Config) (*Pool, error) {
 	mlConf.Delegate = &delegate{p: p}
 	mlConf.Events = &eventDelegate{p: p}
 
+	tr, err := newTransport(cfg.BindAddr, cfg.BindPort, mlConf.Logger)
+	if err != nil {
+		return nil, err
+	}
+	mlConf.Transport = tr
+	mlConf.BindPort = tr.port()
+	if cfg.BindPort == 0 || mlConf.AdvertisePort == 0 {
+		// As memberlist does with a port it picked: advertise it.
+		mlConf.AdvertisePort = tr.port()
+	}
 	ml, err := memberlist.Create(mlConf)
 	if err != nil {
+		_ = tr.Shutdown()
 		return nil, fmt.Errorf("gossip: start memberlist on %s:%d: %w", cfg.BindAddr, cfg.BindPort, err)
 	}
 	p.ml = ml
-	p.bindPort = mlConf.BindPort // memberlist writes back the port it picked
+	p.bindPort = mlConf.BindPort
 	p.logger.Debug("gossip pool started", "node", cfg.NodeName, "addr", p.Addr())
 	return p, nil
 }
@@ -299,23 +320,38 @@ func (p *Pool) isShutdown() bool {
 }
 
 // numAlive counts members not dead or left. It sizes the broadcast
-// retransmit limit; it reads our own view rather than memberlist's because
-// it may be called from inside memberlist callbacks.
+// retransmit limit, so memberlist asks for it at every gossip round and
+// probe: it reads a counter kept as statuses change rather than walking
+// the members (our own view rather than memberlist's, because it may be
+// called from inside memberlist callbacks).
 func (p *Pool) numAlive() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, ms := range p.members {
-		if ms.Status == StatusAlive || ms.Status == StatusSuspect {
-			n++
-		}
-	}
-	return n
+	return int(p.alive.Load())
 }
 
+// setStatusLocked changes a member's status, keeping numAlive's count.
+// Caller holds p.mu.
+func (p *Pool) setStatusLocked(ms *memberState, st Status, now time.Time) {
+	if counted(ms.Status) {
+		p.alive.Add(-1)
+	}
+	if counted(st) {
+		p.alive.Add(1)
+	}
+	ms.Status, ms.since = st, now
+}
+
+// counted reports whether numAlive counts a member with status st.
+func counted(st Status) bool { return st == StatusAlive || st == StatusSuspect }
+
 // reapLocked forgets dead and left members once memberlist has forgotten
-// them too, so the view does not grow without bound. The local node is kept.
+// them too, so the view does not grow without bound. The local node is
+// kept. It walks every member, so it runs at most once per reapEvery: in a
+// pool of a thousand, a join storm brings each member a thousand events.
 func (p *Pool) reapLocked(now time.Time) {
+	if now.Sub(p.lastReap) < reapEvery {
+		return
+	}
+	p.lastReap = now
 	for name, ms := range p.members {
 		if name == p.cfg.NodeName {
 			continue

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,10 +17,75 @@ type heartbeats struct {
 	mu       sync.Mutex
 	deadline map[string]time.Time
 	ttl      time.Duration
+
+	// downMu guards downs: gossip members reported failed or gone whose
+	// hosts are still to be marked down. downWake (capacity 1) wakes
+	// memberDownLoop, which takes them all at once, so members that fail
+	// together cost one Raft entry and the gossip event loop never waits
+	// for Raft.
+	downMu   sync.Mutex
+	downs    map[string]bool
+	downWake chan struct{}
+	// held are members gossip declared failed that were not confirmed
+	// gone (their port still accepted a connection). memberDownLoop
+	// checks them again every heldRecheckInterval, so one that crashes
+	// while gossip still has it dead is not left to the TTL.
+	held map[string]bool
 }
 
 func newHeartbeats(ttl time.Duration) *heartbeats {
-	return &heartbeats{deadline: map[string]time.Time{}, ttl: ttl}
+	return &heartbeats{deadline: map[string]time.Time{}, ttl: ttl,
+		downs: map[string]bool{}, downWake: make(chan struct{}, 1), held: map[string]bool{}}
+}
+
+// hold records members to check again.
+func (h *heartbeats) hold(members []string) {
+	h.downMu.Lock()
+	for _, m := range members {
+		h.held[m] = true
+	}
+	h.downMu.Unlock()
+}
+
+// heldRecheckInterval is how often members gossip declared failed but
+// that were not confirmed gone are checked again.
+const heldRecheckInterval = time.Second
+
+// requeueHeld queues every held member for another check, forgetting
+// those the pool sees alive again (or has forgotten).
+func (h *heartbeats) requeueHeld(pool *gossip.Pool) {
+	h.downMu.Lock()
+	var again []string
+	for name := range h.held {
+		delete(h.held, name)
+		if m, ok := pool.Member(name); ok && (m.Status == gossip.StatusDead || m.Status == gossip.StatusLeft) {
+			again = append(again, name)
+		}
+	}
+	h.downMu.Unlock()
+	for _, name := range again {
+		h.queueDown(name)
+	}
+}
+
+// queueDown adds a member whose hosts are to be marked down.
+func (h *heartbeats) queueDown(member string) {
+	h.downMu.Lock()
+	h.downs[member] = true
+	h.downMu.Unlock()
+	select {
+	case h.downWake <- struct{}{}:
+	default:
+	}
+}
+
+// takeDowns returns and forgets the queued members.
+func (h *heartbeats) takeDowns() map[string]bool {
+	h.downMu.Lock()
+	defer h.downMu.Unlock()
+	out := h.downs
+	h.downs = map[string]bool{}
+	return out
 }
 
 func (h *heartbeats) reset(hostID string) {
@@ -41,10 +108,25 @@ func (h *heartbeats) expired(now time.Time) []string {
 	return out
 }
 
+// retry re-arms hosts whose down-marking failed, so the next tick after
+// now tries again (unless a heartbeat resets them first).
+func (h *heartbeats) retry(hostIDs []string, now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, id := range hostIDs {
+		if _, ok := h.deadline[id]; !ok {
+			h.deadline[id] = now
+		}
+	}
+}
+
 func (h *heartbeats) clear() {
 	h.mu.Lock()
 	h.deadline = map[string]time.Time{}
 	h.mu.Unlock()
+	h.downMu.Lock()
+	h.held = map[string]bool{}
+	h.downMu.Unlock()
 }
 
 // setHostStatus commits hosts' liveness.
@@ -85,29 +167,92 @@ func (s *Server) hostLiveness(stopCh chan struct{}) {
 			if len(down) > 0 {
 				s.logger.Warn("hosts missed their heartbeat; marking them down", "hosts", len(down))
 				if _, err := s.setHostStatus(down, structs.HostStatusDown); err != nil {
-					s.logger.Error("mark hosts down", "error", err)
+					// expired forgot them: re-arm, or a failed commit (an
+					// election, a starved leader) would leave them up.
+					s.logger.Error("mark hosts down; will retry", "hosts", len(down), "error", err)
+					s.heartbeats.retry(down, now)
 				}
 			}
 		}
 	}
 }
 
-// onMemberDown marks the hosts an agent runs down as soon as gossip
-// declares the agent failed or gone.
+// onMemberDown queues the hosts an agent runs to be marked down, as
+// soon as gossip declares the agent failed or gone.
 func (s *Server) onMemberDown(name string) {
 	// Our own leave is a shutdown: the next leader marks our hosts down
 	// when it sees us gone.
 	if !s.IsLeader() || name == s.config.NodeName {
 		return
 	}
-	ids := s.upHostsOfMember(name)
-	if len(ids) == 0 {
-		return
+	s.heartbeats.queueDown(name)
+}
+
+// memberDownLoop marks down, in one Raft entry per batch, the hosts of
+// the members onMemberDown queued: those queued while an entry is being
+// committed go together in the next. A member gossip declared failed is
+// first confirmed gone (gossip.Pool.ConfirmGone): a live agent that was
+// only slow to answer probes keeps its hosts up, and its heartbeats (or
+// their TTL, if it has stopped) decide.
+func (s *Server) memberDownLoop() {
+	defer s.wg.Done()
+	recheck := time.NewTicker(heldRecheckInterval)
+	defer recheck.Stop()
+	for {
+		select {
+		case <-s.shutdownCh:
+			return
+		case <-recheck.C:
+			s.heartbeats.requeueHeld(s.gossip)
+			continue
+		case <-s.heartbeats.downWake:
+		}
+		names := s.heartbeats.takeDowns()
+		if !s.IsLeader() {
+			continue // the next leader catches up (markMembersHostsDown)
+		}
+		gone, held := s.confirmGone(names)
+		s.heartbeats.hold(held)
+		ids := s.upHostsOfMembers(gone)
+		if len(ids) == 0 {
+			continue
+		}
+		s.logger.Warn("agents left the gossip pool; marking their hosts down", "members", len(gone), "hosts", len(ids))
+		if _, err := s.setHostStatus(ids, structs.HostStatusDown); err != nil {
+			// Checked again within heldRecheckInterval while still
+			// leader (a new leader catches up by itself).
+			s.logger.Error("mark hosts down; will retry", "members", len(gone), "error", err)
+			s.heartbeats.hold(slices.Collect(maps.Keys(gone)))
+		}
 	}
-	s.logger.Warn("agent left the gossip pool; marking its hosts down", "member", name, "hosts", len(ids))
-	if _, err := s.setHostStatus(ids, structs.HostStatusDown); err != nil {
-		s.logger.Error("mark hosts down", "member", name, "error", err)
+}
+
+// confirmGone splits members into those ConfirmGone confirms and those
+// it does not, checking them in parallel (each check may wait for a
+// connection timeout).
+func (s *Server) confirmGone(names map[string]bool) (gone map[string]bool, held []string) {
+	gone = make(map[string]bool, len(names))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for name := range names {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			ok := s.gossip.ConfirmGone(name)
+			mu.Lock()
+			if ok {
+				gone[name] = true
+			} else {
+				held = append(held, name)
+			}
+			mu.Unlock()
+		}()
 	}
+	wg.Wait()
+	return gone, held
 }
 
 // markMembersHostsDown catches up on gossip failures that happened while
@@ -120,14 +265,19 @@ func (s *Server) markMembersHostsDown() {
 	}
 }
 
-func (s *Server) upHostsOfMember(name string) []string {
+// upHostsOfMembers returns the hosts that are up and run on one of the
+// members, in one pass over the hosts.
+func (s *Server) upHostsOfMembers(members map[string]bool) []string {
+	if len(members) == 0 {
+		return nil
+	}
 	hosts, err := s.fsm.State().Hosts(nil)
 	if err != nil {
 		return nil
 	}
 	var ids []string
 	for _, h := range hosts {
-		if h.GossipMember == name && h.Up() {
+		if members[h.GossipMember] && h.Up() {
 			ids = append(ids, h.ID)
 		}
 	}

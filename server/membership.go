@@ -42,6 +42,8 @@ func (s *Server) setupGossip() error {
 // servers are seen, and wake the leader to reconcile Raft peers.
 func (s *Server) gossipEventLoop() {
 	defer s.wg.Done()
+	s.wg.Add(1)
+	go s.memberDownLoop()
 	for {
 		select {
 		case <-s.shutdownCh:

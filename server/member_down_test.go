@@ -1,0 +1,121 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/stratus-cloud/stratus/gossip"
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// joinTestAgent joins a client gossip member named name to s's pool and
+// registers one host for it.
+func joinTestAgent(t *testing.T, s *Server, name string) *gossip.Pool {
+	t.Helper()
+	pool, err := gossip.New(gossip.Config{NodeName: name, BindAddr: "127.0.0.1", Fast: true,
+		Logger: hclog.NewNullLogger(), Meta: gossip.Meta{ID: name + "-id", Role: gossip.RoleClient, Region: "global"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pool.Shutdown() })
+	if _, err := pool.Join([]string{s.Gossip().Addr()}); err != nil {
+		t.Fatal(err)
+	}
+	h := testHost(name+"-host", 4, 4096)
+	h.GossipMember = name
+	registerHost(t, s, h)
+	return pool
+}
+
+func hostStatus(s *Server, id string) string {
+	h, _ := s.fsm.State().HostByID(nil, id)
+	if h == nil {
+		return "missing"
+	}
+	return h.Status
+}
+
+// TestAgentsDyingTogetherGoDown checks that the hosts of several agents
+// that crash at once all go down (the leader batches them), and that an
+// agent gossip declares failed while its gossip port still accepts
+// connections — alive but too slow to answer probes — keeps its host up
+// until its port refuses too.
+func TestAgentsDyingTogetherGoDown(t *testing.T) {
+	t.Parallel()
+	// A TTL far longer than the test: only gossip can mark hosts down.
+	s := testServer(t, func(c *Config) { c.HeartbeatTTL = time.Hour })
+	waitForLeader(t, s)
+	slow := joinTestAgent(t, s, "slow-agent")
+	var dying []*gossip.Pool
+	for i := range 3 {
+		dying = append(dying, joinTestAgent(t, s, fmt.Sprintf("dying-agent-%d", i)))
+	}
+
+	// The slow agent stops answering gossip, but its port stays open.
+	port := slow.BindPort()
+	_ = slow.Shutdown()
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		t.Skipf("the slow agent's port was taken before the test could hold it: %v", err)
+	}
+	defer ln.Close()
+	waitFor(t, "gossip to declare the slow agent failed", time.Minute, func() error {
+		if m, ok := s.Gossip().Member("slow-agent"); !ok || m.Status != gossip.StatusDead {
+			return fmt.Errorf("slow-agent is %+v", m.Status)
+		}
+		return nil
+	})
+
+	// Its failure event was queued before these: once their hosts are
+	// down, the leader has decided about the slow agent's too.
+	for _, p := range dying {
+		_ = p.Shutdown()
+	}
+	waitFor(t, "the crashed agents' hosts to go down", time.Minute, func() error {
+		for i := range dying {
+			id := fmt.Sprintf("dying-agent-%d-host", i)
+			if st := hostStatus(s, id); st != structs.HostStatusDown {
+				return fmt.Errorf("%s is %s", id, st)
+			}
+		}
+		return nil
+	})
+	if st := hostStatus(s, "slow-agent-host"); st != structs.HostStatusUp {
+		t.Errorf("the slow agent's host is %s; its port still accepts connections, so it should stay up", st)
+	}
+
+	// Now it crashes for good while gossip still has it dead: the leader
+	// checks held members again at every liveness tick, well within the
+	// hour-long TTL.
+	_ = ln.Close()
+	waitFor(t, "the slow agent's host to go down once its port refuses", time.Minute, func() error {
+		if st := hostStatus(s, "slow-agent-host"); st != structs.HostStatusDown {
+			return fmt.Errorf("slow-agent-host is %s", st)
+		}
+		return nil
+	})
+}
+
+// TestHeartbeatRetryRearmsFailedDownMarks checks that a host whose TTL
+// down-marking failed is tried again at the next tick, unless a
+// heartbeat arrived meanwhile.
+func TestHeartbeatRetryRearmsFailedDownMarks(t *testing.T) {
+	h := newHeartbeats(10 * time.Second)
+	now := time.Now()
+	h.reset("a")
+	h.reset("b")
+	if got := h.expired(now.Add(time.Minute)); len(got) != 2 {
+		t.Fatalf("expired = %v, want a and b", got)
+	}
+	h.reset("b") // b heartbeats again before the retry
+	h.retry([]string{"a", "b"}, now)
+	got := h.expired(now.Add(time.Second))
+	if len(got) != 1 || got[0] != "a" {
+		t.Fatalf("after retry expired = %v, want [a]", got)
+	}
+}
