@@ -76,6 +76,18 @@ func init() {
 func (s *StateStore) UpdateAllocsFromClient(index uint64, e *structs.AllocClientUpdateEntry) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
+	if err := updateAllocsFromClientTxn(txn, index, e); err != nil {
+		return err
+	}
+	return commitAt(txn, index, allocUpdateTables...)
+}
+
+// allocUpdateTables are the tables an agent's report may change.
+var allocUpdateTables = []string{TableAllocations, TableInstances, TableHosts, TableEvals, TableInstanceActions, TableMigrations, TableInstanceUsages}
+
+// updateAllocsFromClientTxn applies one agent's reports in txn, which the
+// caller commits.
+func updateAllocsFromClientTxn(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry) error {
 	hb := newHostBatch()
 	rescheduled := make(map[string]bool)
 	for _, ev := range e.Reschedules {
@@ -104,10 +116,7 @@ func (s *StateStore) UpdateAllocsFromClient(index uint64, e *structs.AllocClient
 			return err
 		}
 	}
-	if err := hb.flush(txn, index); err != nil {
-		return err
-	}
-	return commitAt(txn, index, TableAllocations, TableInstances, TableHosts, TableEvals, TableInstanceActions, TableMigrations, TableInstanceUsages)
+	return hb.flush(txn, index)
 }
 
 func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry, old *structs.Allocation, u *structs.AllocClientUpdate, rescheduled map[string]bool, hb *hostBatch) error {

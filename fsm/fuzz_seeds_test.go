@@ -15,6 +15,7 @@ import (
 var fuzzEntryBodies = map[structs.MessageType]any{
 	structs.AggregateUpdateType:         &structs.AggregateEntry{},
 	structs.AllocClientUpdateType:       &structs.AllocClientUpdateEntry{},
+	structs.AllocClientUpdateBatchType:  &structs.AllocClientUpdateBatchEntry{},
 	structs.ClusterCASetType:            &structs.ClusterCASetRequest{},
 	structs.ConsoleTokenCreateType:      &structs.ConsoleTokenCreateEntry{},
 	structs.ConsoleTokenConsumeType:     &structs.ConsoleTokenConsumeEntry{},
@@ -182,6 +183,10 @@ func realEntries() []struct {
 		{structs.PlanApplyType, &structs.PlanApplyEntry{Placements: []*structs.Allocation{{ID: "a2", InstanceID: "i1", HostID: "h1",
 			Resources: map[string]int64{structs.ResourceVCPU: 1}}}, Evals: []*structs.Evaluation{{ID: "e1", Status: structs.EvalStatusComplete}}, UpdatedAt: 4}},
 		{structs.AllocClientUpdateType, &structs.AllocClientUpdateEntry{HostID: "h1", Updates: []*structs.AllocClientUpdate{{AllocID: "a1", ClientState: "running", PowerState: structs.PowerRunning}}, UpdatedAt: 5}},
+		{structs.AllocClientUpdateBatchType, &structs.AllocClientUpdateBatchEntry{Entries: []*structs.AllocClientUpdateEntry{
+			{HostID: "h1", Updates: []*structs.AllocClientUpdate{{AllocID: "a1", ClientState: "running", PowerState: structs.PowerRunning}}, UpdatedAt: 5},
+			{HostID: "h2", Updates: []*structs.AllocClientUpdate{{AllocID: "a1", ClientState: "running"}}, UpdatedAt: 5},
+		}}},
 		{structs.InstancePasswordSetType, &structs.InstancePasswordEntry{InstanceID: "i1", Password: "secret"}},
 	}
 }

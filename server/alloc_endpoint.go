@@ -150,7 +150,7 @@ func (e *Alloc) UpdateFromClient(args *structs.AllocUpdateRequest, reply *struct
 		}
 		entry.Faults[inst.ID] = retriesFault(inst.ID, attempts, now)
 	}
-	index, err := e.srv.apply(structs.AllocClientUpdateType, entry)
+	index, err := e.srv.allocUpdates.submit(e.srv, entry)
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,8 @@ type Server struct {
 	heartbeats *heartbeats
 	// creates coalesces concurrent instance creates into one Raft entry.
 	creates createBatcher
+	// allocUpdates coalesces concurrent agents' reports likewise.
+	allocUpdates allocUpdateBatcher
 
 	// reconcileCh nudges the leader loop when gossip membership changed.
 	reconcileCh chan struct{}

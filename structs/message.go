@@ -83,10 +83,15 @@ const (
 	ImageCacheRequestType MessageType = 79
 	// 88: single-instance creates coalesced by the leader into one entry.
 	InstanceCreateBatchType MessageType = 88
+	// 87: agents' allocation reports coalesced by the leader into one
+	// entry.
+	AllocClientUpdateBatchType MessageType = 87
 	// 80 and 82: the purges of old idempotency keys and of finished
 	// evaluations.
 	CreateRequestPurgeType MessageType = 80
 	EvalReapType           MessageType = 82
+	// 83: the purge of deleted instances' records past their retention.
+	DeletedPurgeType MessageType = 83
 )
 
 // String names a message type for logs and errors.

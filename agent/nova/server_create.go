@@ -4,13 +4,34 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/stratus-cloud/stratus/internal/writeretry"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
+// serverCreateSchemas holds POST /servers' schema of every microversion,
+// built once: a schema is never changed after it is built, and building
+// it for every boot cost more than validating the body.
+var serverCreateSchemas = sync.OnceValue(func() []*schema {
+	out := make([]*schema, maxMicroversion+1)
+	for mv := range out {
+		out[mv] = buildServerCreateSchema(mv)
+	}
+	return out
+})
+
 // serverCreateSchema is Nova's POST /servers schema at a microversion.
 func serverCreateSchema(mv int) *schema {
+	if all := serverCreateSchemas(); mv >= 0 && mv < len(all) {
+		return all[mv]
+	}
+	return buildServerCreateSchema(mv)
+}
+
+// buildServerCreateSchema builds Nova's POST /servers schema at a
+// microversion.
+func buildServerCreateSchema(mv int) *schema {
 	network := &schema{types: tObject, props: map[string]*schema{
 		"fixed_ip": {types: tString}, "port": {types: tString | tNull, format: checkUUID}, "uuid": {types: tString},
 	}}
@@ -225,7 +246,7 @@ func (q *request) flavorOf(in map[string]any) (string, error) {
 	case json.Number:
 		ref = v.String()
 	}
-	f, err := q.getFlavor(ref)
+	f, err := q.getFlavorForCreate(ref)
 	if err != nil {
 		if structs.KindOf(err) == structs.KindNotFound || isStatus(err, 404) {
 			return "", badRequest("Invalid flavorRef provided.")
@@ -233,6 +254,19 @@ func (q *request) flavorOf(in map[string]any) (string, error) {
 		return "", err
 	}
 	return f.ID, nil
+}
+
+// getFlavorForCreate reads a flavor for a boot from this agent's servers'
+// state when it is there (no round trip to the leader, which checks the
+// flavor again as it commits the boot), else as getFlavor does: a flavor
+// created an instant ago may not have reached this server yet.
+func (q *request) getFlavorForCreate(id string) (*structs.Flavor, error) {
+	var out structs.SingleFlavorResponse
+	args := &structs.FlavorSpecificRequest{ID: id, QueryOptions: structs.QueryOptions{AllowStale: true}}
+	if err := q.call("Flavor.Get", args, &out); err == nil && out.Flavor != nil && out.Flavor.ID == id && q.visible(out.Flavor) {
+		return out.Flavor, nil
+	}
+	return q.getFlavor(id)
 }
 
 // zoneOf reads availability_zone and, from Nova's admin-only
