@@ -194,6 +194,18 @@ type ServerConfig struct {
 	// long (Nova's reclaim_instance_interval; "0", the default, deletes
 	// at once).
 	ReclaimInstanceInterval string `hcl:"reclaim_instance_interval,optional"`
+	// DeletedRetention is how long a deleted instance's records (its
+	// actions, usage record and migrations) are kept before the leader
+	// purges them, e.g. "72h" (default 24h; "0" or "forever" keeps them,
+	// as Nova does until nova-manage db purge).
+	DeletedRetention string `hcl:"deleted_retention,optional"`
+	// EvalGCThreshold is how long a finished evaluation is kept, e.g.
+	// "1h" (the default, as Nomad's eval_gc_threshold).
+	EvalGCThreshold string `hcl:"eval_gc_threshold,optional"`
+	// IdempotencyKeyTTL is how long a create's Idempotency-Key is
+	// remembered, e.g. "1h" (the default); keep it longer than clients
+	// retry.
+	IdempotencyKeyTTL string `hcl:"idempotency_key_ttl,optional"`
 
 	Scheduler *SchedulerConfig `hcl:"scheduler,block"`
 }
@@ -230,6 +242,12 @@ type ClientConfig struct {
 	SimulatedHosts int      `hcl:"simulated_hosts,optional"`
 	Servers        []string `hcl:"servers,optional"`
 	RetryJoin      []string `hcl:"retry_join,optional"`
+	// IntroToken, or the file IntroTokenFile names, is the node
+	// introduction token (cloudctl operator node-intro create) the first
+	// registration of this agent's hosts carries; $STRATUS_INTRO_TOKEN
+	// otherwise (agent/node_intro.go).
+	IntroToken     string `hcl:"intro_token,optional"`
+	IntroTokenFile string `hcl:"intro_token_file,optional"`
 	// Inventory tuning with Nova's option names; zero keeps Nova's
 	// defaults (CPU 4.0, RAM 1.0, disk 1.0, 512 MB reserved).
 	CPUAllocationRatio   float64 `hcl:"cpu_allocation_ratio,optional"`
@@ -401,6 +419,14 @@ func (c *Config) Finalize() error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
+	if _, err := deletedRetention(c.Server.DeletedRetention); err != nil {
+		return fmt.Errorf("deleted_retention: %w", err)
+	}
+	for name, v := range map[string]string{"eval_gc_threshold": c.Server.EvalGCThreshold, "idempotency_key_ttl": c.Server.IdempotencyKeyTTL} {
+		if d, err := lifecycleDuration(v, false); err != nil || (v != "" && d <= 0) {
+			return fmt.Errorf("%s: %q is not a positive duration such as 1h", name, v)
+		}
+	}
 	if c.Server.RaftTimeScale < 0 || c.Server.RaftTimeScale > 100 {
 		return fmt.Errorf("raft_time_scale must be between 0 (the default, 1) and 100")
 	}
@@ -563,6 +589,27 @@ func lifecycleDuration(v string, allowNever bool) (time.Duration, error) {
 	}
 	if d < 0 {
 		d = -1
+	}
+	return d, nil
+}
+
+// deletedRetention parses deleted_retention for the server's
+// DeletedRetention: "" is the default (0), "0", "-1" or "forever" keep
+// deleted instances' records forever (-1), else a positive duration or
+// number of seconds.
+func deletedRetention(v string) (time.Duration, error) {
+	switch v {
+	case "":
+		return 0, nil
+	case "forever":
+		return -1, nil
+	}
+	d, err := lifecycleDuration(v, true)
+	if err != nil {
+		return 0, fmt.Errorf("%w (or \"forever\")", err)
+	}
+	if d <= 0 {
+		return -1, nil
 	}
 	return d, nil
 }

@@ -102,7 +102,7 @@ func (m *multiHost) sync() error {
 		}
 		c, err := client.New(client.Config{
 			DataDir: filepath.Join(m.dir, "hosts", key), NodeName: cfg.NodeName, Region: cfg.Region, AZ: cfg.AZ,
-			NodeSecret: secret, Driver: drv, RPC: m.a.nodeRPC(), Logger: logger,
+			NodeSecret: secret, IntroToken: m.a.introToken, Driver: drv, RPC: m.a.nodeRPC(), Logger: logger,
 			CPUAllocationRatio: cfg.Client.CPUAllocationRatio, RAMAllocationRatio: cfg.Client.RAMAllocationRatio,
 			DiskAllocationRatio: cfg.Client.DiskAllocationRatio, ReservedMemoryMB: cfg.Client.ReservedHostMemoryMB,
 			ReservedVCPUs: cfg.Client.ReservedHostCPUs, ReservedDiskGB: cfg.Client.ReservedHostDiskGB,

@@ -106,9 +106,11 @@ func (a *Agent) routeTable() []route {
 		{"PUT /v1/operator/snapshot", policy.Admin, a.snapshotRestore},
 		{"GET /v1/operator/scheduler/configuration", policy.Admin, a.schedulerConfigGet},
 		{"PUT /v1/operator/scheduler/configuration", policy.Admin, a.schedulerConfigSet},
+		{"POST /v1/operator/purge-deleted", policy.Admin, a.purgeDeleted},
 	}
 	table = append(table, a.imageRoutes()...)
 	table = append(table, a.s3Routes()...)
+	table = append(table, a.nodeIntroRoutes()...)
 	table = append(table, a.networkRoutes()...)
 	table = append(table, a.groupRoutes()...)
 	table = append(table, a.keyringRoutes()...)

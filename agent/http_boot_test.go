@@ -280,7 +280,8 @@ func TestInstanceActionMapping(t *testing.T) {
 		{`{"Action":"reboot","Hard":true}`, structs.OpRebootHard},
 	} {
 		rec := serve(h, "POST", "/v1/instances/i1/actions", tc.body)
-		want := &structs.InstanceTaskRequest{InstanceID: "i1", Op: tc.want, Admin: true, WriteRequest: structs.WriteRequest{AuthToken: "tok"}}
+		want := &structs.InstanceTaskRequest{InstanceID: "i1", Op: tc.want, Admin: true, WriteRequest: structs.WriteRequest{AuthToken: "tok"},
+			IdempotencyKey: agentTaskKey(t, f)}
 		if c := f.last(t); rec.Code != 200 || c.method != "Instance.Task" || !reflect.DeepEqual(c.args, want) {
 			t.Errorf("%s: %d, called %s %+v", tc.body, rec.Code, c.method, c.args)
 		}

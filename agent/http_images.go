@@ -119,7 +119,7 @@ func (a *Agent) imageUpload(w http.ResponseWriter, r *http.Request) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	return a.imageData.Upload(img.ID, r.ContentLength, r.Body)
+	return a.imageData.Upload(requestToken(r), img.ID, r.ContentLength, r.Body)
 }
 
 // imageDownload streams the image's data, with its checksums in
@@ -132,7 +132,7 @@ func (a *Agent) imageDownload(w http.ResponseWriter, r *http.Request) (any, erro
 	if !img.HasData() {
 		return nil, structs.Errorf(structs.KindNotFound, "image %s has no data", img.ID)
 	}
-	rc, err := a.imageData.Download(img, 0, -1)
+	rc, err := a.imageData.Download(requestToken(r), img, 0, -1)
 	if err != nil {
 		return nil, err
 	}

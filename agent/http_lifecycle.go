@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/writeretry"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -151,8 +152,8 @@ func (a *Agent) instanceAction(w http.ResponseWriter, r *http.Request) (any, err
 	}
 	args.ProjectID, args.UserID, args.Admin = caller(r)
 	args.AuthToken = requestToken(r)
-	var out structs.InstanceTaskResponse
-	if err := a.rpc.RPC("Instance.Task", args, &out); err != nil {
+	out, err := a.submitTask(r, args)
+	if err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -161,6 +162,26 @@ func (a *Agent) instanceAction(w http.ResponseWriter, r *http.Request) (any, err
 		resp.Instance = newInstanceJSON(out.Instance)
 	}
 	return resp, nil
+}
+
+// submitTask sends an Instance.Task request with its idempotency key
+// (the client's Idempotency-Key header or one of the agent's), retried
+// across elections: a task that started before an election lost its
+// answer is answered, not refused as a conflict with itself.
+func (a *Agent) submitTask(r *http.Request, args *structs.InstanceTaskRequest) (*structs.InstanceTaskResponse, error) {
+	var err error
+	if args.IdempotencyKey, err = idempotencyKey(r); err != nil {
+		return nil, err
+	}
+	var out structs.InstanceTaskResponse
+	err = writeretry.DoFor(r.Context(), a.writeRetry, func(bool) error {
+		out, args.Forwarded = structs.InstanceTaskResponse{}, false
+		return a.rpc.RPC("Instance.Task", args, &out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // instanceActionList answers GET /v1/instances/{id}/actions: the

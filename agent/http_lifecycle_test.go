@@ -58,6 +58,7 @@ func TestInstanceActionEveryOp(t *testing.T) {
 		rec := serve(h, "POST", "/v1/instances/i1/actions", tc.body)
 		want := tc.want
 		want.InstanceID, want.Admin, want.AuthToken = "i1", true, "tok"
+		want.IdempotencyKey = agentTaskKey(t, f)
 		if c := f.last(t); rec.Code != 200 || c.method != "Instance.Task" || !reflect.DeepEqual(c.args, &want) {
 			t.Errorf("%s: %d %s, called %s %+v", tc.body, rec.Code, rec.Body, c.method, c.args)
 			continue

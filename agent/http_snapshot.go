@@ -78,16 +78,22 @@ func (a *Agent) instanceSnapshot(w http.ResponseWriter, r *http.Request) (any, e
 	task := &structs.InstanceTaskRequest{InstanceID: inst.ID, Op: op, ImageID: created.Image.ID, Rotation: body.Rotation}
 	task.ProjectID, task.UserID, task.Admin = caller(r)
 	task.AuthToken = token
-	var out structs.InstanceTaskResponse
-	if err := a.rpc.RPC("Instance.Task", task, &out); err != nil {
-		del := structs.ImageDeleteRequest{ImageID: created.Image.ID}
+	out, err := a.submitTask(r, task)
+	imageID := created.Image.ID
+	if err != nil || out.ImageID != "" && out.ImageID != imageID {
+		// Refused, or a retry (same Idempotency-Key) of a snapshot that
+		// started before: the image made for this request gets no data.
+		del := structs.ImageDeleteRequest{ImageID: imageID}
 		del.AuthToken = token
 		var gone structs.GenericResponse
 		_ = a.rpc.RPC("Image.Delete", &del, &gone)
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
+		imageID = out.ImageID
 	}
 	setIndex(w, out.Index)
-	resp := &instanceSnapshotJSON{ImageID: created.Image.ID, RequestID: out.RequestID}
+	resp := &instanceSnapshotJSON{ImageID: imageID, RequestID: out.RequestID}
 	if out.Instance != nil {
 		resp.Instance = newInstanceJSON(out.Instance)
 	}

@@ -49,7 +49,7 @@ func (a *Agent) fetchImage(ctx context.Context, img imagecache.Image) (io.ReadCl
 		resp.Image != nil && resp.Image.HashValue == img.HashValue {
 		rec.Locations = resp.Image.Locations
 	}
-	return a.imageData.Download(rec, 0, -1)
+	return a.imageData.Download(a.ownToken(), rec, 0, -1)
 }
 
 // snapshotUploader sends agents' snapshots to the servers' image stores.
@@ -60,7 +60,7 @@ var _ client.ImageUploader = snapshotUploader{}
 // Upload streams body as image imageID's data; the servers record it
 // active.
 func (u snapshotUploader) Upload(ctx context.Context, imageID string, size int64, body io.Reader) error {
-	_, err := u.d.Upload(imageID, size, &ctxReader{ctx: ctx, r: body})
+	_, err := u.d.Upload(u.d.a.ownToken(), imageID, size, &ctxReader{ctx: ctx, r: body})
 	return err
 }
 

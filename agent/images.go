@@ -59,9 +59,10 @@ func (d *imageData) servers() (order []string, byID map[string]string) {
 }
 
 // Upload streams body to a server, which stores it and records the
-// image active. The agent's own server takes it when there is one;
-// otherwise the first server that answers.
-func (d *imageData) Upload(imageID string, size int64, body io.Reader) (*structs.Image, error) {
+// image active, with the caller's credential (token), which the
+// servers' stream hook checks. The agent's own server takes it when
+// there is one; otherwise the first server that answers.
+func (d *imageData) Upload(token, imageID string, size int64, body io.Reader) (*structs.Image, error) {
 	order, _ := d.servers()
 	if len(order) == 0 {
 		return nil, structs.Errorf(structs.KindUnavailable, "no servers known in region %q", d.a.config.Region)
@@ -77,7 +78,7 @@ func (d *imageData) Upload(imageID string, size int64, body io.Reader) (*structs
 		return nil, structs.Errorf(structs.KindUnavailable, "no server reachable for the upload: %v", err)
 	}
 	defer conn.Close()
-	if err := rpc.WriteFrame(conn, &structs.BlobPutRequest{ImageID: imageID, Size: size}); err != nil {
+	if err := rpc.WriteFrame(conn, &structs.BlobPutRequest{ImageID: imageID, Size: size, AuthToken: token}); err != nil {
 		return nil, err
 	}
 	var ready structs.BlobPutReady
@@ -119,10 +120,10 @@ func (d *imageData) Upload(imageID string, size int64, body io.Reader) (*structs
 	return res.Image, nil
 }
 
-// Download opens a range of an image's data: from a server that holds
-// it when one is alive (this agent's own first), else from any server,
-// which relays it.
-func (d *imageData) Download(img *structs.Image, offset, length int64) (io.ReadCloser, error) {
+// Download opens a range of an image's data, with the caller's
+// credential (token): from a server that holds it when one is alive
+// (this agent's own first), else from any server, which relays it.
+func (d *imageData) Download(token string, img *structs.Image, offset, length int64) (io.ReadCloser, error) {
 	order, byID := d.servers()
 	var holders, rest []string
 	seen := map[string]bool{}
@@ -141,7 +142,7 @@ func (d *imageData) Download(img *structs.Image, offset, length int64) (io.ReadC
 		// This agent's own server holds it: no network at all.
 		holders = append([]string{order[0]}, removeAddr(holders, order[0])...)
 	}
-	req := &structs.BlobGetRequest{HashValue: img.HashValue, Offset: offset, Length: length}
+	req := &structs.BlobGetRequest{HashValue: img.HashValue, Offset: offset, Length: length, AuthToken: token}
 	var lastErr error = structs.Errorf(structs.KindUnavailable, "no servers known in region %q", d.a.config.Region)
 	for i, addr := range append(holders, rest...) {
 		req.Local = i < len(holders)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -31,10 +32,18 @@ func TestBootAndDeleteWithServerSideACLs(t *testing.T) {
 		t.Fatalf("an RPC without a credential: %v", err)
 	}
 
+	// A separate client agent registers its new host with an
+	// introduction an operator issued (POST /v1/operator/node-intro).
+	adminTok := keystoneToken(t, srv, "admin")
+	code, _, body := call(t, "POST", srv.url("/v1/operator/node-intro"), adminTok, `{"TTL": "10m", "HostName": "hv-acl"}`)
+	var intro structs.NodeIntroCreateResponse
+	if code != http.StatusOK || json.Unmarshal(body, &intro) != nil || intro.Token == "" {
+		t.Fatalf("node-intro: %d %s", code, body)
+	}
 	zero := 0
 	ccfg := &Config{NodeName: "hv-acl", DataDir: t.TempDir(), BindAddr: "127.0.0.1",
 		Ports:  &PortsConfig{HTTP: &zero, RPC: &zero, Gossip: &zero},
-		Client: &ClientConfig{Enabled: true, RetryJoin: []string{srv.GossipAddr()}}}
+		Client: &ClientConfig{Enabled: true, RetryJoin: []string{srv.GossipAddr()}, IntroToken: intro.Token}}
 	if err := ccfg.Finalize(); err != nil {
 		t.Fatal(err)
 	}

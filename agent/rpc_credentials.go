@@ -58,6 +58,16 @@ func (a *Agent) nodeRPC() rpcCaller {
 	return credentialRPC{next: a.rpc, token: a.nodeSecret}
 }
 
+// ownToken is the credential the agent's own streams carry (the image
+// cache's downloads, snapshots' uploads): its node secret, else its
+// server's credential.
+func (a *Agent) ownToken() string {
+	if a.nodeSecret == "" && a.server != nil {
+		return a.server.Credential()
+	}
+	return a.nodeSecret
+}
+
 // localHostIDs lists the ids of the hosts this agent runs: what its node
 // secret may read about (the metadata service looks up guests by them).
 func (a *Agent) localHostIDs() []string {

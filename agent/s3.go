@@ -26,7 +26,9 @@ type S3Config struct {
 
 // startS3 builds the S3 API and starts its dedicated listener, if any.
 func (a *Agent) startS3() error {
-	a.s3 = s3api.New(s3api.Config{RPC: a.self, Data: &s3Data{a: a}, Logger: a.logger.Named("s3")})
+	// The S3 API calls with the token the servers issue per verified
+	// request (S3.Verify), never with the agent's own credential.
+	a.s3 = s3api.New(s3api.Config{RPC: a.rpc, Data: &s3Data{a: a}, Logger: a.logger.Named("s3")})
 	if a.config.S3 == nil || a.config.S3.Listen == "" {
 		return nil
 	}
@@ -155,8 +157,8 @@ func (d *s3Data) Complete(req *structs.S3CompleteRequest) (*structs.S3Object, er
 }
 
 // Open reads a range of an object's blob, as image downloads do.
-func (d *s3Data) Open(hash string, locs []*structs.ImageLocation, offset, length int64) (io.ReadCloser, error) {
-	return d.a.imageData.Download(&structs.Image{HashValue: hash, Locations: locs}, offset, length)
+func (d *s3Data) Open(token, hash string, locs []*structs.ImageLocation, offset, length int64) (io.ReadCloser, error) {
+	return d.a.imageData.Download(token, &structs.Image{HashValue: hash, Locations: locs}, offset, length)
 }
 
 // s3Routes are the native API's S3 routes: turning an object into an

@@ -145,6 +145,8 @@ type request struct {
 	query       *QueryOptions
 	body        io.Reader
 	contentType string
+	// header holds extra request headers (an Idempotency-Key).
+	header http.Header
 }
 
 // encodeQuery renders params and the blocking-query options as
@@ -188,6 +190,9 @@ func (c *Client) do(r *request) (*http.Response, error) {
 	}
 	if r.contentType != "" {
 		req.Header.Set("Content-Type", r.contentType)
+	}
+	for k, v := range r.header {
+		req.Header[k] = v
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -237,7 +242,12 @@ func (c *Client) query(path string, out any, q *QueryOptions) (*QueryMeta, error
 // write sends in with method to path, decodes the answer into out and
 // parses the write metadata.
 func (c *Client) write(method, path string, params url.Values, in, out any) (*WriteMeta, error) {
-	h, err := c.doJSON(&request{method: method, path: path, params: params}, in, out)
+	return c.writeWith(&request{method: method, path: path, params: params}, in, out)
+}
+
+// writeWith is write of a prepared request (extra headers).
+func (c *Client) writeWith(r *request, in, out any) (*WriteMeta, error) {
+	h, err := c.doJSON(r, in, out)
 	if err != nil {
 		return nil, err
 	}

@@ -116,6 +116,13 @@ type ActionOptions struct {
 	Host string `json:",omitempty"`
 	// Reason is a lock's reason.
 	Reason string `json:",omitempty"`
+	// IdempotencyKey, sent as the Idempotency-Key header, makes Perform
+	// safe to send again: a retry with the same key after an error that
+	// left the outcome unknown (no leader, a lost connection) is
+	// answered with the operation the first attempt started, never
+	// started twice nor refused as a conflict with itself. The agent
+	// picks a key of its own for a request without one.
+	IdempotencyKey string `json:"-"`
 }
 
 // performRequest is the body of POST /v1/instances/{id}/actions.
@@ -146,8 +153,12 @@ func (i *Instances) Perform(id, op string, opts *ActionOptions) (*ActionResult, 
 	if opts != nil {
 		body.ActionOptions = *opts
 	}
+	r := &request{method: http.MethodPost, path: "/v1/instances/" + url.PathEscape(id) + "/actions"}
+	if body.IdempotencyKey != "" {
+		r.header = http.Header{"Idempotency-Key": {body.IdempotencyKey}}
+	}
 	var out ActionResult
-	wm, err := i.c.write(http.MethodPost, "/v1/instances/"+url.PathEscape(id)+"/actions", nil, body, &out)
+	wm, err := i.c.writeWith(r, body, &out)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -79,17 +79,18 @@ var commands = map[string]CommandFactory{
 // groups are the synopses of command groups, the proper prefixes of
 // command names, shown in help listings.
 var groups = map[string]string{
-	"flavor":            "Manage flavors, the hardware templates of instances",
-	"host":              "Inspect hosts, enable or disable scheduling onto them, and drain them",
-	"instance":          "Boot, inspect, operate on, move and delete instances, and run instance specs",
-	"operator":          "Cluster maintenance: Raft membership, snapshots and gossip keys",
-	"operator raft":     "Inspect and change the Raft peer set",
-	"operator snapshot": "Save and restore snapshots of the cluster state",
-	"operator gossip":   "Generate gossip encryption keys and rotate the keyring",
-	"tls":               "Create the certificate authority and certificates for agent TLS",
-	"tls ca":            "Create a certificate authority",
-	"tls cert":          "Create certificates signed by the CA",
-	"server":            "Inspect the servers of the cluster",
+	"flavor":              "Manage flavors, the hardware templates of instances",
+	"host":                "Inspect hosts, enable or disable scheduling onto them, and drain them",
+	"instance":            "Boot, inspect, operate on, move and delete instances, and run instance specs",
+	"operator":            "Cluster maintenance: Raft membership, snapshots and gossip keys",
+	"operator raft":       "Inspect and change the Raft peer set",
+	"operator snapshot":   "Save and restore snapshots of the cluster state",
+	"operator gossip":     "Generate gossip encryption keys and rotate the keyring",
+	"operator node-intro": "Issue introduction tokens that let new client agents register",
+	"tls":                 "Create the certificate authority and certificates for agent TLS",
+	"tls ca":              "Create a certificate authority",
+	"tls cert":            "Create certificates signed by the CA",
+	"server":              "Inspect the servers of the cluster",
 }
 
 // register adds a command to the table, for files that define commands

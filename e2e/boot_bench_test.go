@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"sync"
@@ -68,6 +69,8 @@ type bootCluster struct {
 	// running; created counts the instances the clients have created.
 	running atomic.Int64
 	created atomic.Int64
+	// reports counts the simulated hosts' Alloc.UpdateFromClient calls.
+	reports atomic.Int64
 	ids     []string
 }
 
@@ -216,6 +219,12 @@ func (c *bootCluster) unlimitedQuota(b *testing.B) {
 // registerHosts registers hosts with room for 64 m1.tiny each (16 cores
 // at ratio 4, 64 GiB), as BenchmarkClusterPlacement's hosts.
 func (c *bootCluster) registerHosts(b *testing.B, n int) {
+	// One introduction for every new host, as an operator's
+	// `cloudctl operator node-intro create` for a batch of agents.
+	intro, _, err := c.waitLeader(b).Server().NodeIntroToken("", time.Hour)
+	if err != nil {
+		b.Fatalf("node introduction: %v", err)
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 32)
 	errs := make(chan error, n)
@@ -236,7 +245,7 @@ func (c *bootCluster) registerHosts(b *testing.B, n int) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			req := &structs.HostRegisterRequest{Host: h, WriteRequest: structs.WriteRequest{AuthToken: simNodeSecret}}
+			req := &structs.HostRegisterRequest{Host: h, IntroToken: intro, WriteRequest: structs.WriteRequest{AuthToken: simNodeSecret}}
 			if err := pool.RPC(addr, "Host.Register", req, &structs.HostRegisterResponse{}); err != nil {
 				errs <- fmt.Errorf("register %s: %w", h.ID, err)
 			}
@@ -278,6 +287,7 @@ func (c *bootCluster) simulateHost(ctx context.Context, pool *rpc.ConnPool, host
 		sort.Slice(updates, func(i, j int) bool { return updates[i].AllocID < updates[j].AllocID })
 		update := &structs.AllocUpdateRequest{HostID: hostID, Updates: updates, WriteRequest: structs.WriteRequest{AuthToken: simNodeSecret}}
 		err := pool.RPC(addr, "Alloc.UpdateFromClient", update, &structs.GenericResponse{})
+		c.reports.Add(1)
 		if err != nil {
 			index = 0 // look again and report again
 			continue
@@ -320,7 +330,8 @@ func (c *bootCluster) bootRound(b *testing.B, api, prefix string) {
 	ids := make([][]string, clients)
 	errs := make(chan error, clients)
 	var wg sync.WaitGroup
-	raftStart, cpuStart := c.raftIndex(b), cpuTime()
+	raftStart, cpuStart, reportsStart := c.raftIndex(b), cpuTime(), c.reports.Load()
+	stopProfile := startBootProfile(b, prefix)
 	start := time.Now()
 	for w := 0; w < clients; w++ {
 		wg.Add(1)
@@ -357,7 +368,8 @@ func (c *bootCluster) bootRound(b *testing.B, api, prefix string) {
 		return nil
 	})
 	active := time.Since(start)
-	entries, cpu := c.raftIndex(b)-raftStart, cpuTime()-cpuStart
+	stopProfile()
+	entries, cpu, reports := c.raftIndex(b)-raftStart, cpuTime()-cpuStart, c.reports.Load()-reportsStart
 	var all []time.Duration
 	for w := range lat {
 		all = append(all, lat[w]...)
@@ -374,11 +386,36 @@ func (c *bootCluster) bootRound(b *testing.B, api, prefix string) {
 	// clients and simulated hosts included) per boot.
 	b.ReportMetric(float64(entries)/float64(requests), "raft-entries/boot")
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(requests), "cpu-ms/boot")
+	b.ReportMetric(float64(reports)/float64(requests), "reports/boot")
 	b.Logf("%s: %d boots by %d clients: accepted in %v (%.0f/s), ACTIVE in %v (%.0f/s); latency p50 %v, p99 %v, max %v; "+
-		"%.2f Raft entries and %.2f ms of CPU a boot",
+		"%.2f Raft entries, %.2f agents' reports and %.2f ms of CPU a boot",
 		api, requests, clients, accepted.Round(time.Millisecond), float64(requests)/accepted.Seconds(),
 		active.Round(time.Millisecond), float64(requests)/active.Seconds(), pct(0.5), pct(0.99), all[len(all)-1],
-		float64(entries)/float64(requests), float64(cpu.Microseconds())/1000/float64(requests))
+		float64(entries)/float64(requests), float64(reports)/float64(requests), float64(cpu.Microseconds())/1000/float64(requests))
+}
+
+// startBootProfile profiles the CPU of one timed round (requests and
+// the wait for ACTIVE, not the setup) into the file that
+// STRATUS_BENCH_CPUPROFILE names, suffixed with the round's name (for
+// example boot.prof.nova-0); the returned func stops it. Not together
+// with -cpuprofile, which profiles everything.
+func startBootProfile(b *testing.B, round string) func() {
+	path := os.Getenv("STRATUS_BENCH_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path + "." + round)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		b.Fatalf("STRATUS_BENCH_CPUPROFILE: %v", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}
 }
 
 // raftIndex is the leader's last Raft index.

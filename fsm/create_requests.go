@@ -107,9 +107,9 @@ func (s *StateStore) CreateRequests(ws memdb.WatchSet) ([]*structs.CreateRequest
 	return list[*structs.CreateRequest](s.ReadTxn(), ws, TableCreateRequests)
 }
 
-// PurgeCreateRequests removes the records created before before and
-// returns how many it removed. It changes nothing (and no index) when
-// none is that old.
+// PurgeCreateRequests removes the create and task request records
+// created before before and returns how many it removed. It changes
+// nothing (and no index) when none is that old.
 func (s *StateStore) PurgeCreateRequests(index uint64, before int64) (int, error) {
 	txn := s.writeTxn()
 	defer txn.Abort()
@@ -127,8 +127,19 @@ func (s *StateStore) PurgeCreateRequests(index uint64, before int64) (int, error
 		}
 		n++
 	}
-	if n == 0 {
+	var tables []string
+	if n > 0 {
+		tables = append(tables, TableCreateRequests)
+	}
+	tasks, err := purgeTaskRequests(txn, before)
+	if err != nil {
+		return 0, err
+	}
+	if tasks > 0 {
+		tables = append(tables, TableTaskRequests)
+	}
+	if len(tables) == 0 {
 		return 0, nil
 	}
-	return n, commitAt(txn, index, TableCreateRequests)
+	return n + tasks, commitAt(txn, index, tables...)
 }

@@ -196,6 +196,7 @@ func populate(t *testing.T, s *StateStore) {
 	populateUserQuotas(t, s)
 	populateImageCache(t, s)
 	populateCreateRequests(t, s)
+	populateTaskRequests(t, s)
 }
 
 func dump(t *testing.T, s *StateStore) map[string][]any {

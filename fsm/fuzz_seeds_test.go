@@ -68,6 +68,7 @@ var fuzzEntryBodies = map[structs.MessageType]any{
 	structs.ImageCacheRequestType:       &structs.ImageCacheEntry{},
 	structs.CreateRequestPurgeType:      &structs.CreateRequestPurgeEntry{},
 	structs.EvalReapType:                &structs.EvalReapEntry{},
+	structs.DeletedPurgeType:            &structs.DeletedPurgeEntry{},
 }
 
 // fuzzIDs are the ids populate's objects have, chosen for fields by

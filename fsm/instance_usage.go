@@ -19,6 +19,9 @@ func init() {
 			Indexes: map[string]*memdb.IndexSchema{
 				"id":      idIndex("InstanceID"),
 				"project": {Name: "project", AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "ProjectID"}},
+				// By deletion time, for the retention purge
+				// (instance_purge.go).
+				deletedIndex: {Name: deletedIndex, Indexer: deletedAtIndexer{}},
 			},
 		}
 	})

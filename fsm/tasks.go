@@ -60,6 +60,11 @@ func (s *StateStore) StartInstanceTask(index uint64, e *structs.InstanceTaskEntr
 	if h == nil {
 		return structs.Errorf(structs.KindInvalid, "unknown instance operation %q", e.Op)
 	}
+	// A submission retried with its idempotency key is answered with
+	// the task it started (task_requests.go).
+	if err := taskReplay(txn, e); err != nil {
+		return err
+	}
 	inst, err := t.instance(e.InstanceID)
 	if err != nil {
 		return err
@@ -82,10 +87,14 @@ func (s *StateStore) StartInstanceTask(index uint64, e *structs.InstanceTaskEntr
 	if err := h(t, inst.Copy(), e); err != nil {
 		return err
 	}
+	keyed, err := recordTaskRequest(txn, index, e)
+	if err != nil {
+		return err
+	}
 	if err := t.hb.flush(txn, index); err != nil {
 		return err
 	}
-	return commitAt(txn, index, taskTables...)
+	return commitAt(txn, index, append(keyed, taskTables...)...)
 }
 
 // TaskAlreadyApplied is StartInstanceTask's answer to an entry whose
@@ -93,6 +102,9 @@ func (s *StateStore) StartInstanceTask(index uint64, e *structs.InstanceTaskEntr
 type TaskAlreadyApplied struct {
 	// Index is the Raft index of the entry that carried it out.
 	Index uint64
+	// Request is the record of the first submission when the entry was
+	// recognised by its idempotency key, nil when by its request id.
+	Request *structs.TaskRequest
 }
 
 // Error makes a duplicate reach callers that only look for errors as

@@ -81,12 +81,14 @@ type Server struct {
 	yamuxConfig      *yamux.Config
 	handshakeTimeout time.Duration
 	// streams are the stream handlers by name (RegisterStream).
-	streams map[string]StreamHandler
+	streams map[string]stream
 	// authorize, when set, runs before every endpoint call (SetAuthorizer).
 	authorize atomic.Pointer[Authorizer]
 	// methods are the registered "name.Method"s (Methods).
 	methodsMu sync.Mutex
 	methods   []string
+	// streamNames are the registered streams' names (StreamMethods).
+	streamNames []string
 
 	mu         sync.Mutex
 	shutdown   bool
@@ -198,7 +200,8 @@ type Authorizer func(method string, args any) (ReplyFilter, error)
 type ReplyFilter func(reply any)
 
 // SetAuthorizer installs the check every call passes before its
-// endpoint runs, over the network and in-process (Call) alike; nil
+// endpoint runs, over the network and in-process (Call) alike, and
+// every stream's request before its handler runs (RegisterStream); nil
 // removes it.
 func (s *Server) SetAuthorizer(fn Authorizer) {
 	if fn == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sort"
 	"time"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -22,9 +23,18 @@ const MaxFrameSize = 1 << 20
 // MaxChunkSize bounds one chunk of a ChunkWriter.
 const MaxChunkSize = 4 << 20
 
-// StreamHandler serves one stream connection. The connection is closed
-// when the handler returns (and by Server.Shutdown).
-type StreamHandler func(conn net.Conn)
+// StreamHandler serves one stream connection. args is the stream's
+// request, decoded from the first frame the client sends and passed by
+// the server's Authorizer (SetAuthorizer) as an RPC's arguments are;
+// nil for a stream registered without a request. The connection is
+// closed when the handler returns (and by Server.Shutdown).
+type StreamHandler func(conn net.Conn, args any)
+
+// stream is a registered stream handler and its request's type.
+type stream struct {
+	newArgs func() any
+	handler StreamHandler
+}
 
 type streamHeader struct {
 	Method string
@@ -34,19 +44,38 @@ type streamAck struct {
 	Error string
 }
 
-// RegisterStream publishes a stream handler under name. Register every
+// RegisterStream publishes a stream handler under name. newArgs returns
+// a new request value (a pointer to a struct): the server decodes the
+// first frame the client sends after the header into it and runs the
+// Authorizer on it, as on an RPC's arguments, before the handler runs;
+// a refusal is answered as a frame {Error: text}, which every stream's
+// first answer frame can decode. newArgs nil leaves the connection to
+// the handler at once (and outside any Authorizer). Register every
 // handler before Serve.
-func (s *Server) RegisterStream(name string, h StreamHandler) error {
+func (s *Server) RegisterStream(name string, newArgs func() any, h StreamHandler) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.streams == nil {
-		s.streams = map[string]StreamHandler{}
+		s.streams = map[string]stream{}
 	}
 	if _, dup := s.streams[name]; dup || name == "" || h == nil {
 		return fmt.Errorf("rpc: stream handler %q registered twice or empty", name)
 	}
-	s.streams[name] = h
+	s.streams[name] = stream{newArgs: newArgs, handler: h}
+	s.methodsMu.Lock()
+	s.streamNames = append(s.streamNames, name)
+	sort.Strings(s.streamNames)
+	s.methodsMu.Unlock()
 	return nil
+}
+
+// StreamMethods lists the registered stream handlers' names, sorted:
+// like Methods, what a caller can reach, for checks that each has a
+// rule.
+func (s *Server) StreamMethods() []string {
+	s.methodsMu.Lock()
+	defer s.methodsMu.Unlock()
+	return append([]string(nil), s.streamNames...)
 }
 
 // serveStream reads a stream's header and hands the connection to its
@@ -65,16 +94,48 @@ func (s *Server) serveStream(conn net.Conn) {
 		return
 	}
 	s.mu.Lock()
-	h := s.streams[hdr.Method]
+	st, ok := s.streams[hdr.Method]
 	s.mu.Unlock()
-	if h == nil {
+	if !ok {
 		_ = WriteFrame(conn, &streamAck{Error: fmt.Sprintf("rpc: unknown stream %q", hdr.Method)})
 		return
 	}
 	if err := WriteFrame(conn, &streamAck{}); err != nil {
 		return
 	}
-	h(conn)
+	if st.newArgs == nil {
+		st.handler(conn, nil)
+		return
+	}
+	args, err := s.streamArgs(conn, hdr.Method, st.newArgs)
+	if err != nil {
+		s.logger.Debug("stream refused", "remote", remote, "stream", hdr.Method, "error", err)
+		_ = WriteFrame(conn, &streamAck{Error: err.Error()})
+		return
+	}
+	st.handler(conn, args)
+}
+
+// streamArgs reads a stream's request frame, within the handshake
+// timeout, and authorizes it: the stream hook, the same rule table as
+// the RPCs'. Reply filters do not apply to streams.
+func (s *Server) streamArgs(conn net.Conn, method string, newArgs func() any) (any, error) {
+	if err := conn.SetReadDeadline(time.Now().Add(s.handshakeTimeout)); err != nil {
+		return nil, err
+	}
+	args := newArgs()
+	if err := ReadFrame(conn, args); err != nil {
+		return nil, fmt.Errorf("rpc: read the request of stream %s: %w", method, err)
+	}
+	if err := conn.SetReadDeadline(time.Time{}); err != nil {
+		return nil, err
+	}
+	if fn := s.authorize.Load(); fn != nil {
+		if _, err := (*fn)(method, args); err != nil {
+			return nil, err
+		}
+	}
+	return args, nil
 }
 
 // Stream opens a stream to the handler method of the server at addr.

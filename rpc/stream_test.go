@@ -15,13 +15,13 @@ type echoRequest struct {
 	Prefix string
 }
 
+// newEchoRequest is Test.Echo's request.
+func newEchoRequest() any { return &echoRequest{} }
+
 // echoStream answers a request frame, then echoes the chunked body back
 // prefixed, chunked too.
-func echoStream(conn net.Conn) {
-	var req echoRequest
-	if err := ReadFrame(conn, &req); err != nil {
-		return
-	}
+func echoStream(conn net.Conn, args any) {
+	req := args.(*echoRequest)
 	out := NewChunkWriter(conn)
 	if _, err := out.Write([]byte(req.Prefix)); err != nil {
 		return
@@ -34,7 +34,7 @@ func echoStream(conn net.Conn) {
 }
 
 func withEcho(s *Server) {
-	if err := s.RegisterStream("Test.Echo", echoStream); err != nil {
+	if err := s.RegisterStream("Test.Echo", newEchoRequest, echoStream); err != nil {
 		panic(err)
 	}
 }
@@ -76,7 +76,7 @@ func TestStreamRoundTripLargeBody(t *testing.T) {
 
 func TestStreamUnknownHandlerAndRegistration(t *testing.T) {
 	srv := startServer(t, "", ServerConfig{}, withEcho)
-	if err := srv.RegisterStream("Test.Echo", echoStream); err == nil {
+	if err := srv.RegisterStream("Test.Echo", newEchoRequest, echoStream); err == nil {
 		t.Fatal("duplicate registration accepted")
 	}
 	pool := newPool(t, PoolConfig{})
@@ -151,7 +151,7 @@ func TestChunkReaderSeesTruncation(t *testing.T) {
 func TestShutdownEndsStreams(t *testing.T) {
 	entered := make(chan struct{})
 	srv := startServer(t, "", ServerConfig{}, func(s *Server) {
-		_ = s.RegisterStream("Test.Hold", func(conn net.Conn) {
+		_ = s.RegisterStream("Test.Hold", nil, func(conn net.Conn, _ any) {
 			close(entered)
 			_, _ = io.Copy(io.Discard, conn) // until the connection closes
 		})

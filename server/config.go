@@ -79,6 +79,18 @@ type Config struct {
 	ReclaimInstanceInterval time.Duration
 	// EvalNackTimeout is how long a worker may hold an evaluation.
 	EvalNackTimeout time.Duration
+	// DeletedRetention is how long a deleted instance's records (its
+	// actions, usage record and migrations) are kept before the leader
+	// purges them (0: structs.DefaultDeletedRetention; negative:
+	// forever, as Nova keeps them).
+	DeletedRetention time.Duration
+	// EvalGCThreshold is how long a finished evaluation is kept before
+	// the leader reaps it (0: structs.EvalGCThreshold, Nomad's
+	// eval_gc_threshold of an hour).
+	EvalGCThreshold time.Duration
+	// IdempotencyKeyTTL is how long a create's idempotency key is
+	// remembered (0: structs.CreateRequestTTL, an hour).
+	IdempotencyKeyTTL time.Duration
 
 	// ImageSizeCap is the largest image data accepted (default
 	// structs.ImageSizeCap, 1 TiB; Glance's image_size_cap).
@@ -166,6 +178,15 @@ func (c *Config) Validate() error {
 	}
 	if c.EvalNackTimeout <= 0 {
 		c.EvalNackTimeout = time.Minute
+	}
+	if c.DeletedRetention == 0 {
+		c.DeletedRetention = structs.DefaultDeletedRetention
+	}
+	if c.EvalGCThreshold <= 0 {
+		c.EvalGCThreshold = structs.EvalGCThreshold
+	}
+	if c.IdempotencyKeyTTL <= 0 {
+		c.IdempotencyKeyTTL = structs.CreateRequestTTL
 	}
 	if c.ImageSizeCap <= 0 {
 		c.ImageSizeCap = structs.ImageSizeCap

@@ -14,8 +14,9 @@ import (
 type Host struct{ srv *Server }
 
 // Register stores an agent's fingerprint and marks the host up. The
-// node secret in AuthToken claims the host on its first registration;
-// later registrations must present the same one (node_auth.go).
+// node secret in AuthToken claims the host on its first registration,
+// which with ACLs on needs an introduction (node_intro.go); later
+// registrations must present the same secret (node_auth.go).
 func (e *Host) Register(args *structs.HostRegisterRequest, reply *structs.HostRegisterResponse) error {
 	if args.Host != nil {
 		if err := e.srv.authenticateNode(args.AuthToken, args.Host.ID); err != nil {
@@ -33,6 +34,11 @@ func (e *Host) Register(args *structs.HostRegisterRequest, reply *structs.HostRe
 	}
 	if args.AuthToken != "" && len(args.AuthToken) < structs.MinNodeSecretLen {
 		return structs.Errorf(structs.KindInvalid, "node secret is shorter than %d characters", structs.MinNodeSecretLen)
+	}
+	// A host the servers do not know needs an introduction (node_intro.go).
+	if err := e.srv.checkNodeIntro(args.Host, args.IntroToken); err != nil {
+		e.srv.logger.Warn("host registration refused", "host", args.Host.Name, "host_id", args.Host.ID, "error", err)
+		return err
 	}
 	h := args.Host.Copy()
 	h.SecretHash = nil

@@ -35,6 +35,9 @@ func (e *Identity) IssueToken(args *structs.TokenIssueRequest, reply *structs.To
 		if err != nil {
 			return err
 		}
+		if !exchangeable(orig) {
+			return structs.Errorf(structs.KindPermission, "a token of method %v cannot be exchanged", orig.Methods)
+		}
 		auth.UserID = orig.UserID
 		// An exchanged token never outlives the one it came from.
 		claims.ExpiresAt, claims.ParentAuditID = orig.ExpiresAt, orig.AuditID
@@ -53,13 +56,11 @@ func (e *Identity) IssueToken(args *structs.TokenIssueRequest, reply *structs.To
 			claims.RoleIDs = append(claims.RoleIDs, role.ID)
 		}
 	}
-	keys, err := e.srv.fsm.State().SigningKeys(nil)
+	// Right after the first election the leader is still creating the
+	// signing key: wait for it rather than refuse.
+	key, err := e.srv.awaitSigningKey("Identity.IssueToken")
 	if err != nil {
 		return err
-	}
-	key := newestSigningKey(keys)
-	if key == nil {
-		return structs.Errorf(structs.KindUnavailable, "no token signing key is known yet; the cluster leader creates one")
 	}
 	claims.AuditID = authtoken.NewAuditID()
 	tok, err := authtoken.Sign(key.ID, ed25519.PrivateKey(key.Secret), claims)

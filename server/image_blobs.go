@@ -23,22 +23,19 @@ import (
 //	Blob.Get  an agent or a server reads a blob; a server that does not
 //	          hold it fetches it from one that does, unless asked not to.
 //
-// The streams are as trusted as the RPC endpoints on the same listener:
-// with TLS required and verify_incoming, only holders of a certificate of
-// the cluster's CA reach them. The HTTP APIs check the caller's token
-// and the image's policy before they open a stream.
+// Each stream's request carries the caller's credential (AuthToken),
+// which the RPC server's hook checks against the stream's rule
+// (server/rpc_policy.go) before the handler runs, as for every RPC.
 
 // copyBufferSize is the buffer of every blob copy.
 const copyBufferSize = 1 << 20
 
 func (s *Server) registerStreams() error {
-	for name, h := range map[string]rpc.StreamHandler{
-		structs.BlobGetStream: s.serveBlobGet,
-		structs.BlobPutStream: s.serveBlobPut,
-	} {
-		if err := s.rpcServer.RegisterStream(name, h); err != nil {
-			return err
-		}
+	if err := s.rpcServer.RegisterStream(structs.BlobGetStream, func() any { return &structs.BlobGetRequest{} }, s.serveBlobGet); err != nil {
+		return err
+	}
+	if err := s.rpcServer.RegisterStream(structs.BlobPutStream, func() any { return &structs.BlobPutRequest{} }, s.serveBlobPut); err != nil {
+		return err
 	}
 	return s.registerS3Streams()
 }
@@ -56,11 +53,8 @@ func (s *Server) DialStream(addr, method string) (net.Conn, error) {
 // saving, through the leader), store the chunks, then record the data
 // and this server as its location (saving → active). Any failure after
 // the start returns the image to queued, as Glance does.
-func (s *Server) serveBlobPut(conn net.Conn) {
-	var req structs.BlobPutRequest
-	if err := rpc.ReadFrame(conn, &req); err != nil {
-		return
-	}
+func (s *Server) serveBlobPut(conn net.Conn, args any) {
+	req := *args.(*structs.BlobPutRequest)
 	ready := func(err error) { _ = rpc.WriteFrame(conn, &structs.BlobPutReady{Error: err.Error()}) }
 	if req.Size > s.config.ImageSizeCap {
 		ready(s.tooLarge())
@@ -148,11 +142,8 @@ func (s *Server) abortUpload(id string, cause error) {
 }
 
 // serveBlobGet sends a blob, or the requested range of it.
-func (s *Server) serveBlobGet(conn net.Conn) {
-	var req structs.BlobGetRequest
-	if err := rpc.ReadFrame(conn, &req); err != nil {
-		return
-	}
+func (s *Server) serveBlobGet(conn net.Conn, args any) {
+	req := *args.(*structs.BlobGetRequest)
 	fail := func(err error) { _ = rpc.WriteFrame(conn, &structs.BlobGetResponse{Error: err.Error()}) }
 	if !imagestore.ValidHash(req.HashValue) {
 		fail(structs.Errorf(structs.KindInvalid, "%q is not a SHA-512", req.HashValue))
@@ -229,6 +220,9 @@ func (s *Server) relayBlob(conn net.Conn, req *structs.BlobGetRequest) error {
 // openBlob opens a Blob.Get stream to addr and reads its answer; the
 // bytes follow on the returned connection.
 func (s *Server) openBlob(addr string, req *structs.BlobGetRequest) (net.Conn, *structs.BlobGetResponse, error) {
+	if s.aclEnabled() {
+		req.AuthToken = s.serverCredential()
+	}
 	conn, err := s.connPool.Stream(addr, structs.BlobGetStream)
 	if err != nil {
 		return nil, nil, err

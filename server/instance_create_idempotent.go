@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -78,17 +79,24 @@ func (s *Server) replyCreated(rec *structs.CreateRequest, reply *structs.Instanc
 // the same records. It is ignorable: a server too old to know it keeps
 // the records, which only costs it memory.
 func (s *Server) purgeCreateRequests(now time.Time) error {
-	before := now.Add(-structs.CreateRequestTTL).UnixNano()
+	before := now.Add(-s.config.IdempotencyKeyTTL).UnixNano()
 	recs, err := s.fsm.State().CreateRequests(nil)
 	if err != nil {
 		return err
 	}
-	for _, r := range recs {
-		if r.CreatedAt < before {
-			_, err := s.apply(structs.CreateRequestPurgeType|structs.IgnoreUnknownTypeFlag,
-				&structs.CreateRequestPurgeEntry{Before: before})
+	old := slices.ContainsFunc(recs, func(r *structs.CreateRequest) bool { return r.CreatedAt < before })
+	if !old {
+		// Task submissions' keys share the purge (fsm/task_requests.go).
+		tasks, err := s.fsm.State().TaskRequests(nil)
+		if err != nil {
 			return err
 		}
+		old = slices.ContainsFunc(tasks, func(r *structs.TaskRequest) bool { return r.CreatedAt < before })
 	}
-	return nil
+	if !old {
+		return nil
+	}
+	_, err = s.apply(structs.CreateRequestPurgeType|structs.IgnoreUnknownTypeFlag,
+		&structs.CreateRequestPurgeEntry{Before: before})
+	return err
 }

@@ -38,10 +38,16 @@ func (e *Instance) Task(args *structs.InstanceTaskRequest, reply *structs.Instan
 	if done, err := e.srv.forward("Instance.Task", args, args, reply); done {
 		return err
 	}
+	// A submission with an idempotency key that was started before is
+	// answered as it was (instance_task_idempotent.go).
+	if done, err := e.srv.taskedBefore(args, reply); done {
+		return err
+	}
 	entry, err := e.srv.buildTask(args)
 	if err != nil {
 		return err
 	}
+	entry.Idempotency = taskIdempotency(args)
 	return e.srv.applyTask(entry, reply)
 }
 
@@ -49,6 +55,10 @@ func (e *Instance) Task(args *structs.InstanceTaskRequest, reply *structs.Instan
 func (s *Server) applyTask(entry *structs.InstanceTaskEntry, reply *structs.InstanceTaskResponse) error {
 	index, err := s.apply(structs.InstanceTaskType, entry)
 	var dup *fsm.TaskAlreadyApplied
+	if errors.As(err, &dup) && dup.Request != nil {
+		// Started before under the same idempotency key.
+		return s.replyTasked(dup.Request, reply)
+	}
 	if errors.As(err, &dup) {
 		// Applied before: answer as the first attempt did.
 		entry.Eval = nil
@@ -67,6 +77,9 @@ func (s *Server) applyTask(entry *structs.InstanceTaskEntry, reply *structs.Inst
 	}
 	if entry.Migration != nil {
 		reply.MigrationID = index
+	}
+	if entry.Op == structs.OpCreateImage || entry.Op == structs.OpCreateBackup {
+		reply.ImageID = entry.ImageID
 	}
 	inst, err := s.fsm.State().InstanceByID(nil, entry.InstanceID)
 	if err != nil {

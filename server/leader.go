@@ -86,6 +86,9 @@ func (s *Server) leaderLoop(stopCh chan struct{}) {
 // establishLeadership starts the leader-only duties: the eval broker
 // (rebuilt from state), the plan applier and host liveness.
 func (s *Server) establishLeadership(stopCh chan struct{}) error {
+	// First the token signing key, so that no duty below finds the
+	// state without one (identity_leader.go).
+	s.startIdentityLeaderDuties(stopCh)
 	s.evalBroker.SetEnabled(true)
 	s.leaderWG.Add(3)
 	go func() {
@@ -100,7 +103,6 @@ func (s *Server) establishLeadership(stopCh chan struct{}) error {
 		defer s.leaderWG.Done()
 		s.hostLiveness(stopCh)
 	}()
-	s.startIdentityLeaderDuties(stopCh)
 	s.startGroupReconciler(stopCh)
 	s.startConsoleTokenPurge(stopCh)
 	s.startStatePurges(stopCh)

@@ -3,6 +3,7 @@ package server
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -14,9 +15,18 @@ var (
 	forged  = strings.Repeat("f", 64)
 )
 
+// registerWithSecret registers a host as its agent does, with an
+// introduction for it when ACLs are on.
 func registerWithSecret(s *Server, h *structs.Host, secret string) error {
-	return s.RPC("Host.Register", &structs.HostRegisterRequest{Host: h, WriteRequest: structs.WriteRequest{AuthToken: secret}},
-		&structs.HostRegisterResponse{})
+	intro := ""
+	if s.aclEnabled() {
+		var err error
+		if intro, _, err = s.NodeIntroToken(h.Name, time.Minute); err != nil {
+			return err
+		}
+	}
+	return s.RPC("Host.Register", &structs.HostRegisterRequest{Host: h, IntroToken: intro,
+		WriteRequest: structs.WriteRequest{AuthToken: secret}}, &structs.HostRegisterResponse{})
 }
 
 func wantDenied(t *testing.T, what string, err error) {

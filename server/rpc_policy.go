@@ -71,6 +71,9 @@ type rpcRule struct {
 	// nodeFilter, when set, trims a node call's reply to what the
 	// agent may read.
 	nodeFilter func(hosts map[string]bool) rpc.ReplyFilter
+	// s3 admits the tokens S3.Verify issues (structs.S3TokenMethod),
+	// which reach no other method.
+	s3 bool
 	// doc and nodeDoc are what the policy page says beyond the levels,
 	// of user tokens and of node secrets.
 	doc, nodeDoc string
@@ -108,6 +111,8 @@ var rpcRules = map[string]rpcRule{
 	"Operator.SchedulerGetConfiguration": ruleAdmin,
 	"Operator.SchedulerSetConfiguration": ruleAdmin,
 	"Operator.GossipKeyring":             ruleAdmin,
+	"Operator.NodeIntroCreate":           ruleAdmin,
+	"Operator.PurgeDeleted":              ruleAdmin,
 
 	"Host.Register":      ruleNode,
 	"Host.Heartbeat":     ruleNode,
@@ -205,18 +210,26 @@ var rpcRules = map[string]rpcRule{
 	"S3.CredentialCreate": {users: policy.Anyone, ownProject: true, ownUser: true},
 	"S3.CredentialList":   {users: policy.Anyone, ownUser: true},
 	"S3.CredentialDelete": {users: policy.Anyone, ownUser: true},
-	"S3.ImageImport":      {users: policy.Member, userCheck: checkImageCreate, doc: "its project's objects, owned by its project", node: nodeOwn, nodeDoc: s3Doc},
-	"S3.Auth":             {node: nodeOwn, nodeDoc: s3Doc},
-	"S3.BucketCreate":     {node: nodeOwn, nodeDoc: s3Doc},
-	"S3.BucketDelete":     {node: nodeOwn, nodeDoc: s3Doc},
-	"S3.BucketGet":        {node: nodeOwn, nodeDoc: s3Doc},
-	"S3.BucketList":       {node: nodeOwn, nodeDoc: s3Doc},
-	"S3.ObjectDelete":     {node: nodeOwn, nodeDoc: s3Doc},
-	"S3.ObjectGet":        {node: nodeOwn, nodeDoc: s3Doc},
-	"S3.ObjectList":       {node: nodeOwn, nodeDoc: s3Doc},
-	"S3.UploadCreate":     {node: nodeOwn, nodeDoc: s3Doc},
+	"S3.ImageImport":      {users: policy.Member, userCheck: checkImageCreate, doc: "its project's objects, owned by its project"},
+	"S3.Verify":           {users: policy.Public, doc: "the request's AWS signature is the credential"},
+	"S3.BucketCreate":     ruleS3,
+	"S3.BucketDelete":     ruleS3,
+	"S3.BucketGet":        {users: policy.Anyone, s3: true, userCheck: checkS3Bucket, doc: s3Doc},
+	"S3.BucketList":       {users: policy.Anyone, s3: true, ownProject: true, doc: s3Doc},
+	"S3.ObjectDelete":     ruleS3,
+	"S3.ObjectGet":        {users: policy.Anyone, s3: true, userCheck: checkS3Bucket, doc: s3Doc},
+	"S3.ObjectList":       ruleS3,
+	"S3.UploadCreate":     ruleS3,
 	"S3.ObjectPut":        ruleServers,
 	"S3.Multipart":        ruleServers,
+
+	// Streams (rpc.TypeStream): the hook checks the request frame.
+	"S3.Put":      ruleS3,
+	"S3.Complete": ruleS3,
+	"Blob.Get": {users: policy.Anyone, s3: true, userCheck: checkBlobGet, node: nodeOwn, nodeCheck: nodeBlobGet,
+		doc: "data of an image it may see, or of its project's objects", nodeDoc: blobGetNodeDoc},
+	"Blob.Put": {users: policy.Member, userCheck: checkBlobPut, node: nodeOwn, nodeCheck: nodeBlobPut,
+		doc: "its project's images", nodeDoc: "snapshots of instances on its hosts"},
 
 	"Net.List": {users: policy.Reader, doc: netDoc, node: nodeOwn, nodeCheck: nodeNetList,
 		nodeDoc: "read-only; ports only of its hosts and of the instances on them"},
@@ -263,9 +276,17 @@ func netRule(level policy.Access) rpcRule { return rpcRule{users: level, doc: ne
 // hostDirectoryDoc explains what a node secret reads of hosts.
 const hostDirectoryDoc = "its own hosts' records; of the others only name, zone, status and agent, to find an instance's agent and render zones"
 
-// s3Doc explains the S3 rules: the agent verified the request's AWS
-// signature and calls with its own credential on the signer's behalf.
-const s3Doc = "the S3 API verified the request's AWS signature"
+// s3Doc explains the S3 rules: the servers verified the request's AWS
+// signature (S3.Verify) and issued the token of the credential's user
+// the agent calls with; its project's buckets only.
+const s3Doc = "its project's buckets; S3 requests' tokens (S3.Verify) too"
+
+// ruleS3 is an S3 store method: any project-scoped token, S3 requests'
+// included, bound to its project (the request's Caller).
+var ruleS3 = rpcRule{users: policy.Anyone, s3: true, doc: s3Doc}
+
+// blobGetNodeDoc says which image data a node secret reads.
+const blobGetNodeDoc = "public and community images, the images of instances on its hosts (boot, rescue, snapshots) and those pre-cached on its aggregates"
 
 // describe renders a rule for the policy page.
 func (r rpcRule) describe() string {

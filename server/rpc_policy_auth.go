@@ -119,6 +119,9 @@ func (s *Server) authorizeRPC(method string, args any) (rpc.ReplyFilter, error) 
 // authorizeUser applies a rule to a verified user token.
 func (s *Server) authorizeUser(method string, rule rpcRule, cred *rpcCredential, args any) error {
 	subj := cred.subject
+	if !rule.s3 && slices.Contains(cred.claims.Methods, structs.S3TokenMethod) {
+		return structs.Errorf(structs.KindPermission, "%s: an S3 request's token reaches only the S3 store", method)
+	}
 	if subj.IsAdmin() && subj.ProjectID != "" && rule.users != policy.Unset {
 		return nil
 	}
@@ -193,6 +196,9 @@ func (s *Server) credentialOf(raw string) (*rpcCredential, error) {
 		}
 		if slices.Contains(claims.Methods, serverTokenMethod) {
 			return &rpcCredential{kind: credServer, claims: claims}, nil
+		}
+		if slices.Contains(claims.Methods, structs.NodeIntroMethod) {
+			return nil, structs.Errorf(structs.KindUnauthenticated, "a node introduction token is no credential: it only introduces a new host to Host.Register")
 		}
 		return &rpcCredential{kind: credUser, claims: claims, subject: &policy.Subject{
 			UserID: claims.UserID, ProjectID: claims.ProjectID, Roles: claims.Roles}}, nil
@@ -281,6 +287,16 @@ func (s *Server) serverCredential() string {
 	}
 	a.own, a.ownExpires, a.ownKeyID = tok, claims.ExpiresAt, key.ID
 	return tok
+}
+
+// Credential is this server's own credential (see serverCredential),
+// for the streams an agent embedded in the server opens on its own
+// behalf; "" with ACLs off or while no signing key exists.
+func (s *Server) Credential() string {
+	if !s.aclEnabled() {
+		return ""
+	}
+	return s.serverCredential()
 }
 
 // authTokenOf reads the AuthToken of a request (QueryOptions and

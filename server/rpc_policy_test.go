@@ -11,29 +11,37 @@ import (
 	"github.com/stratus-cloud/stratus/rpc"
 )
 
-// registeredMethods are the RPC methods a server serves, from the RPC
-// server's own registry.
+// registeredMethods are the RPC methods and the streams a server
+// serves, from the RPC server's own registry.
 func registeredMethods(t *testing.T) []string {
 	t.Helper()
 	s := &Server{rpcServer: rpc.NewServer(rpc.ServerConfig{})}
 	if err := s.registerEndpoints(); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.registerStreams(); err != nil {
+		t.Fatal(err)
+	}
 	methods := s.rpcServer.Methods()
 	if len(methods) < 100 {
 		t.Fatalf("only %d methods registered: %v", len(methods), methods)
 	}
-	return methods
+	streams := s.rpcServer.StreamMethods()
+	if len(streams) < 4 {
+		t.Fatalf("only %d streams registered: %v", len(streams), streams)
+	}
+	return append(methods, streams...)
 }
 
-// TestEveryRPCMethodHasARule fails when an endpoint gains a method
-// without a rule in rpcRules, or a rule names no method.
+// TestEveryRPCMethodHasARule fails when an endpoint gains a method (or
+// the server a stream) without a rule in rpcRules, or a rule names no
+// method.
 func TestEveryRPCMethodHasARule(t *testing.T) {
 	registered := map[string]bool{}
 	for _, m := range registeredMethods(t) {
 		registered[m] = true
 		if _, ok := rpcRules[m]; !ok {
-			t.Errorf("RPC method %s has no rule in rpcRules (server/rpc_policy.go): say who may call it", m)
+			t.Errorf("RPC method or stream %s has no rule in rpcRules (server/rpc_policy.go): say who may call it", m)
 		}
 	}
 	for m, r := range rpcRules {

@@ -30,23 +30,15 @@ import (
 // and sweeps them once no image, object or upload names them.
 
 func (s *Server) registerS3Streams() error {
-	for name, h := range map[string]rpc.StreamHandler{
-		structs.S3PutStream:      s.serveS3Put,
-		structs.S3CompleteStream: s.serveS3Complete,
-	} {
-		if err := s.rpcServer.RegisterStream(name, h); err != nil {
-			return err
-		}
+	if err := s.rpcServer.RegisterStream(structs.S3PutStream, func() any { return &structs.S3PutRequest{} }, s.serveS3Put); err != nil {
+		return err
 	}
-	return nil
+	return s.rpcServer.RegisterStream(structs.S3CompleteStream, func() any { return &structs.S3CompleteRequest{} }, s.serveS3Complete)
 }
 
 // serveS3Put receives an object or a part.
-func (s *Server) serveS3Put(conn net.Conn) {
-	var req structs.S3PutRequest
-	if err := rpc.ReadFrame(conn, &req); err != nil {
-		return
-	}
+func (s *Server) serveS3Put(conn net.Conn, args any) {
+	req := *args.(*structs.S3PutRequest)
 	if err := s.checkS3Put(&req); err != nil {
 		_ = rpc.WriteFrame(conn, &structs.S3PutReady{Error: err.Error()})
 		return
@@ -159,11 +151,8 @@ func (s *Server) receiveS3(conn net.Conn, req *structs.S3PutRequest) (*structs.S
 }
 
 // serveS3Complete assembles a multipart upload.
-func (s *Server) serveS3Complete(conn net.Conn) {
-	var req structs.S3CompleteRequest
-	if err := rpc.ReadFrame(conn, &req); err != nil {
-		return
-	}
+func (s *Server) serveS3Complete(conn net.Conn, args any) {
+	req := *args.(*structs.S3CompleteRequest)
 	obj, err := s.completeUpload(&req)
 	if err != nil {
 		_ = rpc.WriteFrame(conn, &structs.S3PutResult{Error: err.Error()})

@@ -3,7 +3,6 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"strings"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -81,47 +80,5 @@ func (e *S3) CredentialList(args *structs.EC2CredentialListRequest, reply *struc
 		out, err := state.EC2CredentialsOfUser(ws, args.UserID)
 		reply.Credentials = out
 		return out, index, err
-	})
-}
-
-// Auth resolves an access key for the S3 API: the credential, its
-// user's name and the user's roles on the credential's project. A key
-// that is unknown, or whose user or project is disabled or gone, or
-// whose user has no role left on the project, is InvalidAccessKeyId.
-func (e *S3) Auth(args *structs.S3AuthRequest, reply *structs.S3AuthResponse) error {
-	if done, err := e.srv.forward("S3.Auth", args, args, reply); done {
-		return err
-	}
-	invalid := structs.S3Errorf(structs.KindPermission, structs.S3ErrInvalidAccessKeyID,
-		"The AWS Access Key Id you provided does not exist in our records.")
-	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, state *fsm.StateStore) (any, uint64, error) {
-		index := state.Index(fsm.TableEC2Credentials)
-		c, err := state.EC2CredentialByAccess(ws, args.Access)
-		if err != nil || c == nil {
-			return nil, index, firstErr(err, invalid)
-		}
-		user, err := state.UserByID(ws, c.UserID)
-		if err != nil || user == nil || !user.Enabled {
-			return nil, index, firstErr(err, invalid)
-		}
-		project, err := state.ProjectByID(ws, c.ProjectID)
-		if err != nil || project == nil || !project.Enabled {
-			return nil, index, firstErr(err, invalid)
-		}
-		grants, err := state.Assignments(ws, c.UserID, c.ProjectID, "")
-		if err != nil {
-			return nil, 0, err
-		}
-		var roles []string
-		for _, g := range grants {
-			if r, err := state.RoleByID(ws, g.RoleID); err == nil && r != nil {
-				roles = append(roles, strings.ToLower(r.Name))
-			}
-		}
-		if len(roles) == 0 {
-			return nil, index, invalid
-		}
-		reply.Credential, reply.UserName, reply.Roles = c, user.Name, roles
-		return c, index, nil
 	})
 }

@@ -193,8 +193,14 @@ func (s *Server) Config() *Config { return s.config }
 // inside the endpoint as for any caller. Calls made on someone else's
 // behalf use UserRPC.
 func (s *Server) RPC(method string, args, reply any) error {
-	if s.aclEnabled() {
-		if tok := s.serverCredential(); tok != "" {
+	if s.aclEnabled() && authTokenOf(args) == "" {
+		// Right after the first election the signing key may not exist
+		// yet: wait for it rather than be refused (identity_leader.go).
+		tok, err := s.awaitServerCredential(method, args)
+		if err != nil {
+			return err
+		}
+		if tok != "" {
 			setAuthToken(args, tok)
 		}
 	}

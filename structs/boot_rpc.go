@@ -8,6 +8,9 @@ import "time"
 // whenever its fingerprint changes).
 type HostRegisterRequest struct {
 	Host *Host
+	// IntroToken introduces a host the servers do not know yet (its
+	// first registration, with ACLs on): a token of NodeIntroMethod.
+	IntroToken string
 	WriteRequest
 }
 

@@ -9,7 +9,8 @@ import (
 // CreateRequestTTL is how long the state remembers a create's
 // idempotency key: a retry with the same key within it gets the first
 // create's instances instead of new ones. The leader purges older
-// records (CreateRequestPurgeEntry).
+// records (CreateRequestPurgeEntry). It is the default of the servers'
+// idempotency_key_ttl.
 const CreateRequestTTL = time.Hour
 
 // MaxIdempotencyKeyLen bounds an idempotency key.

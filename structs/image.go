@@ -433,11 +433,14 @@ const (
 // BlobGetRequest asks for Length bytes (all the rest when negative) from
 // Offset of the blob named HashValue. Local asks the server to answer from
 // its own store only, not to fetch from another server that holds the blob.
+// AuthToken is the caller's credential, checked by the stream hook as an
+// RPC's (a user's token, a node secret, a server's credential).
 type BlobGetRequest struct {
 	HashValue string
 	Offset    int64
 	Length    int64
 	Local     bool
+	AuthToken string
 }
 
 // BlobGetResponse precedes the bytes: Size is the whole blob's size,
@@ -450,10 +453,11 @@ type BlobGetResponse struct {
 }
 
 // BlobPutRequest opens an upload of an image's data; Size is the declared
-// size, or -1 when unknown.
+// size, or -1 when unknown. AuthToken is the caller's credential.
 type BlobPutRequest struct {
-	ImageID string
-	Size    int64
+	ImageID   string
+	Size      int64
+	AuthToken string
 }
 
 // BlobPutReady answers a BlobPutRequest: the image is saving and the data

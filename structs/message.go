@@ -167,6 +167,7 @@ var messageTypeNames = map[MessageType]string{
 
 	CreateRequestPurgeType: "CreateRequestPurge",
 	EvalReapType:           "EvalReap",
+	DeletedPurgeType:       "DeletedPurge",
 }
 
 // EntryVersion is the format version this build writes into every Raft
@@ -265,6 +266,8 @@ const (
 	ImageCacheSnapshot SnapshotType = 79
 	// 80: idempotent creates (create request records by key).
 	CreateRequestSnapshot SnapshotType = 80
+	// 85: idempotent task submissions (task request records by key).
+	TaskRequestSnapshot SnapshotType = 85
 )
 
 // SnapshotVersion is the version written in each snapshot's header.

@@ -62,20 +62,3 @@ type EC2CredentialResponse struct {
 	Credential *EC2Credential
 	WriteMeta
 }
-
-// S3AuthRequest resolves an access key for the S3 API.
-type S3AuthRequest struct {
-	Access string
-	QueryOptions
-}
-
-// S3AuthResponse is the credential of the access key with who it acts
-// as: the user (enabled), the project (enabled) and the user's role
-// names on it. A key whose user lost every role on the project, or was
-// disabled, does not resolve.
-type S3AuthResponse struct {
-	Credential *EC2Credential
-	UserName   string
-	Roles      []string
-	QueryMeta
-}

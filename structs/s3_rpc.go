@@ -36,6 +36,9 @@ type S3PutRequest struct {
 	ContentMD5    string
 	ContentSHA256 string
 	Caller        S3Caller
+	// AuthToken is the caller's credential: the token S3.Verify issued
+	// for the request's signature.
+	AuthToken string
 }
 
 // S3PutReady answers an S3PutRequest: data may follow unless Error.
@@ -64,6 +67,8 @@ type S3CompleteRequest struct {
 	UploadID string
 	Parts    []S3CompletePart
 	Caller   S3Caller
+	// AuthToken is the caller's credential (see S3PutRequest).
+	AuthToken string
 }
 
 // S3BucketRequest creates or deletes a bucket.

@@ -64,6 +64,11 @@ type InstanceTaskRequest struct {
 	Admin     bool
 	// RequestID names the instance action; one is chosen if empty.
 	RequestID string
+	// IdempotencyKey, when set, makes the submission idempotent in the
+	// caller's project: a retry with the same key (after an election
+	// lost the answer) is answered with the first task instead of a
+	// conflict (TaskIdempotency).
+	IdempotencyKey string `json:",omitempty"`
 	WriteRequest
 }
 
@@ -71,7 +76,10 @@ type InstanceTaskRequest struct {
 type InstanceTaskResponse struct {
 	RequestID   string
 	MigrationID uint64
-	Instance    *Instance
+	// ImageID is the image a snapshot or backup writes: the first
+	// submission's when a retry with its idempotency key was answered.
+	ImageID  string
+	Instance *Instance
 	WriteMeta
 }
 
@@ -102,6 +110,8 @@ type InstanceTaskEntry struct {
 	// Rotation is how many backups a createBackup keeps.
 	Rotation  int
 	UpdatedAt int64
+	// Idempotency, when set, records the task by its client's key.
+	Idempotency *TaskIdempotency `json:",omitempty"`
 }
 
 // InstanceActionListRequest lists an instance's actions, or reads one.

@@ -40,6 +40,10 @@ type Config struct {
 	// about its host (default: LoadOrCreateNodeSecret(DataDir)). An
 	// agent of several hosts passes the same one to each.
 	NodeSecret string
+	// IntroToken, when set, gives the node introduction token a
+	// registration carries (the servers need one, with ACLs on, for a
+	// host they do not know yet); "" for none.
+	IntroToken func(hostName string) string
 
 	// Driver drives the local hypervisor. Required.
 	Driver virt.Driver

@@ -21,6 +21,9 @@ func (c *Client) registerHost(host *structs.Host) error {
 		return err
 	}
 	req := &structs.HostRegisterRequest{Host: host, WriteRequest: c.writeRequest()}
+	if c.cfg.IntroToken != nil {
+		req.IntroToken = c.cfg.IntroToken(host.Name)
+	}
 	var resp structs.HostRegisterResponse
 	if err := c.call("Host.Register", req, &resp); err != nil {
 		return err

@@ -31,7 +31,7 @@ func (a *API) imageUpload(q *request) error {
 	if a.data == nil {
 		return errorf(http.StatusServiceUnavailable, "Image data cannot be stored by this agent.")
 	}
-	if _, err := a.data.Upload(img.ID, size, q.r.Body); err != nil {
+	if _, err := a.data.Upload(q.authToken, img.ID, size, q.r.Body); err != nil {
 		if structs.KindOf(err) == structs.KindNotFound {
 			return errorf(http.StatusGone, "%s", structs.Message(err))
 		}
@@ -62,7 +62,7 @@ func (a *API) imageDownload(q *request) error {
 	if a.data == nil {
 		return errorf(http.StatusServiceUnavailable, "Image data cannot be read by this agent.")
 	}
-	rc, err := a.data.Download(img, offset, length)
+	rc, err := a.data.Download(q.authToken, img, offset, length)
 	if err != nil {
 		return err
 	}

@@ -39,10 +39,11 @@ type Data interface {
 	// the image's data and returns the image as recorded once the data
 	// is stored (active). Errors carry structs kinds: conflict (the image
 	// is not queued), too large, not found (deleted meanwhile).
-	Upload(imageID string, size int64, body io.Reader) (*structs.Image, error)
+	Upload(token, imageID string, size int64, body io.Reader) (*structs.Image, error)
 	// Download opens length bytes (all the rest when negative) of the
-	// image's data from offset.
-	Download(img *structs.Image, offset, length int64) (io.ReadCloser, error)
+	// image's data from offset. token is the caller's, which the
+	// servers check again.
+	Download(token string, img *structs.Image, offset, length int64) (io.ReadCloser, error)
 }
 
 // Config configures the API.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/writeretry"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -175,8 +176,21 @@ func (q *request) runTask(inst *structs.Instance, action, op string, fill func(*
 	if fill != nil {
 		fill(args)
 	}
+	// The idempotency key (the client's Idempotency-Key header, a
+	// Stratus extension, or one of the agent's) makes retries safe: a
+	// task that started before an election lost its answer is answered,
+	// not refused as a conflict with itself.
+	if args.IdempotencyKey = q.r.Header.Get("Idempotency-Key"); args.IdempotencyKey == "" {
+		args.IdempotencyKey = writeretry.NewKey()
+	} else if err := structs.ValidateIdempotencyKey(args.IdempotencyKey); err != nil {
+		return nil, badRequest("%s", structs.Message(err))
+	}
 	var out structs.InstanceTaskResponse
-	if err := q.call("Instance.Task", args, &out); err != nil {
+	err := writeretry.DoFor(q.r.Context(), q.api.writeRetry, func(bool) error {
+		out, args.Forwarded = structs.InstanceTaskResponse{}, false
+		return q.call("Instance.Task", args, &out)
+	})
+	if err != nil {
 		return nil, taskFault(err, inst.ID, action, op)
 	}
 	return &out, nil

@@ -73,11 +73,16 @@ func (q *request) snapshotServer(inst *structs.Instance, action, op, name string
 		return nil, err
 	}
 	id := created.Image.ID
-	_, err := q.runTask(inst, action, op, func(r *structs.InstanceTaskRequest) { r.ImageID, r.Rotation = id, rotation })
-	if err != nil {
+	task, err := q.runTask(inst, action, op, func(r *structs.InstanceTaskRequest) { r.ImageID, r.Rotation = id, rotation })
+	if err != nil || task.ImageID != "" && task.ImageID != id {
+		// Refused, or a retry (same Idempotency-Key) of a snapshot that
+		// started before: the image made for this request gets no data.
 		var gone structs.GenericResponse
 		_ = q.call("Image.Delete", &structs.ImageDeleteRequest{ImageID: id}, &gone)
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
+		id = task.ImageID
 	}
 	if q.atLeast(45) {
 		return acceptedReply(map[string]any{"image_id": id})

@@ -19,6 +19,7 @@ import (
 	"encoding/xml"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -47,8 +48,9 @@ type Data interface {
 	// Complete has a server assemble a multipart upload.
 	Complete(req *structs.S3CompleteRequest) (*structs.S3Object, error)
 	// Open reads length bytes (all the rest when negative) from offset
-	// of the blob named hash, held by the servers of locs.
-	Open(hash string, locs []*structs.ImageLocation, offset, length int64) (io.ReadCloser, error)
+	// of the blob named hash, held by the servers of locs, with the
+	// request's token.
+	Open(token, hash string, locs []*structs.ImageLocation, offset, length int64) (io.ReadCloser, error)
 }
 
 // Config configures the API.
@@ -98,8 +100,29 @@ type request struct {
 	caller structs.S3Caller
 	sig    *sigRequest
 	// signKey is the verified request's signing key, for chunk
-	// signatures.
+	// signatures (only chunk-signed uploads get one).
 	signKey []byte
+	// token is the servers' token of the credential's user for this
+	// request (S3.Verify); every call of the request carries it.
+	token string
+}
+
+// call makes one RPC of the request with its token.
+func (q *request) call(method string, args, reply any) error {
+	setAuthToken(args, q.token)
+	return q.api.rpc.RPC(method, args, reply)
+}
+
+// setAuthToken sets the AuthToken of a request struct (every RPC
+// request embeds QueryOptions or WriteRequest, which carry one).
+func setAuthToken(args any, token string) {
+	v := reflect.ValueOf(args)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return
+	}
+	if f := v.Elem().FieldByName("AuthToken"); f.IsValid() && f.CanSet() && f.Kind() == reflect.String {
+		f.SetString(token)
+	}
 }
 
 func newRequestID() string {
@@ -180,9 +203,11 @@ func (q *request) dispatch() error {
 	return s3Error(codeMethodNotAllowed, "The specified method is not allowed against this resource.")
 }
 
-// authenticate checks the request's SigV4 signature against the
-// credential of its access key and sets the caller. Anonymous requests
-// are refused: every bucket is private to its project.
+// authenticate has the servers check the request's SigV4 signature
+// (S3.Verify: the agent never sees the secret) and sets the caller and
+// the token its calls carry. The agent parses the signature and checks
+// the time first, for S3's own errors without a round trip. Anonymous
+// requests are refused: every bucket is private to its project.
 func (q *request) authenticate() error {
 	sig, signed, err := parseSigV4(q.r)
 	if err != nil {
@@ -191,23 +216,22 @@ func (q *request) authenticate() error {
 	if !signed {
 		return s3Error(codeAccessDenied, "Access Denied: the request is not signed (AWS Signature Version 4 is required).")
 	}
-	var auth structs.S3AuthResponse
-	if err := q.api.rpc.RPC("S3.Auth", &structs.S3AuthRequest{Access: sig.AccessKey}, &auth); err != nil {
-		return err
-	}
-	key, err := sig.verify(q.r, auth.Credential.Secret)
-	if err != nil {
-		return err
-	}
 	if err := sig.checkTime(q.api.now().UTC()); err != nil {
+		return err
+	}
+	var auth structs.S3VerifyResponse
+	err = q.api.rpc.RPC("S3.Verify", &structs.S3VerifyRequest{Access: sig.AccessKey, AmzDate: sig.AmzDate.Format(amzDateFmt),
+		ScopeDate: sig.Date, Region: sig.Region, Service: sig.Service, CanonicalRequest: sig.canonicalRequest(q.r),
+		Signature: sig.Signature, Presigned: sig.Presigned}, &auth)
+	if err != nil {
 		return err
 	}
 	admin := false
 	for _, role := range auth.Roles {
 		admin = admin || role == "admin"
 	}
-	q.sig, q.signKey = sig, key
-	q.caller = structs.S3Caller{ProjectID: auth.Credential.ProjectID, UserID: auth.Credential.UserID, Admin: admin}
+	q.sig, q.signKey, q.token = sig, auth.SigningKey, auth.Token
+	q.caller = structs.S3Caller{ProjectID: auth.ProjectID, UserID: auth.UserID, Admin: admin}
 	return nil
 }
 

@@ -34,7 +34,7 @@ type listBucketsResult struct {
 // listBuckets answers the buckets of the caller's project.
 func (a *API) listBuckets(q *request) error {
 	var resp structs.S3BucketListResponse
-	if err := a.rpc.RPC("S3.BucketList", &structs.S3BucketListRequest{ProjectID: q.caller.ProjectID}, &resp); err != nil {
+	if err := q.call("S3.BucketList", &structs.S3BucketListRequest{ProjectID: q.caller.ProjectID}, &resp); err != nil {
 		return err
 	}
 	out := listBucketsResult{Xmlns: xmlns, Owner: ownerXML{ID: q.caller.ProjectID, DisplayName: q.caller.ProjectID}, Buckets: []bucketXML{}}
@@ -52,7 +52,7 @@ func (a *API) createBucket(q *request) error {
 		return err
 	}
 	var resp structs.S3BucketResponse
-	if err := a.rpc.RPC("S3.BucketCreate", &structs.S3BucketRequest{Name: q.bucket, Caller: q.caller}, &resp); err != nil {
+	if err := q.call("S3.BucketCreate", &structs.S3BucketRequest{Name: q.bucket, Caller: q.caller}, &resp); err != nil {
 		return err
 	}
 	q.w.Header().Set("Location", "/"+q.bucket)
@@ -63,7 +63,7 @@ func (a *API) createBucket(q *request) error {
 // bucket reads the request's bucket and checks the caller may use it.
 func (q *request) bucketRecord() (*structs.S3Bucket, error) {
 	var resp structs.S3BucketResponse
-	if err := q.api.rpc.RPC("S3.BucketGet", &structs.S3BucketGetRequest{Name: q.bucket}, &resp); err != nil {
+	if err := q.call("S3.BucketGet", &structs.S3BucketGetRequest{Name: q.bucket}, &resp); err != nil {
 		return nil, err
 	}
 	if !q.caller.CanAccess(resp.Bucket.ProjectID) {
@@ -82,7 +82,7 @@ func (a *API) headBucket(q *request) error {
 
 func (a *API) deleteBucket(q *request) error {
 	var resp structs.GenericResponse
-	if err := a.rpc.RPC("S3.BucketDelete", &structs.S3BucketRequest{Name: q.bucket, Caller: q.caller}, &resp); err != nil {
+	if err := q.call("S3.BucketDelete", &structs.S3BucketRequest{Name: q.bucket, Caller: q.caller}, &resp); err != nil {
 		return err
 	}
 	q.w.WriteHeader(http.StatusNoContent)
@@ -171,7 +171,7 @@ func (a *API) listObjects(q *request) error {
 		out.Marker = &marker
 	}
 	var resp structs.S3ObjectListResponse
-	if err := a.rpc.RPC("S3.ObjectList", req, &resp); err != nil {
+	if err := q.call("S3.ObjectList", req, &resp); err != nil {
 		return err
 	}
 	out.Prefix, out.Delimiter = encode(encoding, req.Prefix), encode(encoding, req.Delimiter)

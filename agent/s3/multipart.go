@@ -28,7 +28,7 @@ func (a *API) createUpload(q *request) error {
 	}
 	up := &structs.S3Object{Bucket: q.bucket, Key: q.key, ContentType: q.r.Header.Get("Content-Type"), Metadata: meta}
 	var resp structs.S3ObjectResponse
-	if err := a.rpc.RPC("S3.UploadCreate", &structs.S3UploadCreateRequest{Upload: up, Caller: q.caller}, &resp); err != nil {
+	if err := q.call("S3.UploadCreate", &structs.S3UploadCreateRequest{Upload: up, Caller: q.caller}, &resp); err != nil {
 		return err
 	}
 	return q.writeXML(initiateResult{Xmlns: xmlns, Bucket: q.bucket, Key: q.key, UploadID: resp.Object.UploadID})
@@ -103,7 +103,7 @@ func (a *API) listParts(q *request) error {
 		return err
 	}
 	var resp structs.S3ObjectResponse
-	if err := a.rpc.RPC("S3.ObjectGet", &structs.S3ObjectGetRequest{Bucket: q.bucket, Key: q.key, UploadID: v.Get("uploadId")}, &resp); err != nil {
+	if err := q.call("S3.ObjectGet", &structs.S3ObjectGetRequest{Bucket: q.bucket, Key: q.key, UploadID: v.Get("uploadId")}, &resp); err != nil {
 		return err
 	}
 	u := resp.Object
@@ -149,7 +149,7 @@ func (a *API) completeUpload(q *request) error {
 	if err := xml.Unmarshal(raw, &body); err != nil {
 		return s3Error(codeMalformedXML, "The XML you provided was not well-formed or did not validate against our published schema.")
 	}
-	req := &structs.S3CompleteRequest{Bucket: q.bucket, Key: q.key, UploadID: q.r.URL.Query().Get("uploadId"), Caller: q.caller}
+	req := &structs.S3CompleteRequest{Bucket: q.bucket, Key: q.key, UploadID: q.r.URL.Query().Get("uploadId"), Caller: q.caller, AuthToken: q.token}
 	for _, p := range body.Parts {
 		req.Parts = append(req.Parts, structs.S3CompletePart{Number: p.PartNumber, ETag: strings.Trim(strings.TrimSpace(p.ETag), `"`)})
 	}
@@ -163,7 +163,7 @@ func (a *API) completeUpload(q *request) error {
 // abortUpload discards an upload and its parts (AbortMultipartUpload).
 func (a *API) abortUpload(q *request) error {
 	var resp structs.GenericResponse
-	err := a.rpc.RPC("S3.ObjectDelete", &structs.S3ObjectDeleteRequest{Bucket: q.bucket, Key: q.key,
+	err := q.call("S3.ObjectDelete", &structs.S3ObjectDeleteRequest{Bucket: q.bucket, Key: q.key,
 		UploadID: q.r.URL.Query().Get("uploadId"), Caller: q.caller}, &resp)
 	if err != nil {
 		return err

@@ -128,7 +128,7 @@ func (q *request) putRequest() (*structs.S3PutRequest, io.Reader, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &structs.S3PutRequest{Bucket: q.bucket, Key: q.key, Size: size, ContentMD5: md5hex, Caller: q.caller}, incompleteBody{body}, nil
+	return &structs.S3PutRequest{Bucket: q.bucket, Key: q.key, Size: size, ContentMD5: md5hex, Caller: q.caller, AuthToken: q.token}, incompleteBody{body}, nil
 }
 
 // incompleteBody reports a body that broke off (the client went away
@@ -172,7 +172,7 @@ func (a *API) putObject(q *request) error {
 // deleteObject deletes an object; a missing key is no error.
 func (a *API) deleteObject(q *request) error {
 	var resp structs.GenericResponse
-	if err := a.rpc.RPC("S3.ObjectDelete", &structs.S3ObjectDeleteRequest{Bucket: q.bucket, Key: q.key, Caller: q.caller}, &resp); err != nil {
+	if err := q.call("S3.ObjectDelete", &structs.S3ObjectDeleteRequest{Bucket: q.bucket, Key: q.key, Caller: q.caller}, &resp); err != nil {
 		return err
 	}
 	q.w.WriteHeader(http.StatusNoContent)
@@ -186,7 +186,7 @@ func (q *request) objectRecord() (*structs.S3Object, error) {
 		return nil, err
 	}
 	var resp structs.S3ObjectResponse
-	if err := q.api.rpc.RPC("S3.ObjectGet", &structs.S3ObjectGetRequest{Bucket: q.bucket, Key: q.key}, &resp); err != nil {
+	if err := q.call("S3.ObjectGet", &structs.S3ObjectGetRequest{Bucket: q.bucket, Key: q.key}, &resp); err != nil {
 		return nil, err
 	}
 	return resp.Object, nil
@@ -240,7 +240,7 @@ func (a *API) getObject(q *request) error {
 		q.w.WriteHeader(status)
 		return nil
 	}
-	rc, err := a.data.Open(o.HashValue, o.Locations, offset, length)
+	rc, err := a.data.Open(q.token, o.HashValue, o.Locations, offset, length)
 	if err != nil {
 		return err
 	}

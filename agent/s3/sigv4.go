@@ -351,7 +351,10 @@ func (s *sigRequest) signingKey(secret string) []byte {
 }
 
 // verify checks the request's signature with the secret, in constant
-// time. It returns the signing key, which chunk signatures use.
+// time, and returns the signing key. Live requests are verified by the
+// servers (S3.Verify, server/s3_verify_endpoint.go), which alone hold
+// secrets; this is the same check on the agent's canonical request, which
+// the tests and the fuzz target run against AWS's examples.
 func (s *sigRequest) verify(r *http.Request, secret string) ([]byte, error) {
 	key := s.signingKey(secret)
 	want := hmacSHA256(key, s.stringToSign(s.canonicalRequest(r)))

@@ -202,6 +202,10 @@ func (p *proc) running() bool {
 type cluster struct {
 	servers []*proc
 	clients []*proc
+	// introFile is where the client agents read their node
+	// introduction (client { intro_token_file }); bootstrapAdmin writes
+	// it once an administrator exists to issue one.
+	introFile string
 }
 
 func (c *cluster) all() []*proc { return append(append([]*proc{}, c.servers...), c.clients...) }
@@ -212,10 +216,11 @@ func (c *cluster) all() []*proc { return append(append([]*proc{}, c.servers...),
 // temp dir).
 func startCluster(t *testing.T, ipBase string, nServers, nClients int, dataDirs map[int]string) *cluster {
 	t.Helper()
-	c := &cluster{}
 	cfgDir := t.TempDir()
+	c := &cluster{introFile: filepath.Join(cfgDir, "intro-token")}
 	clientCfg := filepath.Join(cfgDir, "client.hcl")
-	if err := os.WriteFile(clientCfg, []byte("client {\n  fake_spawn_latency = \"500ms\"\n}\n"), 0o600); err != nil {
+	cfg := fmt.Sprintf("client {\n  fake_spawn_latency = \"500ms\"\n  intro_token_file = %q\n}\n", c.introFile)
+	if err := os.WriteFile(clientCfg, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < nServers; i++ {

@@ -50,7 +50,8 @@ func newClient(t *testing.T, addr string) *api.Client {
 }
 
 // bootstrapAdmin creates the cluster's first administrator, as an
-// operator does on a new production cluster, and logs in as it.
+// operator does on a new production cluster, logs in as it, and
+// introduces the client agents' hosts.
 func bootstrapAdmin(t *testing.T, c *cluster) {
 	cl := newClient(t, c.servers[0].http)
 	var boot *api.Bootstrap
@@ -64,6 +65,16 @@ func bootstrapAdmin(t *testing.T, c *cluster) {
 		return err
 	})
 	adminToken = login.Token
+	// The client agents' hosts are new to the cluster: with ACLs on they
+	// register once an operator introduces them.
+	var intro *api.NodeIntro
+	eventually(t, "a node introduction", 60*time.Second, func() (err error) {
+		intro, err = newClient(t, c.servers[0].http).Operator().NodeIntroCreate(time.Hour, "")
+		return err
+	})
+	if err := os.WriteFile(c.introFile, []byte(intro.Token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestFaultInjection is the suite: see the package doc.
@@ -284,8 +295,17 @@ func runWorker(t *testing.T, c *cluster, h *history, w int, seq *atomic.Int64, s
 		case r < 0.75:
 			o := mine[rng.Intn(len(mine))]
 			action := []string{api.OpStop, api.OpStart, api.OpRebootSoft}[rng.Intn(3)]
+			// Each action carries a key of its own: an attempt whose
+			// outcome is unknown (no leader, a lost connection) is sent
+			// once more with it, through another agent, and is answered
+			// with the action it started, never a second one nor a
+			// conflict with itself.
+			opts := &api.ActionOptions{IdempotencyKey: fmt.Sprintf("rob-w%d-act-%d", w, seq.Add(1))}
 			call := h.now()
-			_, _, err := cl.Instances().Perform(o.id, action, nil)
+			_, _, err := cl.Instances().Perform(o.id, action, opts)
+			if classify(err).Result == resUnknown {
+				_, _, err = newClient(t, procs[rng.Intn(len(procs))].http).Instances().Perform(o.id, action, opts)
+			}
 			h.record(w, opInput{Kind: opAction, Name: o.name, Detail: action}, classify(err), call)
 		default:
 			i := rng.Intn(len(mine))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"time"
 )
 
@@ -122,6 +123,21 @@ func bootstrapAdmin(ctx context.Context, hc *http.Client, base string) (string, 
 		return err
 	})
 	return tok, err
+}
+
+// introduce issues a node introduction as the admin and writes it
+// where the client agents read it: with ACLs on, the servers register
+// their new hosts only with one.
+func introduce(ctx context.Context, hc *http.Client, base, admin, file string) error {
+	var out struct{ Token string }
+	err := retry(120*time.Second, func() error {
+		_, err := call(ctx, hc, "POST", base+"/v1/operator/node-intro", admin, map[string]any{"TTL": "24h"}, &out, http.StatusOK)
+		return err
+	})
+	if err != nil || out.Token == "" {
+		return fmt.Errorf("issue a node introduction: %v", err)
+	}
+	return os.WriteFile(file, []byte(out.Token+"\n"), 0o600)
 }
 
 // Project is one tenant of the load: its token and what its clients use.

@@ -186,14 +186,26 @@ func (p *Proc) DiskUsage() Storage {
 type Cluster struct {
 	Servers []*Proc
 	Clients []*Proc
+	// IntroFile is where the client agents read their node introduction
+	// (client { intro_token_file }); Introduce writes it.
+	IntroFile string
 }
 
 // StartCluster starts servers (bootstrap-expect n) and client agents
 // with the fake driver, each with simHosts simulated hosts, under dir.
-func StartCluster(bin, dir string, servers, clients, simHosts int, logf func(string, ...any)) (*Cluster, error) {
-	c := &Cluster{}
+// serverArgs are extra arguments of every server agent (such as
+// --config of a file with a server block).
+func StartCluster(bin, dir string, servers, clients, simHosts int, logf func(string, ...any), serverArgs ...string) (*Cluster, error) {
+	c := &Cluster{IntroFile: filepath.Join(dir, "intro-token")}
+	clientCfg := filepath.Join(dir, "client-intro.hcl")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(clientCfg, []byte(fmt.Sprintf("client {\n  intro_token_file = %q\n}\n", c.IntroFile)), 0o600); err != nil {
+		return nil, err
+	}
 	for i := range servers {
-		args := []string{"--server", "--bootstrap-expect", strconv.Itoa(servers)}
+		args := append([]string{"--server", "--bootstrap-expect", strconv.Itoa(servers)}, serverArgs...)
 		if i > 0 {
 			args = append(args, "--join", c.Servers[0].Gossip)
 		}
@@ -208,7 +220,7 @@ func StartCluster(bin, dir string, servers, clients, simHosts int, logf func(str
 	var mu sync.Mutex
 	for i := range clients {
 		args := []string{"--client", "--driver", "fake", "--join", c.Servers[0].Gossip,
-			"--dev-hosts", strconv.Itoa(simHosts)}
+			"--dev-hosts", strconv.Itoa(simHosts), "--config", clientCfg}
 		p, err := StartAgent(bin, fmt.Sprintf("load-c%d", i+1), filepath.Join(dir, fmt.Sprintf("c%d", i+1)), args...)
 		if err != nil {
 			c.Stop()

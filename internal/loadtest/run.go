@@ -28,7 +28,11 @@ type Options struct {
 	Duration                      time.Duration
 	// SampleEvery is how often server memory is sampled.
 	SampleEvery time.Duration
-	Out         io.Writer
+	// DeletedRetention, EvalGCThreshold and IdempotencyKeyTTL, when set,
+	// are the servers' retentions of deleted servers' records, finished
+	// evaluations and idempotency keys (e.g. "5m").
+	DeletedRetention, EvalGCThreshold, IdempotencyKeyTTL string
+	Out                                                  io.Writer
 }
 
 // memSeries is one server's RSS samples.
@@ -42,7 +46,11 @@ func Run(ctx context.Context, o Options) error {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(o.Out, "%s  %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, args...))
 	}
-	cl, err := StartCluster(o.Cloudctl, o.Dir, o.Servers, o.Agents, o.SimHosts, logf)
+	serverArgs, err := serverConfigArgs(o)
+	if err != nil {
+		return err
+	}
+	cl, err := StartCluster(o.Cloudctl, o.Dir, o.Servers, o.Agents, o.SimHosts, logf, serverArgs...)
 	if err != nil {
 		return err
 	}
@@ -54,6 +62,9 @@ func Run(ctx context.Context, o Options) error {
 	base := cl.Servers[0].HTTP
 	fx, err := Prepare(ctx, hc, base, o.Projects, logf)
 	if err != nil {
+		return err
+	}
+	if err := introduce(ctx, hc, base, fx.Admin, cl.IntroFile); err != nil {
 		return err
 	}
 	if err := waitHosts(ctx, hc, base, fx.Admin, o.Agents*(1+o.SimHosts)); err != nil {
@@ -101,6 +112,9 @@ func Run(ctx context.Context, o Options) error {
 			case <-t.C:
 				sample()
 				logf("rss %s", rssLine(cl, mem))
+				if st, err := readState(runCtx, hc, base, fx.Admin); err == nil {
+					logf("state %s", stateLine(st))
+				}
 			}
 		}
 	}()
@@ -132,6 +146,27 @@ func Run(ctx context.Context, o Options) error {
 		fmt.Fprintf(o.Out, "servers left: %s\n", leftovers(ctx, hc, base, fx.Admin, stats))
 	}
 	return nil
+}
+
+// serverConfigArgs writes the servers' configuration file when an
+// option needs one and returns the arguments that load it.
+func serverConfigArgs(o Options) ([]string, error) {
+	body := ""
+	for _, kv := range [][2]string{{"deleted_retention", o.DeletedRetention}, {"eval_gc_threshold", o.EvalGCThreshold},
+		{"idempotency_key_ttl", o.IdempotencyKeyTTL}} {
+		if kv[1] != "" {
+			body += fmt.Sprintf("  %s = %q\n", kv[0], kv[1])
+		}
+	}
+	if body == "" {
+		return nil, nil
+	}
+	path := filepath.Join(o.Dir, "server.hcl")
+	body = "server {\n" + body + "}\n"
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		return nil, fmt.Errorf("server config: %w", err)
+	}
+	return []string{"--config", path}, nil
 }
 
 func churners(o Options) int {

@@ -115,4 +115,12 @@ func compareStates(w io.Writer, a, b *StateBreakdown) {
 	}
 }
 
+// stateLine is a one-line summary of the records churn leaves behind,
+// for the periodic samples.
+func stateLine(b *StateBreakdown) string {
+	return fmt.Sprintf("%s: instances %d, actions %d, deleted usage %d, keys %d, evaluations %d",
+		mib(b.Total), b.Records[structs.InstanceSnapshot], b.Records[structs.InstanceActionSnapshot],
+		b.Records[structs.InstanceUsageSnapshot], b.Records[structs.CreateRequestSnapshot], b.Records[structs.EvalSnapshot])
+}
+
 func kib(n int64) string { return fmt.Sprintf("%.1f KiB", float64(n)/1024) }

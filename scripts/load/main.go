@@ -35,6 +35,9 @@ func main() {
 	flag.DurationVar(&o.Think, "think", 2*time.Second, "mean pause between a client's calls")
 	flag.DurationVar(&o.Duration, "duration", 60*time.Second, "how long to run the load (e.g. 30m)")
 	flag.DurationVar(&o.SampleEvery, "sample", 10*time.Second, "how often to sample server memory")
+	flag.StringVar(&o.DeletedRetention, "deleted-retention", "", "the servers' deleted_retention, e.g. 5m (default: theirs, 24h)")
+	flag.StringVar(&o.EvalGCThreshold, "eval-gc-threshold", "", "the servers' eval_gc_threshold, e.g. 5m (default: theirs, 1h)")
+	flag.StringVar(&o.IdempotencyKeyTTL, "idempotency-key-ttl", "", "the servers' idempotency_key_ttl, e.g. 5m (default: theirs, 1h)")
 	keep := flag.Bool("keep", false, "keep the data dir")
 	flag.Parse()
 	if err := run(o, *keep); err != nil {
