@@ -198,7 +198,11 @@ func (s *Server) s3Token(c *structs.EC2Credential, userName string, roles []stri
 		if !s.aclEnabled() {
 			return "", nil
 		}
-		return "", structs.Errorf(structs.KindUnavailable, "no token signing key is known yet; the cluster leader creates one")
+		// Right after a new cluster's first election: wait for the key
+		// the leader creates first, as the other token paths do.
+		if key, err = s.awaitSigningKey("S3.Verify"); err != nil {
+			return "", err
+		}
 	}
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	claims := &structs.TokenClaims{UserID: c.UserID, UserName: userName, ProjectID: c.ProjectID,
