@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -331,6 +332,7 @@ func (c *bootCluster) bootRound(b *testing.B, api, prefix string) {
 	errs := make(chan error, clients)
 	var wg sync.WaitGroup
 	raftStart, cpuStart, reportsStart := c.raftIndex(b), cpuTime(), c.reports.Load()
+	allocStart, gcStart := heapAllocated()
 	stopProfile := startBootProfile(b, prefix)
 	start := time.Now()
 	for w := 0; w < clients; w++ {
@@ -370,6 +372,8 @@ func (c *bootCluster) bootRound(b *testing.B, api, prefix string) {
 	active := time.Since(start)
 	stopProfile()
 	entries, cpu, reports := c.raftIndex(b)-raftStart, cpuTime()-cpuStart, c.reports.Load()-reportsStart
+	allocEnd, gcEnd := heapAllocated()
+	allocKiB := float64(allocEnd-allocStart) / 1024 / float64(requests)
 	var all []time.Duration
 	for w := range lat {
 		all = append(all, lat[w]...)
@@ -387,11 +391,15 @@ func (c *bootCluster) bootRound(b *testing.B, api, prefix string) {
 	b.ReportMetric(float64(entries)/float64(requests), "raft-entries/boot")
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(requests), "cpu-ms/boot")
 	b.ReportMetric(float64(reports)/float64(requests), "reports/boot")
+	// The heap allocated a boot (the whole process's) drives the
+	// garbage collector's share of the CPU.
+	b.ReportMetric(allocKiB, "alloc-KiB/boot")
 	b.Logf("%s: %d boots by %d clients: accepted in %v (%.0f/s), ACTIVE in %v (%.0f/s); latency p50 %v, p99 %v, max %v; "+
-		"%.2f Raft entries, %.2f agents' reports and %.2f ms of CPU a boot",
+		"%.2f Raft entries, %.2f agents' reports, %.2f ms of CPU and %.0f KiB allocated a boot, %d GC cycles",
 		api, requests, clients, accepted.Round(time.Millisecond), float64(requests)/accepted.Seconds(),
 		active.Round(time.Millisecond), float64(requests)/active.Seconds(), pct(0.5), pct(0.99), all[len(all)-1],
-		float64(entries)/float64(requests), float64(reports)/float64(requests), float64(cpu.Microseconds())/1000/float64(requests))
+		float64(entries)/float64(requests), float64(reports)/float64(requests), float64(cpu.Microseconds())/1000/float64(requests),
+		allocKiB, gcEnd-gcStart)
 }
 
 // startBootProfile profiles the CPU of one timed round (requests and
@@ -430,6 +438,14 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// heapAllocated is the bytes this process has allocated on the heap so
+// far and the garbage collections it has run.
+func heapAllocated() (uint64, uint32) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.TotalAlloc, ms.NumGC
 }
 
 // boot sends one single-server boot and returns the new server's id.

@@ -241,7 +241,7 @@ func (p *ConnPool) dial(addr string) (*poolConn, error) {
 		p.logger.Debug("dial failed", "addr", addr, "error", err)
 		return nil, &ConnError{Addr: addr, Op: "dial", Err: err}
 	}
-	session, err := yamux.Client(conn, p.yamuxConfig)
+	session, err := yamux.Client(newFrameConn(conn), p.yamuxConfig)
 	if err != nil {
 		conn.Close()
 		return nil, &ConnError{Addr: addr, Op: "start session", Err: err}

@@ -532,7 +532,7 @@ func (s *Server) handshake(conn *tls.Conn) error {
 // accepts with net/rpc on its own goroutine, until the session ends.
 func (s *Server) serveSession(raw, conn net.Conn) {
 	remote := raw.RemoteAddr()
-	session, err := yamux.Server(conn, s.yamuxConfig)
+	session, err := yamux.Server(newFrameConn(conn), s.yamuxConfig)
 	if err != nil {
 		s.logger.Debug("failed to start yamux session", "remote", remote, "error", err)
 		return

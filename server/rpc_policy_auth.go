@@ -327,9 +327,31 @@ func authTokenField(args any) reflect.Value {
 	if v.Kind() != reflect.Struct {
 		return reflect.Value{}
 	}
-	f := v.FieldByName("AuthToken")
-	if !f.IsValid() || f.Kind() != reflect.String {
+	index := authTokenIndex(v.Type())
+	if index == nil {
 		return reflect.Value{}
 	}
+	f, err := v.FieldByIndexErr(index)
+	if err != nil {
+		return reflect.Value{} // through a nil embedded pointer
+	}
 	return f
+}
+
+// authTokenIndexes caches, by request type, the index of its string
+// field AuthToken (nil when it has none): FieldByName walks
+// the embedded structs on every call, which every RPC paid.
+var authTokenIndexes sync.Map // reflect.Type → []int
+
+// authTokenIndex is the index path of t's string field AuthToken, or nil.
+func authTokenIndex(t reflect.Type) []int {
+	if v, ok := authTokenIndexes.Load(t); ok {
+		return v.([]int)
+	}
+	var index []int
+	if f, ok := t.FieldByName("AuthToken"); ok && f.Type.Kind() == reflect.String {
+		index = f.Index
+	}
+	authTokenIndexes.Store(t, index)
+	return index
 }

@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"sync"
@@ -55,6 +56,8 @@ type Service struct {
 	local   map[string]int64
 	// lastKeyFetch rate-limits synchronous key fetches for unknown kids.
 	lastKeyFetch time.Time
+	// verified caches checked signatures until the keys change.
+	verified verifyCache
 
 	startOnce, stopOnce sync.Once
 	stopCh              chan struct{}
@@ -194,8 +197,28 @@ func (s *Service) setKeys(resp *structs.IdentityListResponse) {
 		}
 	}
 	s.mu.Lock()
+	if !sameKeys(s.keys, keys) {
+		// Under s.mu, so that no signature checked with the old keys
+		// is remembered against the new ones.
+		s.verified.keysChanged()
+	}
 	s.keys, s.newest = keys, newest
 	s.mu.Unlock()
+}
+
+// sameKeys reports whether two key sets hold the same public keys under
+// the same ids.
+func sameKeys(a, b map[string]*structs.SigningKey) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for id, k := range a {
+		o, ok := b[id]
+		if !ok || !bytes.Equal(k.PublicKey, o.PublicKey) {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Service) setRevoked(resp *structs.IdentityListResponse) {

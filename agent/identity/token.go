@@ -65,12 +65,20 @@ func (s *Service) lookupKey(id string) (ed25519.PublicKey, bool) {
 }
 
 // Verify checks a token's signature, expiry and revocation and returns
-// what it carries. Every failure (malformed, unknown key, bad signature,
+// what it carries. A signature checked in the last verifiedTTL against
+// the current signing keys is not checked again; expiry and revocation
+// are checked every time. Every failure (malformed, unknown key, bad signature,
 // expired, revoked) is a *structs.Error of KindPermission.
 func (s *Service) Verify(token string) (*Token, error) {
-	c, err := authtoken.Verify(token, s.lookupKey)
-	if err != nil {
-		return nil, err
+	now := time.Now()
+	c := s.verified.get(token, now)
+	if c == nil {
+		gen := s.verified.generation()
+		var err error
+		if c, err = authtoken.VerifyAt(token, s.lookupKey, now); err != nil {
+			return nil, err
+		}
+		s.verified.put(token, c, gen, now)
 	}
 	t := tokenFromClaims(c)
 	if s.isRevoked(t) {
