@@ -85,7 +85,7 @@ func (b *applyBatcher[E, K]) flush(s *Server) {
 func (b *applyBatcher[E, K]) commit(s *Server, batch []*pendingApply[E]) {
 	var kind K
 	if len(batch) == 1 {
-		batch[0].index, batch[0].err = s.apply(kind.single(), batch[0].entry)
+		batch[0].index, batch[0].err = s.applyCompact(kind.single(), batch[0].entry)
 		return
 	}
 	entries := make([]E, len(batch))
@@ -98,7 +98,7 @@ func (b *applyBatcher[E, K]) commit(s *Server, batch []*pendingApply[E]) {
 			p.err = fmt.Errorf("%s: %w", kind.single(), err)
 		}
 	}
-	data, err := structs.EncodeEntry(t, body)
+	data, err := encodeCompactEntry(t, body)
 	if err != nil {
 		fail(err)
 		return

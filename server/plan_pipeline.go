@@ -119,7 +119,7 @@ func (pl *planPipeline) apply(batch []*pendingPlan) {
 	for len(pl.inflight) >= maxPlanCommits {
 		pl.waitOldest()
 	}
-	data, err := structs.EncodeEntry(structs.PlanApplyType, entry)
+	data, err := encodeCompactEntry(structs.PlanApplyType, entry)
 	if err != nil {
 		pl.answer(batch, results, errs, 0, err)
 		return

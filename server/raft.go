@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -112,6 +113,19 @@ func (s *Server) setupRaft() error {
 		s.setBootstrapped()
 	}
 	return nil
+}
+
+// raftBoltOptions are the log store's bbolt options. NoFreelistSync
+// leaves the free page list out of every commit (bbolt rebuilds it by
+// scanning the file when it opens, a file Raft keeps small by compacting
+// its log): each StoreLogs writes only its own pages, as Consul's and
+// Nomad's log stores can be told to. The map freelist finds free runs
+// of pages without sorting an array.
+func raftBoltOptions() *bbolt.Options {
+	return &bbolt.Options{
+		NoFreelistSync: true,
+		FreelistType:   bbolt.FreelistMapType,
+	}
 }
 
 func (s *Server) setBootstrapped() {
