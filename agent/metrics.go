@@ -56,6 +56,8 @@ var (
 	descRaftIndex   = prometheus.NewDesc("stratus_raft_index", "Raft indexes of this server.", []string{"kind"}, nil)
 	descRaftPeers   = prometheus.NewDesc("stratus_raft_peers", "Servers in the Raft configuration.", nil, nil)
 	descGossipCount = prometheus.NewDesc("stratus_gossip_members", "Gossip members by status.", []string{"status"}, nil)
+	descFSMLevel    = prometheus.NewDesc("stratus_fsm_level",
+		"State machine feature level: this server's (of=\"server\") and the lowest any server advertises (of=\"cluster\").", []string{"of"}, nil)
 )
 
 func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -63,6 +65,7 @@ func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descRaftIndex
 	ch <- descRaftPeers
 	ch <- descGossipCount
+	ch <- descFSMLevel
 }
 
 func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
@@ -81,6 +84,9 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 		if v, err := strconv.ParseFloat(stats["num_peers"], 64); err == nil {
 			ch <- prometheus.MustNewConstMetric(descRaftPeers, prometheus.GaugeValue, v+1)
 		}
+		cluster, _ := srv.ClusterFSMLevel()
+		ch <- prometheus.MustNewConstMetric(descFSMLevel, prometheus.GaugeValue, float64(srv.FSMLevel()), "server")
+		ch <- prometheus.MustNewConstMetric(descFSMLevel, prometheus.GaugeValue, float64(cluster), "cluster")
 	}
 	counts := map[string]float64{}
 	for _, m := range c.a.gossip.Members() {

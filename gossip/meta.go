@@ -31,6 +31,10 @@ type Meta struct {
 	HTTPAddr string // host:port of its HTTP API
 	Expect   int    // servers: bootstrap_expect (0 = none)
 	Version  string // build version
+	// FSMLevel is a server's state machine level (structs.FSMLevel): the
+	// leader proposes a message type only when every server advertises a
+	// level that has it. 0 = none (a build from before levels).
+	FSMLevel int
 }
 
 // ErrMetaTooLarge is returned (wrapped) by New and UpdateMeta when the
@@ -51,6 +55,7 @@ type wireMeta struct {
 	HTTPAddr string `codec:"h,omitempty"`
 	Expect   int    `codec:"e,omitempty"`
 	Version  string `codec:"v,omitempty"`
+	FSMLevel int    `codec:"l,omitempty"`
 	// Session identifies one run of a Pool. It lets receivers match a
 	// leave intent to the incarnation of the node that sent it, so a stale
 	// intent can never mark a restarted node (same name, new session) as
@@ -85,6 +90,7 @@ func encodeMeta(m Meta, session uint64) ([]byte, error) {
 		HTTPAddr: m.HTTPAddr,
 		Expect:   m.Expect,
 		Version:  m.Version,
+		FSMLevel: m.FSMLevel,
 		Session:  session,
 	})
 	if err != nil {
@@ -117,5 +123,6 @@ func decodeMeta(buf []byte) (Meta, uint64, error) {
 		HTTPAddr: w.HTTPAddr,
 		Expect:   w.Expect,
 		Version:  w.Version,
+		FSMLevel: w.FSMLevel,
 	}, w.Session, nil
 }

@@ -19,6 +19,7 @@ func TestMetaRoundTrip(t *testing.T) {
 		HTTPAddr: "[2001:db8::17]:4646",
 		Expect:   5,
 		Version:  "1.2.3-dev+abcdef0",
+		FSMLevel: 2,
 	}
 	buf, err := encodeMeta(in, 42)
 	if err != nil {

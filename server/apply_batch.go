@@ -93,6 +93,12 @@ func (b *applyBatcher[E, K]) commit(s *Server, batch []*pendingApply[E]) {
 		entries[i] = p.entry
 	}
 	t, body := kind.batch(entries)
+	if !s.fsmLevelAllows(t) {
+		// A server not upgraded yet would stop at the batched entry:
+		// commit each write in the entry of its own kind instead.
+		b.commitEach(s, batch)
+		return
+	}
 	fail := func(err error) {
 		for _, p := range batch {
 			p.err = fmt.Errorf("%s: %w", kind.single(), err)
@@ -119,4 +125,21 @@ func (b *applyBatcher[E, K]) commit(s *Server, batch []*pendingApply[E]) {
 			p.err = fmt.Errorf("%s: %w", kind.single(), errs[i])
 		}
 	}
+}
+
+// commitEach commits each write of a batch in its own single entry, all
+// proposed at once so that Raft still replicates them together. It is the
+// batch's form while some server's FSM level predates the batched entry
+// (version_gate.go).
+func (b *applyBatcher[E, K]) commitEach(s *Server, batch []*pendingApply[E]) {
+	var kind K
+	var wg sync.WaitGroup
+	for _, p := range batch {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.index, p.err = s.applyCompact(kind.single(), p.entry)
+		}()
+	}
+	wg.Wait()
 }

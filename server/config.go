@@ -129,7 +129,11 @@ type Config struct {
 	CA *tlsutil.CA
 
 	Version string
-	Logger  hclog.Logger
+	// FSMLevel is the state machine level this server advertises in
+	// gossip; zero is this build's (structs.CurrentFSMLevel). Tests set
+	// a lower one to stand for a server of an older build.
+	FSMLevel structs.FSMLevel
+	Logger   hclog.Logger
 }
 
 // Validate fills defaults and checks the config.

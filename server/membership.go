@@ -29,6 +29,7 @@ func (s *Server) setupGossip() error {
 			HTTPAddr: s.config.HTTPAddr,
 			Expect:   s.config.BootstrapExpect,
 			Version:  s.config.Version,
+			FSMLevel: int(s.localFSMLevel()),
 		},
 	})
 	if err != nil {
@@ -60,6 +61,7 @@ func (s *Server) gossipEventLoop() {
 				continue
 			}
 			s.logger.Debug("server membership event", "event", ev.Type, "member", ev.Member.Name)
+			s.fsmGate.observe(ev.Member)
 			s.maybeBootstrap()
 			select {
 			case s.reconcileCh <- struct{}{}:

@@ -47,7 +47,7 @@ func (s *Server) setupRaft() error {
 	if err := verifySnapshots(dir); err != nil {
 		return err
 	}
-	bolt, err := raftboltdb.New(raftboltdb.Options{Path: dbPath, NoSync: s.config.raftNoSync})
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: dbPath, NoSync: s.config.raftNoSync, BoltOptions: raftBoltOptions()})
 	if err != nil {
 		return fmt.Errorf("open raft store: %w", err)
 	}
@@ -137,6 +137,9 @@ func (s *Server) setBootstrapped() {
 // raftApply proposes an entry and waits for it to be applied, returning
 // its index and the FSM's answer as an error when it is one.
 func (s *Server) raftApply(entry []byte) (uint64, any, error) {
+	if err := s.checkFSMLevel(entry); err != nil {
+		return 0, nil, err
+	}
 	future := s.raft.Apply(entry, raftApplyTimeout)
 	if err := future.Error(); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) ||

@@ -59,6 +59,9 @@ type Server struct {
 	creates createBatcher
 	// allocUpdates coalesces concurrent agents' reports likewise.
 	allocUpdates allocUpdateBatcher
+	// fsmGate keeps entries some server's FSM does not know out of Raft
+	// (version_gate.go).
+	fsmGate fsmGate
 
 	// reconcileCh nudges the leader loop when gossip membership changed.
 	reconcileCh chan struct{}

@@ -10,7 +10,8 @@ type MessageType uint8
 
 // IgnoreUnknownTypeFlag is set on message types that an older server may
 // skip when it does not know them (the change is optional to it), instead
-// of refusing to apply the log.
+// of refusing to apply the log. FSMLevel says when to use it rather than
+// a new FSM level.
 const IgnoreUnknownTypeFlag MessageType = 128
 
 // Raft message types. Append only; never renumber.

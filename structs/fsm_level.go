@@ -1,0 +1,162 @@
+package structs
+
+import "fmt"
+
+// FSMLevel is a state machine's feature level: which mandatory Raft
+// message types a server knows how to apply. Every server advertises its
+// level in its gossip metadata, and the leader proposes an entry only when
+// every server of the Raft configuration advertises a level that has the
+// entry's type (the way Nomad's leader checks ServersMeetMinimumVersion),
+// so a server that has not been upgraded yet never meets an entry its FSM
+// would refuse. A rolling upgrade therefore never stops an old server.
+//
+// Adding a mandatory message type:
+//
+//  1. add a level (FSMLevelX = CurrentFSMLevel+1) and make CurrentFSMLevel
+//     that level;
+//  2. list the type in messageTypeLevels at the new level (fsm's tests fail
+//     for a type its FSM registers that is not listed);
+//  3. on the leader, propose it only while the cluster's level allows it
+//     (the server refuses the proposal otherwise): fall back to the entries
+//     an older server knows, as the create and report batchers do, or
+//     refuse the request until the upgrade is done.
+//
+// A new format version of an existing type (EntryVersion) needs a level
+// the same way: an older server would misread it, so the leader must
+// keep writing the older version while the cluster's level is lower.
+//
+// Entries an older server may skip without harm (a purge that a later
+// entry repeats, a hint) can instead be proposed with IgnoreUnknownTypeFlag:
+// they need no gate, because an FSM skips an ignorable type it does not
+// know. Use the flag only when every server's state stays right without
+// the entry; anything the state's users read and rely on must be
+// mandatory and gated.
+type FSMLevel int
+
+// The FSM levels, oldest first.
+const (
+	// FSMLevelBase is the level of every server that advertises none
+	// (builds from before levels existed): all message types but the
+	// ones below.
+	FSMLevelBase FSMLevel = 1
+	// FSMLevelBatched adds the entries that carry several writes: the
+	// leader's coalesced creates (InstanceCreateBatch) and agents'
+	// reports (AllocClientUpdateBatch), and the leader's purges (proposed
+	// as ignorable).
+	FSMLevelBatched FSMLevel = 2
+
+	// CurrentFSMLevel is the level of this build.
+	CurrentFSMLevel = FSMLevelBatched
+)
+
+// messageTypeLevels is the level that introduced each message type. It
+// lists every type, the baseline ones included, so that a new type left
+// out of it is caught by a test rather than by an old server's panic.
+var messageTypeLevels = map[MessageType]FSMLevel{
+	FlavorUpsertRequestType:     FSMLevelBase,
+	FlavorDeleteRequestType:     FSMLevelBase,
+	KeyPairUpsertRequestType:    FSMLevelBase,
+	KeyPairDeleteRequestType:    FSMLevelBase,
+	HostRegisterType:            FSMLevelBase,
+	HostStatusUpdateType:        FSMLevelBase,
+	HostEnabledUpdateType:       FSMLevelBase,
+	InstanceCreateType:          FSMLevelBase,
+	InstanceDeleteType:          FSMLevelBase,
+	InstanceActionType:          FSMLevelBase,
+	AllocClientUpdateType:       FSMLevelBase,
+	EvalUpdateType:              FSMLevelBase,
+	PlanApplyType:               FSMLevelBase,
+	IdentityUpsertType:          FSMLevelBase,
+	IdentityDeleteType:          FSMLevelBase,
+	SigningKeyUpsertType:        FSMLevelBase,
+	TokenRevokeType:             FSMLevelBase,
+	InstanceUpdateType:          FSMLevelBase,
+	InstanceTaskType:            FSMLevelBase,
+	SchedulerConfigSetType:      FSMLevelBase,
+	ServerGroupCreateType:       FSMLevelBase,
+	ServerGroupDeleteType:       FSMLevelBase,
+	AggregateUpdateType:         FSMLevelBase,
+	QuotaUpdateType:             FSMLevelBase,
+	ImageUpsertType:             FSMLevelBase,
+	ImageDeleteType:             FSMLevelBase,
+	ImageDataType:               FSMLevelBase,
+	ImageLocationType:           FSMLevelBase,
+	ImageMemberType:             FSMLevelBase,
+	NetApplyType:                FSMLevelBase,
+	InstanceGroupRegisterType:   FSMLevelBase,
+	InstanceGroupStopType:       FSMLevelBase,
+	InstanceGroupDeploymentType: FSMLevelBase,
+	InstanceGroupDeleteType:     FSMLevelBase,
+	InstancePasswordSetType:     FSMLevelBase,
+	InstancePasswordClearType:   FSMLevelBase,
+	ConsoleTokenCreateType:      FSMLevelBase,
+	ConsoleTokenConsumeType:     FSMLevelBase,
+	SnapshotProgressType:        FSMLevelBase,
+	NetLeaseReportType:          FSMLevelBase,
+	S3BucketType:                FSMLevelBase,
+	S3ObjectType:                FSMLevelBase,
+	S3MultipartType:             FSMLevelBase,
+	EC2CredentialType:           FSMLevelBase,
+	HostDeregisterType:          FSMLevelBase,
+	HostForceDownType:           FSMLevelBase,
+	InstanceActionRecordType:    FSMLevelBase,
+	ClusterCASetType:            FSMLevelBase,
+	FlavorAccessType:            FSMLevelBase,
+	UserQuotaUpdateType:         FSMLevelBase,
+	ImageCacheRequestType:       FSMLevelBase,
+
+	InstanceCreateBatchType:    FSMLevelBatched,
+	AllocClientUpdateBatchType: FSMLevelBatched,
+	// The purges are proposed with IgnoreUnknownTypeFlag: an older
+	// server skips them and a later purge, which carries a later cut-off,
+	// repeats what it missed.
+	CreateRequestPurgeType: FSMLevelBatched,
+	EvalReapType:           FSMLevelBatched,
+	DeletedPurgeType:       FSMLevelBatched,
+}
+
+// MessageTypeLevel returns the level that introduced t (the ignorable
+// flag cleared), and false for a type the table does not list.
+func MessageTypeLevel(t MessageType) (FSMLevel, bool) {
+	l, ok := messageTypeLevels[t&^IgnoreUnknownTypeFlag]
+	return l, ok
+}
+
+// RequiredFSMLevel is the level every server must advertise before the
+// leader may propose an entry of type t: none (0) for an entry proposed
+// with IgnoreUnknownTypeFlag, which an older server skips, and the
+// level that introduced it otherwise. A type the table does not list
+// needs CurrentFSMLevel: no server of an older build knows it.
+func RequiredFSMLevel(t MessageType) FSMLevel {
+	if t&IgnoreUnknownTypeFlag != 0 {
+		return 0
+	}
+	if l, ok := messageTypeLevels[t]; ok {
+		return l
+	}
+	return CurrentFSMLevel
+}
+
+// LevelledMessageTypes returns every message type the level table lists,
+// for tests that check it against the FSM's handlers.
+func LevelledMessageTypes() []MessageType {
+	out := make([]MessageType, 0, len(messageTypeLevels))
+	for t := range messageTypeLevels {
+		out = append(out, t)
+	}
+	return out
+}
+
+// AdvertisedFSMLevel is the level to assume for a server that advertises
+// level (0 = none, a build from before levels).
+func AdvertisedFSMLevel(level int) FSMLevel {
+	if level <= 0 {
+		return FSMLevelBase
+	}
+	return FSMLevel(level)
+}
+
+// String names a level for logs and errors.
+func (l FSMLevel) String() string {
+	return fmt.Sprintf("fsm level %d", int(l))
+}
