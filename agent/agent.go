@@ -339,15 +339,21 @@ func (a *Agent) Server() *server.Server { return a.server }
 
 // seedDevState loads devstack's flavors once a dev cluster has a leader
 // and no flavors yet. It goes through Raft like any other write. It
-// waits for the dev hosts' registration first, so that a dev cloud
-// showing its flavors can also place a boot (else a first boot right
-// after start could fail with "No valid host").
+// waits for the dev hosts' registration and for the dev image first, so
+// that a dev cloud showing its flavors can also place a boot of cirros
+// (else a first boot right after start could fail with "No valid host",
+// or, before any image exists, pass the image check under the name
+// "cirros" and build without the image's data). A boot needs a flavor,
+// so none can start before the image is there.
 func (a *Agent) seedDevState() {
 	defer a.bgWG.Done()
 	for attempt := 0; ; attempt++ {
 		var list structs.FlavorListResponse
 		err := errors.New("the dev hosts are not registered yet")
 		if a.devHostsRegistered() {
+			err = a.devImageSeeded()
+		}
+		if err == nil {
 			err = a.self.RPC("Flavor.List", &structs.FlavorListRequest{}, &list)
 		}
 		if err == nil && len(list.Flavors) > 0 {
@@ -367,6 +373,23 @@ func (a *Agent) seedDevState() {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// devImageSeeded returns nil once dev mode's image cirros is active (the
+// servers' seedDevImage registers it with its data in one entry), and
+// at once for an agent that runs no server, which seeds no image.
+func (a *Agent) devImageSeeded() error {
+	if a.server == nil {
+		return nil
+	}
+	var out structs.SingleImageResponse
+	if err := a.self.RPC("Image.Get", &structs.ImageSpecificRequest{ImageID: devImageID}, &out); err != nil {
+		return fmt.Errorf("the dev image is not seeded yet: %w", err)
+	}
+	if out.Image == nil || out.Image.Status != structs.ImageActive {
+		return fmt.Errorf("the dev image is not active yet")
+	}
+	return nil
 }
 
 // devHostsRegistered reports whether every host this agent runs has

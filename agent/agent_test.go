@@ -17,8 +17,18 @@ import (
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-// testAgent starts a dev agent on random loopback ports.
+// testAgent starts a dev agent on random loopback ports and waits for
+// its flavors and its host.
 func testAgent(t *testing.T, tweak func(*Config)) *Agent {
+	t.Helper()
+	a := startDevAgent(t, tweak)
+	waitDevAgentReady(t, a)
+	return a
+}
+
+// startDevAgent starts a dev agent on random loopback ports, without
+// waiting for anything.
+func startDevAgent(t *testing.T, tweak func(*Config)) *Agent {
 	t.Helper()
 	zero := 0
 	cfg := &Config{
@@ -39,6 +49,13 @@ func testAgent(t *testing.T, tweak func(*Config)) *Agent {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.Shutdown() })
+	return a
+}
+
+// waitDevAgentReady waits for a dev agent's flavors and its host.
+func waitDevAgentReady(t *testing.T, a *Agent) {
+	t.Helper()
+	cfg := a.config
 	var token string
 	if cfg.ACLEnabled() {
 		token = keystoneToken(t, a, "admin")
@@ -82,7 +99,6 @@ func testAgent(t *testing.T, tweak func(*Config)) *Agent {
 			return nil
 		})
 	}
-	return a
 }
 
 func (a *Agent) url(path string) string { return "http://" + a.HTTPAddr() + path }
