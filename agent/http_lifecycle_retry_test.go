@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -14,41 +13,16 @@ import (
 // same key (the client's, or one of the agent's), and a refusal is not.
 func TestNativeActionRetriesAnElectionWithItsIdempotencyKey(t *testing.T) {
 	t.Parallel()
-	failures := 2
-	h, f := retryRoutes(func(method string, args, reply any) error {
-		if method == "Instance.Task" && failures > 0 {
-			failures--
-			return errors.New("InstanceTask: no leader: raft apply: leadership lost while committing log")
-		}
+	h, f := electionRoutes("Instance.Task", 2, "InstanceTask: no leader: raft apply: leadership lost while committing log", func(reply any) {
 		if out, ok := reply.(*structs.InstanceTaskResponse); ok {
 			out.RequestID = "req-1"
 		}
-		return nil
 	})
-	req := httptest.NewRequest("POST", "/v1/instances/i1/actions", strings.NewReader(`{"Action":"stop"}`))
-	req.Header.Set("Idempotency-Key", "mine-1")
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "req-1") {
-		t.Fatalf("action answered %d %s", rec.Code, rec.Body)
-	}
-	if f.count() != 3 {
-		t.Fatalf("%d attempts, want 3", f.count())
-	}
-	for _, c := range f.calls {
-		if k := c.args.(*structs.InstanceTaskRequest).IdempotencyKey; k != "mine-1" {
-			t.Fatalf("an attempt carried key %q", k)
-		}
-	}
-	// Without the header the agent's own key is on the request.
-	rec = serve(h, "POST", "/v1/instances/i1/actions", `{"Action":"start"}`)
-	if k := f.last(t).args.(*structs.InstanceTaskRequest).IdempotencyKey; rec.Code != 200 || !strings.HasPrefix(k, "stratus-") {
-		t.Fatalf("answer %d, key %q", rec.Code, k)
-	}
+	checkKeyedRetries(t, h, f, "action", "/v1/instances/i1/actions", `{"Action":"stop"}`, "req-1", `{"Action":"start"}`)
 	// A key that is not one is refused before any call.
-	req = httptest.NewRequest("POST", "/v1/instances/i1/actions", strings.NewReader(`{"Action":"stop"}`))
+	req := httptest.NewRequest("POST", "/v1/instances/i1/actions", strings.NewReader(`{"Action":"stop"}`))
 	req.Header.Set("Idempotency-Key", strings.Repeat("k", 256))
-	rec = httptest.NewRecorder()
+	rec := httptest.NewRecorder()
 	n := f.count()
 	if h.ServeHTTP(rec, req); rec.Code != 400 || f.count() != n {
 		t.Fatalf("a 256-character key answered %d after %d calls", rec.Code, f.count()-n)

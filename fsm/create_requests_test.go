@@ -1,9 +1,6 @@
 package fsm
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"reflect"
 	"testing"
 
@@ -11,16 +8,8 @@ import (
 )
 
 func populateCreateRequests(t *testing.T, s *StateStore) {
-	t.Helper()
-	txn := s.writeTxn()
-	defer txn.Abort()
-	if err := txn.Insert(TableCreateRequests, &structs.CreateRequest{ID: structs.CreateRequestID("p1", "k1"), ProjectID: "p1",
-		Key: "k1", Fingerprint: "f", InstanceIDs: []string{"i1"}, EvalID: "e1", CreatedAt: 5, CreateIndex: 6, ModifyIndex: 6}); err != nil {
-		t.Fatal(err)
-	}
-	if err := commitAt(txn, 6, TableCreateRequests); err != nil {
-		t.Fatal(err)
-	}
+	insertRecordAt6(t, s, TableCreateRequests, &structs.CreateRequest{ID: structs.CreateRequestID("p1", "k1"), ProjectID: "p1",
+		Key: "k1", Fingerprint: "f", InstanceIDs: []string{"i1"}, EvalID: "e1", CreatedAt: 5, CreateIndex: 6, ModifyIndex: 6})
 }
 
 // keyedCreate is a one-instance create of project with an idempotency
@@ -36,13 +25,8 @@ func keyedCreate(instID, evalID, project, key, fingerprint string, at int64) *st
 // replayOf returns the record a create's answer replays, or nil.
 func replayOf(t *testing.T, resp any) *structs.CreateRequest {
 	t.Helper()
-	err, _ := resp.(error)
-	var r *structs.CreateReplay
-	if errors.As(err, &r) {
+	if r, ok := replayError[*structs.CreateReplay](t, resp, "create"); ok {
 		return r.Request
-	}
-	if err != nil {
-		t.Fatalf("create refused: %v", err)
 	}
 	return nil
 }
@@ -128,43 +112,21 @@ func TestCreateRequestsArePurgedByEntryTimeAndSurviveSnapshots(t *testing.T) {
 	}
 	// Snapshot and restore: the records come back, so a retry after a
 	// restart is still answered with the first create.
-	snap, err := f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := &memSink{}
-	if err := snap.Persist(sink); err != nil {
-		t.Fatal(err)
-	}
-	snap.Release()
-	g := testFSM(t)
-	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
-		t.Fatal(err)
-	}
+	g := restoredCopy(t, f)
 	if rec := replayOf(t, apply(t, g, 20, structs.InstanceCreateType, keyedCreate("i-z", "e-z", "p1", "k-a", "fp", 400))); rec == nil {
 		t.Fatal("a restored state forgot the key")
 	}
 
 	// The purge removes what its entry says is old: records created
-	// before Before, whatever the time now.
-	if resp := apply(t, g, 21, structs.CreateRequestPurgeType, &structs.CreateRequestPurgeEntry{Before: 250}); resp != nil {
-		t.Fatal(resp)
-	}
-	recs, _ := g.State().CreateRequests(nil)
-	if len(recs) != 1 || recs[0].Key != "k-c" {
-		t.Fatalf("after the purge: %+v, want only k-c", recs)
-	}
-	if got := g.State().Index(TableCreateRequests); got != 21 {
-		t.Fatalf("purge index %d", got)
-	}
-	// A purge with nothing to remove changes nothing; the ignorable
-	// flag (how the leader proposes it, for older servers) applies too.
-	if resp := apply(t, g, 22, structs.CreateRequestPurgeType|structs.IgnoreUnknownTypeFlag, &structs.CreateRequestPurgeEntry{Before: 250}); resp != nil {
-		t.Fatal(resp)
-	}
-	if got := g.State().Index(TableCreateRequests); got != 21 {
-		t.Fatalf("an empty purge moved the index to %d", got)
-	}
+	// before Before, whatever the time now. A purge with nothing to
+	// remove changes nothing; the ignorable flag (how the leader
+	// proposes it, for older servers) applies too.
+	purgeKeysTwice(t, g, 21, 250, TableCreateRequests, func() {
+		recs, _ := g.State().CreateRequests(nil)
+		if len(recs) != 1 || recs[0].Key != "k-c" {
+			t.Fatalf("after the purge: %+v, want only k-c", recs)
+		}
+	})
 	// An expired key no longer deduplicates: the create is new.
 	if resp := apply(t, g, 23, structs.InstanceCreateType, keyedCreate("i-y", "e-y", "p1", "k-a", "fp", 500)); resp != nil {
 		t.Fatalf("create after the purge: %v", resp)

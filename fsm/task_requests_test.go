@@ -3,24 +3,15 @@ package fsm
 import (
 	"bytes"
 	"errors"
-	"io"
 	"testing"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
 
 func populateTaskRequests(t *testing.T, s *StateStore) {
-	t.Helper()
-	txn := s.writeTxn()
-	defer txn.Abort()
-	if err := txn.Insert(TableTaskRequests, &structs.TaskRequest{ID: structs.TaskRequestID("p1", "t1"), ProjectID: "p1",
+	insertRecordAt6(t, s, TableTaskRequests, &structs.TaskRequest{ID: structs.TaskRequestID("p1", "t1"), ProjectID: "p1",
 		Key: "t1", Fingerprint: "f", InstanceID: "i1", Op: structs.OpStop, RequestID: "req-1", MigrationID: 6,
-		CreatedAt: 5, CreateIndex: 6, ModifyIndex: 6}); err != nil {
-		t.Fatal(err)
-	}
-	if err := commitAt(txn, 6, TableTaskRequests); err != nil {
-		t.Fatal(err)
-	}
+		CreatedAt: 5, CreateIndex: 6, ModifyIndex: 6})
 }
 
 // keyed gives a task entry an idempotency key of project p1, and the
@@ -36,18 +27,14 @@ func keyed(key, fingerprint, requestID string) func(*structs.InstanceTaskEntry) 
 // taskReplayOf returns the record a task's answer replays, or nil.
 func taskReplayOf(t *testing.T, resp any) *structs.TaskRequest {
 	t.Helper()
-	err, _ := resp.(error)
-	var dup *TaskAlreadyApplied
-	if errors.As(err, &dup) {
-		if dup.Request == nil {
-			t.Fatalf("a replay by key answered without its record: %v", err)
-		}
-		return dup.Request
+	dup, ok := replayError[*TaskAlreadyApplied](t, resp, "task")
+	if !ok {
+		return nil
 	}
-	if err != nil {
-		t.Fatalf("task refused: %v", err)
+	if dup.Request == nil {
+		t.Fatalf("a replay by key answered without its record: %v", dup)
 	}
-	return nil
+	return dup.Request
 }
 
 func TestTaskWithTheSameKeyIsStartedOnce(t *testing.T) {
@@ -106,39 +93,16 @@ func TestTaskRequestsSurviveSnapshotsAndArePurgedWithCreates(t *testing.T) {
 			Idempotency: &structs.TaskIdempotency{ProjectID: "p1", Key: c.key, Fingerprint: "fp"}})
 	}
 
-	snap, err := b.f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := &memSink{}
-	if err := snap.Persist(sink); err != nil {
-		t.Fatal(err)
-	}
-	snap.Release()
-	g := testFSM(t)
-	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
-		t.Fatal(err)
-	}
+	g := restoredCopy(t, b.f)
 	if rec, _ := g.State().TaskRequestByKey(nil, "p1", "old"); rec == nil || rec.RequestID != "req-old" {
 		t.Fatalf("a restored state has %+v for key old", rec)
 	}
 	// The create requests' purge removes old task records too, by the
 	// entry's cut-off; an empty purge changes no index.
-	index := b.index + 10
-	if resp := apply(t, g, index, structs.CreateRequestPurgeType|structs.IgnoreUnknownTypeFlag, &structs.CreateRequestPurgeEntry{Before: 200}); resp != nil {
-		t.Fatal(resp)
-	}
-	recs, _ := g.State().TaskRequests(nil)
-	if len(recs) != 1 || recs[0].Key != "new" {
-		t.Fatalf("after the purge: %+v, want only new", recs)
-	}
-	if got := g.State().Index(TableTaskRequests); got != index {
-		t.Fatalf("purge index %d, want %d", got, index)
-	}
-	if resp := apply(t, g, index+1, structs.CreateRequestPurgeType, &structs.CreateRequestPurgeEntry{Before: 200}); resp != nil {
-		t.Fatal(resp)
-	}
-	if got := g.State().Index(TableTaskRequests); got != index {
-		t.Fatalf("an empty purge moved the index to %d", got)
-	}
+	purgeKeysTwice(t, g, b.index+10, 200, TableTaskRequests, func() {
+		recs, _ := g.State().TaskRequests(nil)
+		if len(recs) != 1 || recs[0].Key != "new" {
+			t.Fatalf("after the purge: %+v, want only new", recs)
+		}
+	})
 }

@@ -38,9 +38,7 @@ func TestAllocReportsShareOneRaftEntry(t *testing.T) {
 	// Hold the batcher as if both its flushers were committing, so that
 	// every report queues; then let one flusher take them all.
 	b := &s.allocUpdates
-	b.mu.Lock()
-	b.flushers = applyFlushers
-	b.mu.Unlock()
+	holdBatcher(b)
 	type outcome struct {
 		host  string
 		index uint64
@@ -61,18 +59,7 @@ func TestAllocReportsShareOneRaftEntry(t *testing.T) {
 	}
 	wg.Add(1)
 	go submit("intruder", allocs["h1"]) // another host's allocation: refused
-	waitFor(t, "every report queued", 60*time.Second, func() error {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		if n := len(b.queue); n != hosts+1 {
-			return fmt.Errorf("%d of %d reports queued", n, hosts+1)
-		}
-		return nil
-	})
-	b.mu.Lock()
-	b.flushers = 1 // the flusher started below is the other one
-	b.mu.Unlock()
-	go b.flush(s)
+	flushWhenQueued(t, s, b, hosts+1, "reports")
 	wg.Wait()
 	close(out)
 	var index uint64

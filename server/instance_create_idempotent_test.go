@@ -1,43 +1,13 @@
 package server
 
 import (
-	"context"
 	"fmt"
-	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/stratus-cloud/stratus/internal/writeretry"
 	"github.com/stratus-cloud/stratus/structs"
 )
-
-// liveServers is the set of servers a test's clients may call; a killed
-// server leaves it first.
-type liveServers struct {
-	mu   sync.Mutex
-	list []*Server
-}
-
-func (l *liveServers) pick() *Server {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.list[rand.IntN(len(l.list))]
-}
-
-func (l *liveServers) remove(s *Server) []*Server {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []*Server
-	for _, x := range l.list {
-		if x != s {
-			out = append(out, x)
-		}
-	}
-	l.list = out
-	return out
-}
 
 // TestCreatesAcrossLeaderChangesHappenExactlyOnce boots instances from
 // several clients through any of three servers (real Raft over TCP on
@@ -51,115 +21,25 @@ func (l *liveServers) remove(s *Server) []*Server {
 func TestCreatesAcrossLeaderChangesHappenExactlyOnce(t *testing.T) {
 	servers := testCluster(t, 3, nil)
 	upsertFlavor(t, servers[0], "1")
-	live := &liveServers{list: servers}
-
-	var acked sync.Map // key → instance id
-	var nAcked, nRetried atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for w := range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				key := fmt.Sprintf("w%d-%d", w, n)
-				args := structs.InstanceCreateRequest{Name: key, FlavorID: "1", ImageID: "img", NetworksMode: structs.NetworksNone,
-					IdempotencyKey: key}
-				var out structs.InstanceCreateResponse
-				err := writeretry.DoFor(context.Background(), 120*time.Second, func(retried bool) error {
-					if retried {
-						nRetried.Add(1)
-					}
-					out = structs.InstanceCreateResponse{}
-					return live.pick().RPC("Instance.Create", &args, &out)
-				})
-				if err != nil || len(out.Instances) != 1 {
-					errs <- fmt.Errorf("create %s: %v (%d instances)", key, err, len(out.Instances))
-					return
-				}
-				acked.Store(key, out.Instances[0].ID)
-				nAcked.Add(1)
-			}
-		}()
-	}
-	waitAcked := func(n int64) {
-		t.Helper()
-		waitFor(t, fmt.Sprintf("%d acknowledged creates", n), 120*time.Second, func() error {
-			select {
-			case err := <-errs:
-				t.Fatal(err)
-			default:
-			}
-			if got := nAcked.Load(); got < n {
-				return fmt.Errorf("%d acknowledged", got)
-			}
-			return nil
-		})
-	}
-
-	waitAcked(30)
-	for range 2 {
-		leader := waitForLeaderIn(t, live)
-		if err := leader.raft.LeadershipTransfer().Error(); err != nil {
-			t.Logf("leadership transfer: %v", err)
+	k, rest := writeAcrossLeaderChanges(t, servers, 6, "creates", func(k *keyedWrites, w, n int) error {
+		key := fmt.Sprintf("w%d-%d", w, n)
+		args := structs.InstanceCreateRequest{Name: key, FlavorID: "1", ImageID: "img", NetworksMode: structs.NetworksNone,
+			IdempotencyKey: key}
+		var out structs.InstanceCreateResponse
+		err := k.call("Instance.Create", func() any { return &args }, &out)
+		if err != nil || len(out.Instances) != 1 {
+			return fmt.Errorf("create %s: %v (%d instances)", key, err, len(out.Instances))
 		}
-		waitAcked(nAcked.Load() + 30)
-	}
-	leader := waitForLeaderIn(t, live)
-	rest := live.remove(leader)
-	killServer(t, leader)
-	waitForLeader(t, rest...)
-	waitAcked(nAcked.Load() + 30)
-	close(stop)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+		k.acked.Store(key, out.Instances[0].ID)
+		return nil
+	})
 
 	// Every server still up converges to the same state; check one.
 	s := rest[0]
 	if err := s.raft.Barrier(60 * time.Second).Error(); err != nil && s.IsLeader() {
 		t.Fatal(err)
 	}
-	checkExactlyOnce(t, waitForLeader(t, rest...), &acked)
-	t.Logf("%d creates acknowledged, %d retried attempts", nAcked.Load(), nRetried.Load())
-}
-
-// killServer stops a server while writes are in flight. Under heavy
-// load hashicorp/raft's shutdown can wait for good on a leader's
-// replication pipeline (netPipeline.AppendEntries blocks once the
-// pipeline's response decoder has nobody left to hand responses to):
-// seen once in a full -race run of this package. The test then goes on
-// with the other servers; the stuck server holds only goroutines and its
-// ports until the test binary exits.
-func killServer(t *testing.T, s *Server) {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- s.Shutdown() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("kill %s: %v", s.config.NodeName, err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Logf("%s: Raft shutdown is stuck in a replication pipeline; going on without it", s.config.NodeName)
-	}
-}
-
-// waitForLeaderIn waits for a leader among the live servers.
-func waitForLeaderIn(t *testing.T, live *liveServers) *Server {
-	t.Helper()
-	live.mu.Lock()
-	list := append([]*Server(nil), live.list...)
-	live.mu.Unlock()
-	return waitForLeader(t, list...)
+	checkExactlyOnce(t, waitForLeader(t, rest...), &k.acked)
 }
 
 // checkExactlyOnce checks the leader's instances against the
@@ -234,19 +114,10 @@ func TestCreateWithAKeyIsAnsweredAgainAndPurged(t *testing.T) {
 
 	// The leader's purge only proposes once a record is older than the
 	// TTL, and then removes every old one.
-	idx := s.fsm.State().Index("create_requests")
-	if err := s.purgeCreateRequests(time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if got := s.fsm.State().Index("create_requests"); got != idx {
-		t.Fatalf("a purge with nothing old wrote index %d", got)
-	}
-	if err := s.purgeCreateRequests(time.Now().Add(structs.CreateRequestTTL + time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	if recs, _ := s.fsm.State().CreateRequests(nil); len(recs) != 0 {
-		t.Fatalf("%d records left after the purge", len(recs))
-	}
+	checkIdempotencyPurge(t, s, "create_requests", func() int {
+		recs, _ := s.fsm.State().CreateRequests(nil)
+		return len(recs)
+	})
 }
 
 func TestLeaderReapsOnlyOldFinishedEvaluations(t *testing.T) {

@@ -1,14 +1,11 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/stratus-cloud/stratus/internal/writeretry"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -50,86 +47,26 @@ func TestTasksAcrossLeaderChangesStartExactlyOnce(t *testing.T) {
 	servers := testCluster(t, 3, func(c *Config) { c.HeartbeatTTL = time.Hour })
 	const workers, perWorker = 6, 8
 	insts := runningInstances(t, waitForLeader(t, servers...), workers*perWorker)
-	live := &liveServers{list: servers}
-
-	var acked sync.Map // request id → instance id
-	var nAcked, nRetried atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := range workers {
+	k, rest := writeAcrossLeaderChanges(t, servers, workers, "tasks", func(k *keyedWrites, w, n int) error {
 		mine := insts[w*perWorker : (w+1)*perWorker]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				id, op := mine[n%perWorker], structs.OpStop
-				if round := n / perWorker; round > 0 {
-					op = []string{structs.OpLock, structs.OpUnlock}[(round-1)%2]
-				}
-				key := fmt.Sprintf("w%d-%d", w, n)
-				var out structs.InstanceTaskResponse
-				err := writeretry.DoFor(context.Background(), 120*time.Second, func(retried bool) error {
-					if retried {
-						nRetried.Add(1)
-					}
-					args := structs.InstanceTaskRequest{InstanceID: id, Op: op, Admin: true, ProjectID: "p1", IdempotencyKey: key}
-					out = structs.InstanceTaskResponse{}
-					return live.pick().RPC("Instance.Task", &args, &out)
-				})
-				if err != nil || out.RequestID == "" {
-					errs <- fmt.Errorf("%s of %s (key %s): %v (request %q)", op, id, key, err, out.RequestID)
-					return
-				}
-				if _, dup := acked.LoadOrStore(out.RequestID, id); dup {
-					errs <- fmt.Errorf("two submissions answered with action %s", out.RequestID)
-					return
-				}
-				nAcked.Add(1)
-			}
-		}()
-	}
-	waitAcked := func(n int64) {
-		t.Helper()
-		waitFor(t, fmt.Sprintf("%d acknowledged tasks", n), 120*time.Second, func() error {
-			select {
-			case err := <-errs:
-				t.Fatal(err)
-			default:
-			}
-			if got := nAcked.Load(); got < n {
-				return fmt.Errorf("%d acknowledged", got)
-			}
-			return nil
-		})
-	}
-
-	waitAcked(30)
-	for range 2 {
-		leader := waitForLeaderIn(t, live)
-		if err := leader.raft.LeadershipTransfer().Error(); err != nil {
-			t.Logf("leadership transfer: %v", err)
+		id, op := mine[n%perWorker], structs.OpStop
+		if round := n / perWorker; round > 0 {
+			op = []string{structs.OpLock, structs.OpUnlock}[(round-1)%2]
 		}
-		waitAcked(nAcked.Load() + 30)
-	}
-	leader := waitForLeaderIn(t, live)
-	rest := live.remove(leader)
-	killServer(t, leader)
-	waitForLeader(t, rest...)
-	waitAcked(nAcked.Load() + 30)
-	close(stop)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	checkTasksOnce(t, waitForLeader(t, rest...), insts, &acked)
-	t.Logf("%d tasks acknowledged, %d retried attempts", nAcked.Load(), nRetried.Load())
+		key := fmt.Sprintf("w%d-%d", w, n)
+		var out structs.InstanceTaskResponse
+		err := k.call("Instance.Task", func() any {
+			return &structs.InstanceTaskRequest{InstanceID: id, Op: op, Admin: true, ProjectID: "p1", IdempotencyKey: key}
+		}, &out)
+		if err != nil || out.RequestID == "" {
+			return fmt.Errorf("%s of %s (key %s): %v (request %q)", op, id, key, err, out.RequestID)
+		}
+		if _, dup := k.acked.LoadOrStore(out.RequestID, id); dup {
+			return fmt.Errorf("two submissions answered with action %s", out.RequestID)
+		}
+		return nil
+	})
+	checkTasksOnce(t, waitForLeader(t, rest...), insts, &k.acked)
 }
 
 // checkTasksOnce checks the leader's instance actions against the
@@ -218,17 +155,8 @@ func TestTaskWithAKeyIsAnsweredAgainAndPurged(t *testing.T) {
 	if recs, _ := s.fsm.State().TaskRequests(nil); len(recs) != 2 {
 		t.Fatalf("%d task records, want 2", len(recs))
 	}
-	idx := s.fsm.State().Index("task_requests")
-	if err := s.purgeCreateRequests(time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if got := s.fsm.State().Index("task_requests"); got != idx {
-		t.Fatalf("a purge with nothing old wrote index %d", got)
-	}
-	if err := s.purgeCreateRequests(time.Now().Add(structs.CreateRequestTTL + time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	if recs, _ := s.fsm.State().TaskRequests(nil); len(recs) != 0 {
-		t.Fatalf("%d records left after the purge", len(recs))
-	}
+	checkIdempotencyPurge(t, s, "task_requests", func() int {
+		recs, _ := s.fsm.State().TaskRequests(nil)
+		return len(recs)
+	})
 }

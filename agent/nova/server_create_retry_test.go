@@ -1,82 +1,24 @@
 package nova
 
 import (
-	"encoding/json"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
-
-	"github.com/stratus-cloud/stratus/structs"
 )
 
-// electionRPC is the fake servers during an election: the first calls
-// of a method fail as a leader change fails them. With through set, a
-// failing call still takes effect (the entry committed, the answer was
-// lost). It records each Instance.Create's idempotency key.
-type electionRPC struct {
-	*fakeRPC
-	mu      sync.Mutex
-	failing map[string]int
-	through bool
-	keys    []string
-}
-
-var errLeadershipLost = errors.New("InstanceCreate: no leader: raft apply: leadership lost while committing log")
-
-func (e *electionRPC) RPC(method string, args, reply any) error {
-	e.mu.Lock()
-	if c, ok := args.(*structs.InstanceCreateRequest); ok {
-		e.keys = append(e.keys, c.IdempotencyKey)
-	}
-	fail := e.failing[method] > 0
-	if fail {
-		e.failing[method]--
-	}
-	e.mu.Unlock()
-	if !fail {
-		return e.fakeRPC.RPC(method, args, reply)
-	}
-	if e.through {
-		_ = e.fakeRPC.RPC(method, args, reply)
-	}
-	return errLeadershipLost
-}
-
-func electionAPI(t *testing.T, failing map[string]int, through bool) (*httptest.Server, *electionRPC) {
+// electionAPI serves the Compute API over fake servers during an
+// election (flakyRPC).
+func electionAPI(t *testing.T, failing map[string]int, through bool) (*httptest.Server, *flakyRPC) {
 	t.Helper()
-	rpc := &electionRPC{fakeRPC: newFakeRPC(), failing: failing, through: through}
-	api := New(Config{RPC: rpc, Verifier: testTokens(), WriteRetry: 60 * time.Second})
-	mux := http.NewServeMux()
-	mux.Handle(MountPath+"/", api.Handler())
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv, rpc
+	rpc := &flakyRPC{next: newFakeRPC(), failing: failing, through: through}
+	return retryingAPI(t, rpc), rpc
 }
 
+// send sends a Compute API request at microversion 2.37.
 func send(t *testing.T, srv *httptest.Server, method, path, key, body string) (int, map[string]any) {
 	t.Helper()
-	r, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Header.Set("X-Auth-Token", memberTok)
-	r.Header.Set("OpenStack-API-Version", "compute 2.37")
-	r.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		r.Header.Set("Idempotency-Key", key)
-	}
-	resp, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
+	return keyedRequest(t, srv, method, path, key, "2.37", body)
 }
 
 const bootBody = `{"server": {"name": "web", "flavorRef": "1", "imageRef": "img", "networks": "none"}}`

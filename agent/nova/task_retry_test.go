@@ -1,77 +1,18 @@
 package nova
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stratus-cloud/stratus/server"
-	"github.com/stratus-cloud/stratus/structs"
 )
-
-// lossyRPC passes calls to a real server; the next lose[method] calls of
-// a method take effect but their answers are lost, as when the leader
-// dies after committing. It records every Instance.Task's key and the
-// images it was asked to delete.
-type lossyRPC struct {
-	next RPC
-	mu   sync.Mutex
-	lose map[string]int
-	keys []string
-	// deleted are the images Image.Delete was asked to delete.
-	deleted []string
-}
-
-func (l *lossyRPC) RPC(method string, args, reply any) error {
-	l.mu.Lock()
-	if a, ok := args.(*structs.InstanceTaskRequest); ok {
-		l.keys = append(l.keys, a.IdempotencyKey)
-	}
-	if a, ok := args.(*structs.ImageDeleteRequest); ok {
-		l.deleted = append(l.deleted, a.ImageID)
-	}
-	lost := l.lose[method] > 0
-	if lost {
-		l.lose[method]--
-	}
-	l.mu.Unlock()
-	err := l.next.RPC(method, args, reply)
-	if lost && err == nil {
-		return errLeadershipLost
-	}
-	return err
-}
 
 // keyedAct posts a server action with an Idempotency-Key header.
 func keyedAct(t *testing.T, srv *httptest.Server, id, key, version, body string) (int, map[string]any) {
 	t.Helper()
-	r, err := http.NewRequest("POST", srv.URL+"/compute/v2.1/servers/"+id+"/action", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Header.Set("X-Auth-Token", memberTok)
-	r.Header.Set("Content-Type", "application/json")
-	if version != "" {
-		r.Header.Set("OpenStack-API-Version", "compute "+version)
-	}
-	if key != "" {
-		r.Header.Set("Idempotency-Key", key)
-	}
-	resp, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var buf bytes.Buffer
-	_, _ = buf.ReadFrom(resp.Body)
-	var out map[string]any
-	_ = json.Unmarshal(buf.Bytes(), &out)
-	return resp.StatusCode, out
+	return keyedRequest(t, srv, "POST", "/compute/v2.1/servers/"+id+"/action", key, version, body)
 }
 
 // actionsOf counts an instance's actions by name.
@@ -95,12 +36,10 @@ func actionsOf(t *testing.T, s *server.Server, id string) map[string]int {
 // action is over; the key reused for another action is a 409.
 func TestServerActionsRetriedWithTheirKeyRunOnce(t *testing.T) {
 	h, s := newRealHarness(t, "hv-1")
-	lossy := &lossyRPC{next: s, lose: map[string]int{}}
-	api := New(Config{RPC: lossy, Verifier: testTokens(), WriteRetry: 60 * time.Second})
-	mux := http.NewServeMux()
-	mux.Handle(MountPath+"/", api.Handler())
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
+	// Calls that fail take effect: their answers are lost, as when the
+	// leader dies after committing.
+	lossy := &flakyRPC{next: s, failing: map[string]int{}, through: true}
+	srv := retryingAPI(t, lossy)
 
 	r := h.req("POST", "/compute/v2.1/servers", memberTok, "", map[string]any{"server": map[string]any{
 		"name": "vm", "imageRef": "cirros", "flavorRef": "1"}}).expect(t, 202)
@@ -108,7 +47,7 @@ func TestServerActionsRetriedWithTheirKeyRunOnce(t *testing.T) {
 	waitServer(h, id, "ACTIVE")
 
 	// The agent's retry of a stop that committed, under its own key.
-	lossy.lose["Instance.Task"] = 1
+	lossy.failing["Instance.Task"] = 1
 	if code, body := keyedAct(t, srv, id, "", "", `{"os-stop": null}`); code != http.StatusAccepted {
 		t.Fatalf("stop answered %d %v", code, body)
 	}
