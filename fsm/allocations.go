@@ -16,9 +16,9 @@ func init() {
 		return &memdb.TableSchema{
 			Name: TableAllocations,
 			Indexes: map[string]*memdb.IndexSchema{
-				"id":       idIndex("ID"),
-				"host":     {Name: "host", Indexer: &memdb.StringFieldIndex{Field: "HostID"}},
-				"instance": {Name: "instance", Indexer: &memdb.StringFieldIndex{Field: "InstanceID"}},
+				"id":       {Name: "id", Unique: true, Indexer: uniqueString(func(a *structs.Allocation) string { return a.ID })},
+				"host":     {Name: "host", Indexer: sharedString(func(a *structs.Allocation) string { return a.HostID })},
+				"instance": {Name: "instance", Indexer: sharedString(func(a *structs.Allocation) string { return a.InstanceID })},
 			},
 		}
 	})

@@ -16,8 +16,8 @@ func init() {
 		return &memdb.TableSchema{
 			Name: TableEvals,
 			Indexes: map[string]*memdb.IndexSchema{
-				"id":     idIndex("ID"),
-				"status": {Name: "status", Indexer: &memdb.StringFieldIndex{Field: "Status"}},
+				"id":     {Name: "id", Unique: true, Indexer: uniqueString(func(e *structs.Evaluation) string { return e.ID })},
+				"status": {Name: "status", Indexer: sharedString(func(e *structs.Evaluation) string { return e.Status })},
 			},
 		}
 	})

@@ -21,10 +21,10 @@ func init() {
 				// An instance's actions are a prefix of this index
 				// (actionsOfInstance): an index by instance alone would
 				// cost every action a second radix entry.
-				"id": {Name: "id", Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
-					&memdb.StringFieldIndex{Field: "InstanceID"},
-					&memdb.StringFieldIndex{Field: "RequestID"},
-				}}},
+				"id": {Name: "id", Unique: true, Indexer: &pairKey[*structs.InstanceAction]{
+					first:  func(a *structs.InstanceAction) string { return a.InstanceID },
+					second: func(a *structs.InstanceAction) string { return a.RequestID },
+				}},
 			},
 		}
 	})
@@ -69,9 +69,14 @@ func (s *StateStore) InstanceActionByID(ws memdb.WatchSet, instanceID, requestID
 	return first[*structs.InstanceAction](s.ReadTxn(), ws, TableInstanceActions, "id", instanceID, requestID)
 }
 
-// insertAction records a new action at index.
+// insertAction records a new action at index; it stores a copy of a.
 func insertAction(txn *memdb.Txn, index uint64, a *structs.InstanceAction) error {
-	c := a.Copy()
+	return storeAction(txn, index, a.Copy())
+}
+
+// storeAction records a new action at index, storing c itself: the
+// caller built it for the store and keeps no reference.
+func storeAction(txn *memdb.Txn, index uint64, c *structs.InstanceAction) error {
 	internAction(c)
 	c.CreateIndex, c.ModifyIndex = index, index
 	if c.UpdatedAt == 0 {

@@ -16,13 +16,13 @@ func init() {
 		return &memdb.TableSchema{
 			Name: TableInstances,
 			Indexes: map[string]*memdb.IndexSchema{
-				"id":   idIndex("ID"),
-				"host": {Name: "host", AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "HostID"}},
+				"id":   {Name: "id", Unique: true, Indexer: uniqueString(func(i *structs.Instance) string { return i.ID })},
+				"host": {Name: "host", AllowMissing: true, Indexer: sharedString(func(i *structs.Instance) string { return i.HostID })},
 				// No index by project: each entry of an index costs
 				// an instance ~350 B of radix tree, and no hot path
 				// needs one (quota checks read usage counters,
 				// quota_usage.go; lists and usage reports filter).
-				"group": {Name: "group", AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "InstanceGroup"}},
+				"group": {Name: "group", AllowMissing: true, Indexer: sharedString(func(i *structs.Instance) string { return i.InstanceGroup })},
 			},
 		}
 	})
@@ -160,10 +160,10 @@ func createInstancesTxn(txn *memdb.Txn, index uint64, e *structs.InstanceCreateE
 			return nil, err
 		}
 		if e.RequestID != "" {
-			err := insertAction(txn, index, &structs.InstanceAction{
+			err := storeAction(txn, index, structs.NewInstanceAction(structs.InstanceAction{
 				RequestID: e.RequestID, InstanceID: c.ID, Action: "create", ProjectID: c.ProjectID, UserID: c.UserID,
-				StartTime: e.CreatedAt, Events: []*structs.InstanceActionEvent{{Event: evBuild, StartTime: e.CreatedAt}},
-			})
+				StartTime: e.CreatedAt,
+			}, structs.InstanceActionEvent{Event: evBuild, StartTime: e.CreatedAt}))
 			if err != nil {
 				return nil, err
 			}
@@ -224,10 +224,10 @@ func (t *taskTxn) deleteInstance(id string, e *structs.InstanceDeleteEntry, forc
 	}
 	inst = inst.Copy()
 	if e.RequestID != "" {
-		err := insertAction(t.txn, t.index, &structs.InstanceAction{
+		err := storeAction(t.txn, t.index, structs.NewInstanceAction(structs.InstanceAction{
 			RequestID: e.RequestID, InstanceID: id, Action: "delete", ProjectID: inst.ProjectID, UserID: e.UserID,
-			StartTime: e.UpdatedAt, Events: []*structs.InstanceActionEvent{{Event: evTerminate, StartTime: e.UpdatedAt, HostID: inst.HostID}},
-		})
+			StartTime: e.UpdatedAt,
+		}, structs.InstanceActionEvent{Event: evTerminate, StartTime: e.UpdatedAt, HostID: inst.HostID}))
 		if err != nil {
 			return err
 		}

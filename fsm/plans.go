@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -33,8 +35,15 @@ func (s *StateStore) applyPlan(index uint64, e *structs.PlanApplyEntry, owned bo
 	defer txn.Abort()
 	hb := newHostBatch()
 	t := &taskTxn{txn: txn, index: index, at: e.UpdatedAt, hb: hb}
+	zones := map[string]string{} // host id → its effective zone, in this plan
 	for _, p := range e.Placements {
-		if done, err := t.placeTask(p.InstanceID, p, nil); err != nil || done {
+		// The instance is read once for the task check, the allocation
+		// and the instance's own update.
+		inst, err := t.instance(p.InstanceID)
+		if err != nil {
+			return err
+		}
+		if done, err := t.placeTaskOf(inst, p, nil); err != nil || done {
 			if err != nil {
 				return err
 			}
@@ -45,25 +54,26 @@ func (s *StateStore) applyPlan(index uint64, e *structs.PlanApplyEntry, owned bo
 			a = p.Copy()
 		}
 		a.AllocModifyIndex = index
-		if err := insertAlloc(txn, index, a, hb); err != nil {
+		if err := insertAllocOf(txn, index, a, inst, hb); err != nil {
 			return err
 		}
-		hostAZ := ""
-		if raw, err := txn.First(TableHosts, "id", a.HostID); err != nil {
-			return fmt.Errorf("host lookup %s: %w", a.HostID, err)
-		} else if raw != nil {
-			// The effective zone: an aggregate's, else the agent's.
-			if hostAZ, err = hostZone(txn, nil, raw.(*structs.Host)); err != nil {
+		if inst == nil {
+			continue // deleted meanwhile
+		}
+		hostAZ, ok := zones[a.HostID]
+		if !ok {
+			if hostAZ, err = placedZone(txn, a.HostID); err != nil {
 				return err
 			}
+			zones[a.HostID] = hostAZ
 		}
-		if err := updateInstance(txn, index, a.InstanceID, func(i *structs.Instance) {
-			i.HostID, i.UpdatedAt = a.HostID, e.UpdatedAt
-			if i.AZ == "" {
-				// Nova records the zone the instance landed in.
-				i.AZ = hostAZ
-			}
-		}); err != nil {
+		c := inst.Copy()
+		c.HostID, c.UpdatedAt, c.ModifyIndex = a.HostID, e.UpdatedAt, index
+		if c.AZ == "" {
+			// Nova records the zone the instance landed in.
+			c.AZ = hostAZ
+		}
+		if err := replaceInstance(txn, inst, c); err != nil {
 			return err
 		}
 	}
@@ -100,13 +110,35 @@ func (s *StateStore) applyPlan(index uint64, e *structs.PlanApplyEntry, owned bo
 // that are simply being built.
 func (t *taskTxn) placeTask(instanceID string, p *structs.Allocation, f *structs.Fault) (done bool, err error) {
 	inst, err := t.instance(instanceID)
-	if err != nil || inst == nil || inst.Task == nil {
+	if err != nil {
 		return false, err
+	}
+	return t.placeTaskOf(inst, p, f)
+}
+
+// placeTaskOf is placeTask for an instance read in t already (nil when
+// there is none).
+func (t *taskTxn) placeTaskOf(inst *structs.Instance, p *structs.Allocation, f *structs.Fault) (done bool, err error) {
+	if inst == nil || inst.Task == nil {
+		return false, nil
 	}
 	if inst.Task.Step != structs.StepSchedule {
 		return true, nil // a late duplicate: the task has moved on
 	}
 	return true, t.placeMove(inst.Copy(), p, f)
+}
+
+// placedZone is the effective zone of the host an instance was placed
+// on (an aggregate's, else the agent's), "" when the host is gone.
+func placedZone(txn *memdb.Txn, hostID string) (string, error) {
+	raw, err := txn.First(TableHosts, "id", hostID)
+	if err != nil {
+		return "", fmt.Errorf("host lookup %s: %w", hostID, err)
+	}
+	if raw == nil {
+		return "", nil
+	}
+	return hostZone(txn, nil, raw.(*structs.Host))
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -120,6 +120,13 @@ func updateInstance(txn *memdb.Txn, index uint64, id string, fn func(i *structs.
 // insertAlloc stores an allocation, keeping host usage in step with
 // whether it was and is live.
 func insertAlloc(txn *memdb.Txn, index uint64, a *structs.Allocation, hb *hostBatch) error {
+	return insertAllocOf(txn, index, a, nil, hb)
+}
+
+// insertAllocOf is insertAlloc for a caller that may have read the
+// allocation's instance in txn already (inst; nil to have it read
+// when needed).
+func insertAllocOf(txn *memdb.Txn, index uint64, a *structs.Allocation, inst *structs.Instance, hb *hostBatch) error {
 	raw, err := txn.First(TableAllocations, "id", a.ID)
 	if err != nil {
 		return fmt.Errorf("allocation lookup %s: %w", a.ID, err)
@@ -137,9 +144,12 @@ func insertAlloc(txn *memdb.Txn, index uint64, a *structs.Allocation, hb *hostBa
 			a.AllocModifyIndex = index
 		}
 		// Share the instance's id string rather than hold a copy.
-		if inst, err := first[*structs.Instance](txn, nil, TableInstances, "id", a.InstanceID); err != nil {
-			return err
-		} else if inst != nil {
+		if inst == nil {
+			if inst, err = first[*structs.Instance](txn, nil, TableInstances, "id", a.InstanceID); err != nil {
+				return err
+			}
+		}
+		if inst != nil && inst.ID == a.InstanceID {
 			a.InstanceID = inst.ID
 		}
 	}

@@ -55,6 +55,24 @@ func (a *InstanceAction) Copy() *InstanceAction {
 	return &c
 }
 
+// actionWithEvent is an action and its first event in one allocation.
+type actionWithEvent struct {
+	action InstanceAction
+	events [1]*InstanceActionEvent
+	event  InstanceActionEvent
+}
+
+// NewInstanceAction returns a with ev as its only event, both (and the
+// events' slice) in one allocation: an action recorded with every
+// create and delete is then one object of 240 bytes instead of three
+// (160 + 80 + 8). Copy still copies the events apart.
+func NewInstanceAction(a InstanceAction, ev InstanceActionEvent) *InstanceAction {
+	b := &actionWithEvent{action: a, event: ev}
+	b.events[0] = &b.event
+	b.action.Events = b.events[:]
+	return &b.action
+}
+
 // Migration statuses, as Nova's os-migrations shows them.
 const (
 	MigrationPreMigrating = "pre-migrating"

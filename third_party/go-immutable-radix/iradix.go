@@ -3,8 +3,6 @@ package iradix
 import (
 	"bytes"
 	"strings"
-
-	"github.com/hashicorp/golang-lru/simplelru"
 )
 
 const (
@@ -60,8 +58,11 @@ type Txn struct {
 	// the course of the transaction. This allows us to re-use the same
 	// nodes for further writes and avoid unnecessary copies of nodes that
 	// have never been exposed outside the transaction. This will only hold
-	// up to defaultModifiedCache number of entries.
-	writable *simplelru.LRU
+	// up to defaultModifiedCache number of entries: a full set starts
+	// over (a node it forgot is copied again if written again, which is
+	// always correct). Upstream kept an LRU list here, whose elements
+	// were most of a write transaction's garbage.
+	writable map[*Node]struct{}
 
 	// trackChannels is used to hold channels that need to be notified to
 	// signal mutation of the tree. This will only hold up to
@@ -144,11 +145,7 @@ func (t *Txn) trackChannel(ch *watchCh) {
 func (t *Txn) writeNode(n *Node, forLeafUpdate bool) *Node {
 	// Ensure the writable set exists.
 	if t.writable == nil {
-		lru, err := simplelru.NewLRU(defaultModifiedCache, nil)
-		if err != nil {
-			panic(err)
-		}
-		t.writable = lru
+		t.writable = make(map[*Node]struct{})
 	}
 
 	// If this node has already been modified, we can continue to use it
@@ -156,7 +153,7 @@ func (t *Txn) writeNode(n *Node, forLeafUpdate bool) *Node {
 	// a node update since the node is writable, but if this is for a leaf
 	// update we track it, in case the initial write to this node didn't
 	// update the leaf.
-	if _, ok := t.writable.Get(n); ok {
+	if _, ok := t.writable[n]; ok {
 		if t.trackMutate && forLeafUpdate && n.leaf != nil {
 			t.trackChannel(&n.leaf.mutateCh)
 		}
@@ -177,12 +174,15 @@ func (t *Txn) writeNode(n *Node, forLeafUpdate bool) *Node {
 	// safe to replace this leaf with another after you get your node for
 	// writing. You MUST replace it, because the channel associated with
 	// this leaf will be closed when this transaction is committed.
+	//
+	// The copy shares the prefix's bytes: no node ever writes into a
+	// prefix (it is only resliced, or replaced by concat), and new nodes
+	// already take theirs as slices of the inserted key. Upstream copied
+	// it, an allocation per node copy that stayed live in every node
+	// written since.
 	nc := &Node{
-		leaf: n.leaf,
-	}
-	if n.prefix != nil {
-		nc.prefix = make([]byte, len(n.prefix))
-		copy(nc.prefix, n.prefix)
+		leaf:   n.leaf,
+		prefix: n.prefix,
 	}
 	if len(n.edges) != 0 {
 		nc.edges = make([]edge, len(n.edges))
@@ -190,7 +190,10 @@ func (t *Txn) writeNode(n *Node, forLeafUpdate bool) *Node {
 	}
 
 	// Mark this node as writable.
-	t.writable.Add(nc, nil)
+	if len(t.writable) >= defaultModifiedCache {
+		clear(t.writable)
+	}
+	t.writable[nc] = struct{}{}
 	return nc
 }
 
