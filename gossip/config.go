@@ -41,6 +41,18 @@ type Config struct {
 	// instead of ~5-15 s. Do not use it across a real network; it trades
 	// false suspicion for speed.
 	Fast bool
+	// PushPullInterval, when positive, replaces the interval of the full
+	// state exchanges (anti-entropy) that Fast (5 s) or the LAN timers
+	// (30 s) set; memberlist stretches it further in pools of more than
+	// 32 members. Failure detection does not wait for it: probes and
+	// gossip carry suspicions and deaths. The host-death benchmark
+	// lengthens it for its simulated agents, which share two cores by
+	// the hundred.
+	PushPullInterval time.Duration
+	// RetransmitMult, when positive, replaces how many times (× log10 of
+	// the pool size) this member retransmits each broadcast it gossips
+	// (2 with Fast, 4 otherwise).
+	RetransmitMult int
 	// EventBuffer is the capacity of the Events channel. Default 1024.
 	EventBuffer int
 	// SecretKey, when set, encrypts gossip (AES; 16, 24 or 32 bytes). All
@@ -124,6 +136,12 @@ func (cfg Config) memberlistConfig() *memberlist.Config {
 	} else {
 		c = memberlist.DefaultLANConfig()
 		c.DeadNodeReclaimTime = lanDeadNodeReclaimTime
+	}
+	if cfg.PushPullInterval > 0 {
+		c.PushPullInterval = cfg.PushPullInterval
+	}
+	if cfg.RetransmitMult > 0 {
+		c.RetransmitMult = cfg.RetransmitMult
 	}
 	c.Name = cfg.NodeName
 	c.BindAddr = cfg.BindAddr

@@ -35,61 +35,57 @@ func benchSize(env string, full, small int) int {
 	return full
 }
 
-// simAgent is a cheap stand-in for an agent: its own memberlist on a
+// simAgent is a cheap stand-in for an agent: its own gossip member on a
 // loopback port, configured exactly as a real agent on 127.0.0.1
-// configures it, and one host registered under its member name.
+// configures it, in this process (pool) or in a child process (proc),
+// and one host registered under its member name.
 type simAgent struct {
 	index int
 	name  string
+	addr  string
 	pool  *gossip.Pool
+	proc  *simProc
 	host  string
 }
 
-// startSimAgent joins the pool through join and registers its host
-// through srv, as an agent does at start.
+// kill stops the agent's gossip member without a leave, as a crash.
+func (a *simAgent) kill() error {
+	if a.proc != nil {
+		return a.proc.kill(a.index)
+	}
+	return a.pool.Shutdown()
+}
+
+// startSimAgent starts simulated agent i in this process, joined through
+// join, and registers its host through srv, as an agent does at start.
 func startSimAgent(srv *Server, join string, i int) (*simAgent, error) {
-	name := fmt.Sprintf("sim-agent-%05d", i)
-	pool, err := gossip.New(gossip.Config{
-		NodeName: name,
-		BindAddr: "127.0.0.1",
-		// What agent.startClientGossip sets for an agent bound to loopback.
-		Fast:   true,
-		Logger: hclog.NewNullLogger(),
-		Meta: gossip.Meta{ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i), Role: gossip.RoleClient,
-			Region: srv.config.Region, AZ: "nova"},
-	})
+	pool, err := startSimMember(i, srv.config.Region, []string{join}, false)
 	if err != nil {
 		return nil, err
 	}
-	a := &simAgent{index: i, name: name, pool: pool, host: fmt.Sprintf("sim-host-%05d", i)}
-	// Agents retry a failed join (gossip.Pool.RetryJoin, every second);
-	// under the load of a thousand members starting, some time out.
-	for attempt := 1; ; attempt++ {
-		_, err := pool.Join([]string{join})
-		if err == nil {
-			break
-		}
-		if attempt == 30 {
-			_ = pool.Shutdown()
-			return nil, err
-		}
-		time.Sleep(time.Second)
+	a := &simAgent{index: i, name: simMemberName(i), addr: pool.Addr(), pool: pool, host: fmt.Sprintf("sim-host-%05d", i)}
+	if err := registerSimHost(srv, a); err != nil {
+		_ = pool.Shutdown()
+		return nil, err
 	}
+	return a, nil
+}
+
+// registerSimHost registers a's host through srv, retrying as agents
+// do (e.g. across a leader election).
+func registerSimHost(srv *Server, a *simAgent) error {
 	h := testHost(a.host, 16, 65536)
-	h.GossipMember = name
-	// Agents retry registration too, e.g. across a leader election.
+	h.GossipMember = a.name
 	for attempt := 1; ; attempt++ {
 		err := srv.RPC("Host.Register", &structs.HostRegisterRequest{Host: h}, &structs.HostRegisterResponse{})
 		if err == nil {
-			break
+			return nil
 		}
 		if attempt == 30 {
-			_ = pool.Shutdown()
-			return nil, fmt.Errorf("register %s: %w", a.host, err)
+			return fmt.Errorf("register %s: %w", a.host, err)
 		}
 		time.Sleep(time.Second)
 	}
-	return a, nil
 }
 
 // aliveMembers counts the members s's gossip sees alive.
@@ -128,7 +124,9 @@ func hostStatusEverywhere(servers []*Server, id, status string) bool {
 
 // BenchmarkHostDeath runs 1,000 simulated agents (STRATUS_BENCH_MEMBERS;
 // 50 with STRATUS_BENCH_SMALL) in one gossip pool with a 3-server
-// cluster, each with a host registered. It then kills agents one at a
+// cluster, each with a host registered; their gossip members run in
+// child processes (simProcs, detect_sim_test.go), the servers in this
+// one. It then kills agents one at a
 // time — memberlist Shutdown without a leave, as a crash — and measures
 // the time until the agent's host is down in every server's replicated
 // state (p50/p99 over STRATUS_BENCH_KILLS kills, default 10). It also
@@ -156,7 +154,8 @@ func BenchmarkHostDeath(b *testing.B) {
 	leader := waitForLeader(b, servers...)
 	stopProgress := benchProgress(servers)
 	live := newHeartbeater(b, servers[0])
-	agents := startSimAgents(b, servers, members, live)
+	procs := startSimProcs(b, simProcs(), servers[0].config.Region)
+	agents := startSimAgents(b, servers, procs, members, live)
 	waitFor(b, "every host up on every server", 10*time.Minute, func() error {
 		for _, s := range servers {
 			if up, _ := hostsUp(s); up != members {
@@ -165,7 +164,7 @@ func BenchmarkHostDeath(b *testing.B) {
 		}
 		return nil
 	})
-	notAlive := settleGossip(b, servers, members+len(servers))
+	notAlive := settleGossip(b, servers, members+len(servers), 2*time.Minute)
 	stopProgress()
 	watch := watchFalseDowns(b, servers[0])
 	b.ResetTimer()
@@ -183,7 +182,9 @@ func BenchmarkHostDeath(b *testing.B) {
 			live.remove(a.host)
 			watch.killed(a.host)
 			start := time.Now()
-			_ = a.pool.Shutdown()
+			if err := a.kill(); err != nil {
+				b.Fatal(err)
+			}
 			waitFor(b, a.host+" down", 2*time.Minute, func() error {
 				if !hostStatusEverywhere(servers, a.host, structs.HostStatusDown) {
 					return fmt.Errorf("not down on every server")
@@ -221,15 +222,15 @@ func BenchmarkHostDeath(b *testing.B) {
 		members, p50, p99, len(deaths), jp50, jp99, falseDowns, notAlive)
 }
 
-// settleGossip waits up to two minutes for every server's gossip to see
+// settleGossip waits up to timeout for every server's gossip to see
 // every member alive and returns how many it still did not (the most of
 // any server). On a machine busy enough to starve this process, members
 // answer probes late and gossip keeps declaring some of them dead until
 // they refute it; the servers keep their hosts up (the member is
 // confirmed alive first), and the kills below pick members every server
 // sees alive, so the benchmark still measures, but the figure says so.
-func settleGossip(b *testing.B, servers []*Server, want int) int {
-	deadline := time.Now().Add(2 * time.Minute)
+func settleGossip(b *testing.B, servers []*Server, want int, timeout time.Duration) int {
+	deadline := time.Now().Add(timeout)
 	for {
 		worst := 0
 		for _, s := range servers {
@@ -400,21 +401,39 @@ func (h *heartbeater) remove(id string) {
 	h.mu.Unlock()
 }
 
+// batchSettle bounds the wait for gossip to settle after each batch of
+// joins (STRATUS_BENCH_SETTLE, in seconds).
+var batchSettle = time.Duration(envInt("STRATUS_BENCH_SETTLE", 30)) * time.Second
+
 // joinBatch is how many simulated agents start before the harness waits
 // for gossip to settle (STRATUS_BENCH_JOIN_BATCH overrides it).
 func joinBatch() int { return benchSize("STRATUS_BENCH_JOIN_BATCH", 50, 50) }
 
-// startSimAgents starts n simulated agents, 8 at a time, registering
+// simProcs is how many child processes hold the simulated agents'
+// gossip members (STRATUS_BENCH_PROCS; 0 runs them in this process).
+func simProcs() int {
+	if v, err := strconv.Atoi(os.Getenv("STRATUS_BENCH_PROCS")); err == nil && v >= 0 {
+		return v
+	}
+	if benchSmall() {
+		return 1
+	}
+	return 4
+}
+
+// startSimAgents starts n simulated agents, 8 at a time, spread over the
+// child processes procs (in this process if there are none), registering
 // each host through the servers in turn and heartbeating it from then
 // on, and shuts them down when the benchmark ends. A real agent joins
 // through whichever members it was given; so that the servers do not
-// serve every join's full-state exchange, each agent after the first
-// few joins through a random member that has already joined. After every
-// joinBatch agents it waits (up to two minutes) until every server sees
-// every member alive: each join is gossiped to every member, and a join
-// storm that saturates the process makes members answer probes late,
-// declared dead and refuting it, which is more gossip to every member.
-func startSimAgents(b *testing.B, servers []*Server, n int, live *heartbeater) []*simAgent {
+// serve every join's full-state exchange, each agent joins through a
+// random member that has already joined (then another, then a server, if
+// that fails). After every joinBatch agents it
+// waits (up to batchSettle) until every server sees every member alive:
+// each join is gossiped to every member, and a join storm that saturates
+// the machine makes members answer probes late, declared dead and
+// refuting it, which is more gossip to every member.
+func startSimAgents(b *testing.B, servers []*Server, procs []*simProc, n int, live *heartbeater) []*simAgent {
 	b.Helper()
 	agents := make([]*simAgent, n)
 	errs := make(chan error, n)
@@ -427,13 +446,29 @@ func startSimAgents(b *testing.B, servers []*Server, n int, live *heartbeater) [
 	b.Cleanup(func() {
 		var wg sync.WaitGroup
 		for _, a := range agents {
-			if a != nil {
+			if a != nil && a.pool != nil {
 				wg.Add(1)
 				go func() { defer wg.Done(); _ = a.pool.Shutdown() }()
 			}
 		}
 		wg.Wait()
 	})
+	start := func(i int, seeds []string) (*simAgent, error) {
+		srv := servers[i%len(servers)]
+		if len(procs) == 0 {
+			return startSimAgent(srv, seeds[0], i)
+		}
+		a := &simAgent{index: i, name: simMemberName(i), proc: procs[i%len(procs)], host: fmt.Sprintf("sim-host-%05d", i)}
+		addr, err := a.proc.start(i, seeds)
+		if err != nil {
+			return nil, err
+		}
+		a.addr = addr
+		if err := registerSimHost(srv, a); err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
 	for from := 0; from < n; from += joinBatch() {
 		var wg sync.WaitGroup
 		for i := from; i < min(from+joinBatch(), n); i++ {
@@ -442,18 +477,20 @@ func startSimAgents(b *testing.B, servers []*Server, n int, live *heartbeater) [
 			go func(i int) {
 				defer wg.Done()
 				defer func() { <-sem }()
-				srv := servers[i%len(servers)]
+				// Like a real agent's join list, several addresses, tried
+				// in turn: a member that is slow to answer (or just
+				// declared dead) does not hold the join up.
 				seedMu.Lock()
-				seed := seeds[rand.IntN(len(seeds))]
+				join := []string{seeds[rand.IntN(len(seeds))], seeds[rand.IntN(len(seeds))], seeds[i%len(servers)]}
 				seedMu.Unlock()
-				a, err := startSimAgent(srv, seed, i)
+				a, err := start(i, join)
 				if err != nil {
 					errs <- err
 					return
 				}
 				live.add(a.host)
 				seedMu.Lock()
-				seeds = append(seeds, a.pool.Addr())
+				seeds = append(seeds, a.addr)
 				seedMu.Unlock()
 				agents[i] = a
 			}(i)
@@ -464,7 +501,7 @@ func startSimAgents(b *testing.B, servers []*Server, n int, live *heartbeater) [
 			b.Fatal(err)
 		default:
 		}
-		settleGossip(b, servers, min(from+joinBatch(), n)+len(servers))
+		settleGossip(b, servers, min(from+joinBatch(), n)+len(servers), batchSettle)
 	}
 	return agents
 }
