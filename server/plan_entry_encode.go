@@ -3,7 +3,6 @@ package server
 import (
 	"encoding"
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -44,15 +43,7 @@ func encodeCompactEntry(t structs.MessageType, body any) ([]byte, error) {
 
 // applyCompact is Server.apply with a compact entry.
 func (s *Server) applyCompact(t structs.MessageType, body any) (uint64, error) {
-	entry, err := encodeCompactEntry(t, body)
-	if err != nil {
-		return 0, err
-	}
-	index, _, err := s.raftApply(entry)
-	if err != nil {
-		return index, fmt.Errorf("%s: %w", t, err)
-	}
-	return index, nil
+	return s.applyEncoded(encodeCompactEntry, t, body)
 }
 
 var structsPkg = reflect.TypeOf(structs.Plan{}).PkgPath()

@@ -64,7 +64,13 @@ func (s *Server) forward(method string, info structs.RPCInfo, args, reply any) (
 
 // apply encodes and commits an entry, returning its index.
 func (s *Server) apply(t structs.MessageType, body any) (uint64, error) {
-	entry, err := structs.EncodeEntry(t, body)
+	return s.applyEncoded(structs.EncodeEntry, t, body)
+}
+
+// applyEncoded encodes an entry with encode and commits it, returning
+// its index.
+func (s *Server) applyEncoded(encode func(structs.MessageType, any) ([]byte, error), t structs.MessageType, body any) (uint64, error) {
+	entry, err := encode(t, body)
 	if err != nil {
 		return 0, err
 	}
