@@ -135,12 +135,14 @@ func waitLong(t *testing.T, what string, cond func() error) {
 	}
 }
 
-// bootBlank boots an instance with a blank disk (SeaBIOS finds nothing
-// to boot, and says so on the serial console) and waits until ACTIVE.
+// bootBlank boots an instance of dev mode's cirros, an empty disk
+// (SeaBIOS finds nothing to boot, and says so on the serial console),
+// and waits until ACTIVE. testAgent returns once the dev flavors are
+// seeded, which dev mode does only after the image is active.
 func bootBlank(t *testing.T, a *Agent, name string) *structs.Instance {
 	t.Helper()
 	var out structs.InstanceCreateResponse
-	if err := a.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: name, FlavorID: "c1", ImageID: "none",
+	if err := a.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: name, FlavorID: "c1", ImageID: "cirros",
 		ProjectID: "p1", UserID: "u1", RequestID: "req-" + name}, &out); err != nil {
 		t.Fatalf("create %s: %v", name, err)
 	}

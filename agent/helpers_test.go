@@ -15,9 +15,9 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-// waitDevImages waits until dev mode's seeded images are active, so a
-// boot of "cirros" finds it: before the seeds a boot of any name passes
-// the image check, while they upload it fails.
+// waitDevImages waits until dev mode's seeded images are active, for
+// tests that do not wait for the dev flavors (which dev mode seeds only
+// after the image is active).
 func waitDevImages(t *testing.T, a *Agent) {
 	t.Helper()
 	waitLong(t, "the dev images active", func() error {

@@ -108,7 +108,7 @@ func TestConsolePageConnectsNoVNC(t *testing.T) {
 		t.Fatalf("create flavor: %d", code)
 	}
 	var created struct{ Instances []struct{ ID string } }
-	if code, _ := call(t, "POST", base+"/v1/instances", "", map[string]any{"Name": "vnc-vm", "Flavor": "vnc1", "Image": "none"}, &created); code != 200 || len(created.Instances) != 1 {
+	if code, _ := call(t, "POST", base+"/v1/instances", "", map[string]any{"Name": "vnc-vm", "Flavor": "vnc1", "Image": "cirros"}, &created); code != 200 || len(created.Instances) != 1 {
 		t.Fatalf("create instance: %d %+v", code, created)
 	}
 	id := created.Instances[0].ID
