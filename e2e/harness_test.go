@@ -3,7 +3,9 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,7 +83,8 @@ func startAgentIn(t testing.TB, name, dataDir string, args ...string) *agentProc
 	p := &agentProc{name: name, dataDir: dataDir, logs: &syncBuffer{}, done: make(chan struct{})}
 	full := append([]string{"agent", "--node-name", name, "--bind", "127.0.0.1",
 		"--http-port", "0", "--rpc-port", "0", "--gossip-port", "0", "--data-dir", p.dataDir}, args...)
-	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(strings.TrimLeft(a, "-"), "acl") }) {
+	acl := slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(strings.TrimLeft(a, "-"), "acl") })
+	if !acl {
 		// These tests are about clustering, boots and restarts, not
 		// authentication (agent, command, e2e/ui and e2e/robustness test
 		// that): production agents' native API is opened for them.
@@ -143,7 +146,32 @@ func startAgentIn(t testing.TB, name, dataDir string, args ...string) *agentProc
 	case <-time.After(30 * time.Second):
 		t.Fatalf("agent %s printed no banner\n%s", name, p.logs.String())
 	}
+	if !acl && slices.ContainsFunc(args, func(a string) bool { return strings.TrimLeft(a, "-") == "dev" }) {
+		waitDevSeeded(t, p)
+	}
 	return p
+}
+
+// waitDevSeeded waits until a dev agent's flavors are seeded, as a user
+// of `make dev` waits for them: dev mode seeds them last, once its hosts
+// are up and its image is active, so a test may then boot at once.
+func waitDevSeeded(t testing.TB, p *agentProc) {
+	t.Helper()
+	eventually(t, p.name+"'s dev flavors", 60*time.Second, func() error {
+		resp, err := http.Get(p.http + "/v1/flavors")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var flavors []json.RawMessage
+		if err := json.NewDecoder(resp.Body).Decode(&flavors); err != nil || resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET /v1/flavors: %d %v", resp.StatusCode, err)
+		}
+		if len(flavors) < 5 {
+			return fmt.Errorf("%d flavors", len(flavors))
+		}
+		return nil
+	})
 }
 
 // kill SIGKILLs the process and waits for it to exit.
