@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"sort"
 	"strconv"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/agent"
+	"github.com/stratus-cloud/stratus/internal/benchprof"
 	"github.com/stratus-cloud/stratus/rpc"
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -333,7 +333,7 @@ func (c *bootCluster) bootRound(b *testing.B, api, prefix string) {
 	var wg sync.WaitGroup
 	raftStart, cpuStart, reportsStart := c.raftIndex(b), cpuTime(), c.reports.Load()
 	allocStart, gcStart := heapAllocated()
-	stopProfile := startBootProfile(b, prefix)
+	stopProfile := benchprof.Start(b, "."+prefix) // the timed round alone
 	start := time.Now()
 	for w := 0; w < clients; w++ {
 		wg.Add(1)
@@ -400,30 +400,6 @@ func (c *bootCluster) bootRound(b *testing.B, api, prefix string) {
 		active.Round(time.Millisecond), float64(requests)/active.Seconds(), pct(0.5), pct(0.99), all[len(all)-1],
 		float64(entries)/float64(requests), float64(reports)/float64(requests), float64(cpu.Microseconds())/1000/float64(requests),
 		allocKiB, gcEnd-gcStart)
-}
-
-// startBootProfile profiles the CPU of one timed round (requests and
-// the wait for ACTIVE, not the setup) into the file that
-// STRATUS_BENCH_CPUPROFILE names, suffixed with the round's name (for
-// example boot.prof.nova-0); the returned func stops it. Not together
-// with -cpuprofile, which profiles everything.
-func startBootProfile(b *testing.B, round string) func() {
-	path := os.Getenv("STRATUS_BENCH_CPUPROFILE")
-	if path == "" {
-		return func() {}
-	}
-	f, err := os.Create(path + "." + round)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		_ = f.Close()
-		b.Fatalf("STRATUS_BENCH_CPUPROFILE: %v", err)
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		_ = f.Close()
-	}
 }
 
 // raftIndex is the leader's last Raft index.

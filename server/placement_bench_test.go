@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/stratus-cloud/stratus/internal/benchprof"
 	"github.com/stratus-cloud/stratus/rpc"
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -81,7 +81,7 @@ func benchPlacement(b *testing.B, numServers int) {
 	})
 	pb.seedFlavors(b)
 	pb.registerHosts(b, hosts)
-	stopProfile := startBenchProfile(b)
+	stopProfile := benchprof.Start(b, "") // the timed rounds alone
 	b.ResetTimer()
 	var placed int
 	var elapsed, cpu time.Duration
@@ -108,29 +108,6 @@ func benchPlacement(b *testing.B, numServers int) {
 	b.ReportMetric(float64(entries)/float64(max(placed, 1))*100, "raft-entries/100-placements")
 	b.ReportMetric(float64(pb.retries.Load()), "create-retries")
 	pb.checkNoOvercommit(b)
-}
-
-// startBenchProfile writes a CPU profile of the timed rounds alone (not
-// the cluster's start and host registration) to the file
-// STRATUS_BENCH_CPUPROFILE names, for go tool pprof; the returned func
-// stops it. Not together with -cpuprofile, which profiles everything.
-func startBenchProfile(b *testing.B) func() {
-	path := os.Getenv("STRATUS_BENCH_CPUPROFILE")
-	if path == "" {
-		return func() {}
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		_ = f.Close()
-		b.Fatalf("STRATUS_BENCH_CPUPROFILE: %v", err)
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		_ = f.Close()
-	}
 }
 
 // processCPU is the CPU time this process (the whole cluster) has used.
