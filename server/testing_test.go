@@ -65,10 +65,20 @@ func testCluster(t testing.TB, n int, tweak func(*Config)) []*Server {
 	return servers
 }
 
-// waitFor polls cond until it holds or the deadline passes.
+// minWait is the shortest wait waitFor allows. Every wait here is an
+// upper bound on a condition that must eventually hold, never a speed
+// check (speed lives in benchmarks), and under `go test -race` with
+// every package running at once on two cores a server can be starved for
+// seconds: TestEvalSurvivesLeaderChange's 10 s and
+// TestRestartedServerCatchesUpFromSnapshot's 20 s waits both timed out
+// that way while the code under test was fine.
+const minWait = 60 * time.Second
+
+// waitFor polls cond until it holds or the deadline (at least minWait)
+// passes.
 func waitFor(t testing.TB, what string, timeout time.Duration, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(max(timeout, minWait))
 	for {
 		err := cond()
 		if err == nil {
