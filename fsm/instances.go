@@ -151,12 +151,16 @@ func createInstancesTxn(txn *memdb.Txn, index uint64, e *structs.InstanceCreateE
 	if err := admitCreate(txn, index, e); err != nil {
 		return nil, err
 	}
-	for _, c := range e.Instances {
+	olds, err := storedVersions(txn, e.Instances)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range e.Instances {
 		if c.Flavor == nil {
 			c.Flavor = e.Flavor
 		}
 		c.CreateIndex, c.ModifyIndex = index, index
-		if err := insertInstance(txn, c); err != nil {
+		if err := replaceInstance(txn, olds[i], c); err != nil {
 			return nil, err
 		}
 		if e.RequestID != "" {

@@ -35,45 +35,13 @@ func (s *StateStore) applyPlan(index uint64, e *structs.PlanApplyEntry, owned bo
 	defer txn.Abort()
 	hb := newHostBatch()
 	t := &taskTxn{txn: txn, index: index, at: e.UpdatedAt, hb: hb}
+	pre, err := t.readPlacements(e.Placements)
+	if err != nil {
+		return err
+	}
 	zones := map[string]string{} // host id → its effective zone, in this plan
-	for _, p := range e.Placements {
-		// The instance is read once for the task check, the allocation
-		// and the instance's own update.
-		inst, err := t.instance(p.InstanceID)
-		if err != nil {
-			return err
-		}
-		if done, err := t.placeTaskOf(inst, p, nil); err != nil || done {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		a := p
-		if !owned {
-			a = p.Copy()
-		}
-		a.AllocModifyIndex = index
-		if err := insertAllocOf(txn, index, a, inst, hb); err != nil {
-			return err
-		}
-		if inst == nil {
-			continue // deleted meanwhile
-		}
-		hostAZ, ok := zones[a.HostID]
-		if !ok {
-			if hostAZ, err = placedZone(txn, a.HostID); err != nil {
-				return err
-			}
-			zones[a.HostID] = hostAZ
-		}
-		c := inst.Copy()
-		c.HostID, c.UpdatedAt, c.ModifyIndex = a.HostID, e.UpdatedAt, index
-		if c.AZ == "" {
-			// Nova records the zone the instance landed in.
-			c.AZ = hostAZ
-		}
-		if err := replaceInstance(txn, inst, c); err != nil {
+	for i, p := range e.Placements {
+		if err := t.applyPlacement(e, i, p, pre, owned, zones); err != nil {
 			return err
 		}
 	}
@@ -103,6 +71,97 @@ func (s *StateStore) applyPlan(index uint64, e *structs.PlanApplyEntry, owned bo
 		return err
 	}
 	return commitAt(txn, index, TableAllocations, TableInstances, TableHosts, TableEvals, TableInstanceActions, TableMigrations)
+}
+
+// placementReads are the stored instance and allocation of each of a
+// plan's placements, read before any is written (see storedVersions
+// for why that matters).
+type placementReads struct {
+	insts  []*structs.Instance
+	allocs []*structs.Allocation
+}
+
+// readPlacements reads every placement's instance and allocation up
+// front, or returns nil when they must be read one at a time, as each
+// placement is applied: when an instance or an allocation comes twice
+// (the later one must see the earlier one's write), or a placement
+// belongs to a task (which changes more than its own rows).
+func (t *taskTxn) readPlacements(ps []*structs.Allocation) (*placementReads, error) {
+	if len(ps) < 2 {
+		return nil, nil
+	}
+	r := &placementReads{insts: make([]*structs.Instance, len(ps)), allocs: make([]*structs.Allocation, len(ps))}
+	seen := make(map[string]bool, 2*len(ps))
+	for i, p := range ps {
+		if seen[p.InstanceID] || seen[p.ID] {
+			return nil, nil
+		}
+		seen[p.InstanceID], seen[p.ID] = true, true
+		inst, err := t.instance(p.InstanceID)
+		if err != nil {
+			return nil, err
+		}
+		if inst != nil && inst.Task != nil {
+			return nil, nil
+		}
+		r.insts[i] = inst
+	}
+	for i, p := range ps {
+		a, err := t.alloc(p.ID)
+		if err != nil {
+			return nil, err
+		}
+		r.allocs[i] = a
+	}
+	return r, nil
+}
+
+// applyPlacement applies e's placement i (p): the allocation, and the
+// instance's host and zone. pre holds what was read up front, or is
+// nil to read it now.
+func (t *taskTxn) applyPlacement(e *structs.PlanApplyEntry, i int, p *structs.Allocation, pre *placementReads, owned bool, zones map[string]string) error {
+	var inst *structs.Instance
+	if pre != nil {
+		inst = pre.insts[i]
+	} else {
+		// The instance is read once for the task check, the allocation
+		// and the instance's own update.
+		var err error
+		if inst, err = t.instance(p.InstanceID); err != nil {
+			return err
+		}
+		if done, err := t.placeTaskOf(inst, p, nil); err != nil || done {
+			return err
+		}
+	}
+	a := p
+	if !owned {
+		a = p.Copy()
+	}
+	a.AllocModifyIndex = t.index
+	var err error
+	if pre != nil {
+		err = insertAllocOver(t.txn, t.index, a, pre.allocs[i], inst, t.hb)
+	} else {
+		err = insertAllocOf(t.txn, t.index, a, inst, t.hb)
+	}
+	if err != nil || inst == nil {
+		return err // or deleted meanwhile
+	}
+	hostAZ, ok := zones[a.HostID]
+	if !ok {
+		if hostAZ, err = placedZone(t.txn, a.HostID); err != nil {
+			return err
+		}
+		zones[a.HostID] = hostAZ
+	}
+	c := inst.Copy()
+	c.HostID, c.UpdatedAt, c.ModifyIndex = a.HostID, e.UpdatedAt, t.index
+	if c.AZ == "" {
+		// Nova records the zone the instance landed in.
+		c.AZ = hostAZ
+	}
+	return replaceInstance(t.txn, inst, c)
 }
 
 // placeTask hands a placement (or a NoValidHost fault) to the task of

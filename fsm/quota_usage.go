@@ -59,6 +59,39 @@ func insertInstance(txn *memdb.Txn, inst *structs.Instance) error {
 	return replaceInstance(txn, old, inst)
 }
 
+// storedVersions reads the stored version of each instance (nil for a
+// new one) before any is written: the version insts[i] replaces, which
+// is an earlier element of insts when an id repeats.
+//
+// Reading every instance first, then writing them all, is what keeps a
+// batch's writes cheap: go-memdb reads inside a write transaction from
+// a clone of the index's radix transaction, and the clone makes the
+// transaction forget which nodes it may change in place, so a read
+// between two writes made the next write copy its whole path again,
+// a 256-edge node near the root of a UUID-keyed index among them.
+func storedVersions(txn *memdb.Txn, insts []*structs.Instance) ([]*structs.Instance, error) {
+	olds := make([]*structs.Instance, len(insts))
+	var seen map[string]*structs.Instance
+	if len(insts) > 1 {
+		seen = make(map[string]*structs.Instance, len(insts))
+	}
+	for i, inst := range insts {
+		if prev, ok := seen[inst.ID]; ok {
+			olds[i] = prev
+		} else {
+			old, err := first[*structs.Instance](txn, nil, TableInstances, "id", inst.ID)
+			if err != nil {
+				return nil, err
+			}
+			olds[i] = old
+		}
+		if seen != nil {
+			seen[inst.ID] = inst
+		}
+	}
+	return olds, nil
+}
+
 // replaceInstance stores inst in place of old, the stored version of
 // the same instance (nil when it is new).
 func replaceInstance(txn *memdb.Txn, old, inst *structs.Instance) error {

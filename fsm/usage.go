@@ -49,20 +49,28 @@ func (b *hostBatch) flush(txn *memdb.Txn, index uint64) error {
 		}
 	}
 	sort.Strings(ids)
-	for _, id := range ids {
+	// Every host is read before any is written: a read between two
+	// writes would make the next write copy its path in the index
+	// again (see storedVersions).
+	stored := make([]*structs.Host, len(ids))
+	for i, id := range ids {
 		raw, err := txn.First(TableHosts, "id", id)
 		if err != nil {
 			return fmt.Errorf("host lookup %s: %w", id, err)
 		}
-		if raw == nil {
+		stored[i], _ = raw.(*structs.Host)
+	}
+	for i, id := range ids {
+		old := stored[i]
+		if old == nil {
 			continue
 		}
 		// A shallow copy with a fresh Usage map: nothing else changes
 		// here, and stored hosts are never modified in place, so the
 		// copy may share its inventories, traits and attributes.
-		h := *raw.(*structs.Host)
+		h := *old
 		h.Usage = make(map[string]int64, len(h.Usage)+len(b.usage[id]))
-		for class, n := range raw.(*structs.Host).Usage {
+		for class, n := range old.Usage {
 			h.Usage[class] = n
 		}
 		for class, n := range b.usage[id] {
@@ -131,10 +139,17 @@ func insertAllocOf(txn *memdb.Txn, index uint64, a *structs.Allocation, inst *st
 	if err != nil {
 		return fmt.Errorf("allocation lookup %s: %w", a.ID, err)
 	}
+	old, _ := raw.(*structs.Allocation)
+	return insertAllocOver(txn, index, a, old, inst, hb)
+}
+
+// insertAllocOver is insertAllocOf for an allocation whose stored
+// version (old, nil when it is new) has been read already.
+func insertAllocOver(txn *memdb.Txn, index uint64, a, old *structs.Allocation, inst *structs.Instance, hb *hostBatch) error {
+	var err error
 	internAlloc(a)
 	wasLive, desiredChanged := false, true
-	if raw != nil {
-		old := raw.(*structs.Allocation)
+	if old != nil {
 		wasLive = !old.Terminal()
 		a.CreateIndex = old.CreateIndex
 		desiredChanged = a.AllocModifyIndex != old.AllocModifyIndex

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -85,9 +86,9 @@ func benchPlacement(b *testing.B, numServers int) {
 	b.ResetTimer()
 	var placed int
 	var elapsed, cpu time.Duration
-	var entries uint64
+	var entries, allocated uint64
 	for n := 0; n < b.N; n++ {
-		start, cpuStart, indexStart := time.Now(), processCPU(), pb.raftIndex()
+		start, cpuStart, indexStart, allocStart := time.Now(), processCPU(), pb.raftIndex(), bytesAllocated()
 		all, evals, err := pb.round(n)
 		if err != nil {
 			b.Fatalf("round %d: %v", n, err)
@@ -96,6 +97,7 @@ func benchPlacement(b *testing.B, numServers int) {
 		elapsed += time.Since(start)
 		cpu += processCPU() - cpuStart
 		entries += pb.raftIndex() - indexStart
+		allocated += bytesAllocated() - allocStart
 		placed += pb.countPlaced(b, all)
 	}
 	b.StopTimer()
@@ -106,6 +108,9 @@ func benchPlacement(b *testing.B, numServers int) {
 	// on the code.
 	b.ReportMetric(float64(cpu.Microseconds())/float64(max(placed, 1)), "cpu-µs/placement")
 	b.ReportMetric(float64(entries)/float64(max(placed, 1))*100, "raft-entries/100-placements")
+	// Bytes allocated per placement (the whole cluster's) is what the
+	// garbage collector has to reclaim: its share of the CPU follows it.
+	b.ReportMetric(float64(allocated)/float64(max(placed, 1)), "alloc-B/placement")
 	b.ReportMetric(float64(pb.retries.Load()), "create-retries")
 	pb.checkNoOvercommit(b)
 }
@@ -117,6 +122,13 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// bytesAllocated is the heap bytes this process has allocated so far.
+func bytesAllocated() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.TotalAlloc
 }
 
 // seedFlavors writes the dev flavors, retried for a while: a new cluster
