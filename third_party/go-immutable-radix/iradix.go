@@ -70,7 +70,12 @@ type Txn struct {
 	// trackOverflow flag, which will cause us to use a more expensive
 	// algorithm to perform the notifications. Mutation tracking is only
 	// performed if trackMutate is true.
-	trackChannels map[*watchCh]struct{}
+	//
+	// A list, not a set: closing a channel twice is harmless (see
+	// watchCh.close), and appending costs a write transaction far less
+	// than a map insert per node it copies. Duplicates (a leaf updated
+	// twice) count towards the limit.
+	trackChannels []*watchCh
 	trackOverflow bool
 	trackMutate   bool
 }
@@ -122,20 +127,14 @@ func (t *Txn) trackChannel(ch *watchCh) {
 		// Mark that we are in the overflow state
 		t.trackOverflow = true
 
-		// Clear the map so that the channels can be garbage collected. It is
+		// Clear the list so that the channels can be garbage collected. It is
 		// safe to do this since we have already overflowed and will be using
 		// the slow notify algorithm.
 		t.trackChannels = nil
 		return
 	}
 
-	// Create the map on the fly when we need it.
-	if t.trackChannels == nil {
-		t.trackChannels = make(map[*watchCh]struct{})
-	}
-
-	// Otherwise we are good to track it.
-	t.trackChannels[ch] = struct{}{}
+	t.trackChannels = append(t.trackChannels, ch)
 }
 
 // writeNode returns a node to be modified, if the current node has already been
@@ -143,6 +142,13 @@ func (t *Txn) trackChannel(ch *watchCh) {
 // forLeafUpdate to true if you are getting a write node to update the leaf,
 // which will set leaf mutation tracking appropriately as well.
 func (t *Txn) writeNode(n *Node, forLeafUpdate bool) *Node {
+	return t.writeNodeRoom(n, forLeafUpdate, 0)
+}
+
+// writeNodeRoom is writeNode leaving room for extra more edges in a
+// copy it makes: an insert that adds an edge to the node it copies
+// would otherwise copy the edges a second time, into a grown slice.
+func (t *Txn) writeNodeRoom(n *Node, forLeafUpdate bool, extra int) *Node {
 	// Ensure the writable set exists.
 	if t.writable == nil {
 		t.writable = make(map[*Node]struct{})
@@ -184,8 +190,8 @@ func (t *Txn) writeNode(n *Node, forLeafUpdate bool) *Node {
 		leaf:   n.leaf,
 		prefix: n.prefix,
 	}
-	if len(n.edges) != 0 {
-		nc.edges = make([]edge, len(n.edges))
+	if len(n.edges)+extra != 0 {
+		nc.edges = make([]edge, len(n.edges), len(n.edges)+extra)
 		copy(nc.edges, n.edges)
 	}
 
@@ -279,7 +285,7 @@ func (t *Txn) insert(n *Node, k, search []byte, v interface{}) (*Node, interface
 				prefix: search,
 			},
 		}
-		nc := t.writeNode(n, false)
+		nc := t.writeNodeRoom(n, false, 1)
 		nc.addEdge(e)
 		return nc, nil, false
 	}
@@ -598,7 +604,7 @@ func (t *Txn) Notify() {
 	if t.trackOverflow {
 		t.slowNotify()
 	} else {
-		for ch := range t.trackChannels {
+		for _, ch := range t.trackChannels {
 			ch.close()
 		}
 	}

@@ -104,13 +104,27 @@ func (n *Node) delEdge(label byte) {
 }
 
 func (n *Node) GetWatch(k []byte) (<-chan struct{}, interface{}, bool) {
+	watch, leaf := n.find(k)
+	if leaf != nil {
+		return leaf.mutateCh.get(), leaf.val, true
+	}
+	return watch.get(), nil, false
+}
+
+// find is the leaf stored under k (nil when there is none) and the
+// watch of the deepest node the search reached. It makes no channel:
+// Get needs none, and a channel made for nobody is kept by the node
+// until it is replaced (and then closed), so each Get that made one
+// (go-memdb's Insert and Delete look up every key they write) cost an
+// allocation and later a close.
+func (n *Node) find(k []byte) (*watchCh, *leafNode) {
 	search := k
 	watch := &n.mutateCh
 	for {
 		// Check for key exhaustion
 		if len(search) == 0 {
 			if n.isLeaf() {
-				return n.leaf.mutateCh.get(), n.leaf.val, true
+				return nil, n.leaf
 			}
 			break
 		}
@@ -131,12 +145,16 @@ func (n *Node) GetWatch(k []byte) (<-chan struct{}, interface{}, bool) {
 			break
 		}
 	}
-	return watch.get(), nil, false
+	return watch, nil
 }
 
+// Get is used to lookup a specific key, returning
+// the value and if it was found
 func (n *Node) Get(k []byte) (interface{}, bool) {
-	_, val, ok := n.GetWatch(k)
-	return val, ok
+	if _, leaf := n.find(k); leaf != nil {
+		return leaf.val, true
+	}
+	return nil, false
 }
 
 // LongestPrefix is like Get, but instead of an

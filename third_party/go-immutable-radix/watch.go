@@ -35,13 +35,10 @@ func (w *watchCh) get() chan struct{} {
 }
 
 // close closes the channel, or marks the node replaced if nobody has
-// watched it yet. A node is replaced once, so it is closed once (as
-// the upstream library closed its channel once).
+// watched it yet. Closing again does nothing, so a transaction may list
+// a channel twice.
 func (w *watchCh) close() {
-	if w.p.CompareAndSwap(nil, closedWatch) {
-		return
-	}
-	if p := w.p.Load(); p != closedWatch {
+	if p := w.p.Swap(closedWatch); p != nil && p != closedWatch {
 		close(*p)
 	}
 }
