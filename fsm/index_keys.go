@@ -124,16 +124,9 @@ func keyLen(v string, terminated bool) int {
 // appendKey appends v's key to k: a UUID's marker and 16 bytes, or the
 // string (escaped) and, when terminated, a NUL.
 func appendKey(k []byte, v string, terminated bool) []byte {
-	if isUUID(v) {
+	if u, ok := parseUUID(v); ok {
 		k = append(k, uuidKeyMarker)
-		for i := 0; i < len(v); i += 2 {
-			if v[i] == '-' {
-				i--
-				continue
-			}
-			k = append(k, unhex(v[i])<<4|unhex(v[i+1]))
-		}
-		return k
+		return append(k, u[:]...)
 	}
 	if len(v) > 0 && v[0] >= uuidKeyMarker {
 		k = append(k, escapeKeyMarker)
@@ -148,31 +141,43 @@ func appendKey(k []byte, v string, terminated bool) []byte {
 // isUUID reports whether v is a UUID in canonical form: 8-4-4-4-12
 // lowercase hex digits.
 func isUUID(v string) bool {
-	if len(v) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := v[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-				return false
-			}
-		}
-	}
-	return true
+	_, ok := parseUUID(v)
+	return ok
 }
 
-func unhex(c byte) byte {
-	if c <= '9' {
-		return c - '0'
+// parseUUID is the 16 bytes of v when v is a UUID in canonical form.
+// Every index write and lookup keys a few ids, so this is a hot path:
+// one pass, a table lookup per digit, no branch per position.
+func parseUUID(v string) (u [16]byte, ok bool) {
+	if len(v) != 36 || v[8] != '-' || v[13] != '-' || v[18] != '-' || v[23] != '-' {
+		return u, false
 	}
-	return c - 'a' + 10
+	var bad byte
+	for i, at := range uuidDigitAt {
+		hi, lo := hexDigit[v[at]], hexDigit[v[at+1]]
+		bad |= hi | lo
+		u[i] = hi<<4 | lo&0x0F
+	}
+	return u, bad&0xF0 == 0
 }
+
+// uuidDigitAt is where each byte's two digits start in a canonical UUID.
+var uuidDigitAt = [16]byte{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34}
+
+// hexDigit is the value of each lowercase hex digit, 0xFF for every
+// other byte.
+var hexDigit = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xFF
+	}
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c - '0'
+	}
+	for c := byte('a'); c <= 'f'; c++ {
+		t[c] = c - 'a' + 10
+	}
+	return t
+}()
 
 // pairKey is a unique index on two string fields, as a CompoundIndex of
 // two StringFieldIndexes (neither may be empty).

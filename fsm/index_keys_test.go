@@ -164,3 +164,38 @@ func sameArgs(t *testing.T, what string) func([]byte, error) func([]byte, error)
 		}
 	}
 }
+
+// TestParseUUIDAgreesWithTheDefinition checks the table-driven parser
+// against the definition (8-4-4-4-12 lowercase hex digits) on UUIDs and
+// on every one-byte change of one.
+func TestParseUUIDAgreesWithTheDefinition(t *testing.T) {
+	want := func(v string) bool {
+		if len(v) != 36 {
+			return false
+		}
+		for i := 0; i < 36; i++ {
+			c := v[i]
+			if i == 8 || i == 13 || i == 18 || i == 23 {
+				if c != '-' {
+					return false
+				}
+			} else if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+		return true
+	}
+	id := uuid.NewString()
+	u, ok := parseUUID(id)
+	if !ok || u != uuid.MustParse(id) {
+		t.Fatalf("%s: %x %v", id, u, ok)
+	}
+	for i := 0; i < len(id); i++ {
+		for _, c := range []byte{'0', '9', 'a', 'f', 'g', 'A', 'F', '-', '/', ':', '`', 0, 0xFF} {
+			v := id[:i] + string([]byte{c}) + id[i+1:]
+			if _, ok := parseUUID(v); ok != want(v) {
+				t.Errorf("%q: parsed %v, want %v", v, ok, want(v))
+			}
+		}
+	}
+}
