@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"sync"
@@ -334,6 +335,7 @@ func (c *bootCluster) bootRound(b *testing.B, api, prefix string) {
 	raftStart, cpuStart, reportsStart := c.raftIndex(b), cpuTime(), c.reports.Load()
 	allocStart, gcStart := heapAllocated()
 	stopProfile := benchprof.Start(b, "."+prefix) // the timed round alone
+	writeAllocProfile(b, "."+prefix+".start")
 	start := time.Now()
 	for w := 0; w < clients; w++ {
 		wg.Add(1)
@@ -371,6 +373,7 @@ func (c *bootCluster) bootRound(b *testing.B, api, prefix string) {
 	})
 	active := time.Since(start)
 	stopProfile()
+	writeAllocProfile(b, "."+prefix+".end")
 	entries, cpu, reports := c.raftIndex(b)-raftStart, cpuTime()-cpuStart, c.reports.Load()-reportsStart
 	allocEnd, gcEnd := heapAllocated()
 	allocKiB := float64(allocEnd-allocStart) / 1024 / float64(requests)
@@ -400,6 +403,29 @@ func (c *bootCluster) bootRound(b *testing.B, api, prefix string) {
 		active.Round(time.Millisecond), float64(requests)/active.Seconds(), pct(0.5), pct(0.99), all[len(all)-1],
 		float64(entries)/float64(requests), float64(reports)/float64(requests), float64(cpu.Microseconds())/1000/float64(requests),
 		allocKiB, gcEnd-gcStart)
+}
+
+// allocProfileEnv names the file prefix the allocation profiles of each
+// round are written to, at its start and at its end: the round's own
+// allocations are the difference (go tool pprof -diff_base start end),
+// where -memprofile would mix in the cluster's start and registrations.
+const allocProfileEnv = "STRATUS_BENCH_ALLOCPROFILE"
+
+// writeAllocProfile writes the allocation profile so far to the file
+// allocProfileEnv names, followed by suffix; unset, it does nothing.
+func writeAllocProfile(b *testing.B, suffix string) {
+	path := os.Getenv(allocProfileEnv)
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path + suffix)
+	if err != nil {
+		b.Fatalf("%s: %v", allocProfileEnv, err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		b.Fatalf("%s: %v", allocProfileEnv, err)
+	}
 }
 
 // raftIndex is the leader's last Raft index.

@@ -65,6 +65,19 @@ type rpcAuth struct {
 	ownKeyID   string
 	// verified caches VerifyToken's answers by token.
 	verified map[string]*verifiedToken
+	// indexes are the signing keys' and revocations' indexes last read.
+	indexes authIndexes
+}
+
+// authIndexes are the signing keys' and revocations' table indexes of a
+// state, valid until changed is closed: it closes on the next change of
+// any table's index, so that the cache of verified tokens does not read
+// both indexes (two read transactions) for every RPC, only once for
+// every entry applied.
+type authIndexes struct {
+	state         *fsm.StateStore
+	keys, revoked uint64
+	changed       <-chan struct{}
 }
 
 // verifiedToken is a cached verification: valid while the state, its
@@ -212,7 +225,7 @@ func (s *Server) credentialOf(raw string) (*rpcCredential, error) {
 // signing keys and revocations it was checked against are unchanged.
 func (s *Server) verifyTokenCached(raw string) (*structs.TokenClaims, error) {
 	state := s.fsm.State()
-	keys, revoked := state.Index(fsm.TableSigningKeys), state.Index(fsm.TableRevokedTokens)
+	keys, revoked := s.authIndexes(state)
 	now := time.Now()
 	a := s.rpcAuth
 	a.mu.Lock()
@@ -236,6 +249,32 @@ func (s *Server) verifyTokenCached(raw string) (*structs.TokenClaims, error) {
 	a.verified[raw] = &verifiedToken{claims: claims, state: state, keys: keys, revoked: revoked, until: until}
 	a.mu.Unlock()
 	return claims, nil
+}
+
+// authIndexes returns state's signing keys' and revocations' table
+// indexes, read again only once an index of state changed since the
+// last read.
+func (s *Server) authIndexes(state *fsm.StateStore) (keys, revoked uint64) {
+	a := s.rpcAuth
+	a.mu.Lock()
+	m := a.indexes
+	a.mu.Unlock()
+	if m.state == state && m.changed != nil {
+		select {
+		case <-m.changed:
+		default:
+			return m.keys, m.revoked
+		}
+	}
+	// The watch first: a change after it (even one the reads below
+	// already see) closes it, so the values kept are never older than
+	// what it guards.
+	m = authIndexes{state: state, changed: state.IndexWatch()}
+	m.keys, m.revoked = state.Index(fsm.TableSigningKeys), state.Index(fsm.TableRevokedTokens)
+	a.mu.Lock()
+	a.indexes = m
+	a.mu.Unlock()
+	return m.keys, m.revoked
 }
 
 // nodeHosts returns the registered hosts whose node secret is secret.

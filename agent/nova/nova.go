@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -134,20 +135,49 @@ func (a *API) write(q *request, rep *reply, err error) {
 	}
 	var body []byte
 	if rep.body != nil {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(rep.body); err != nil {
+		je := jsonEncoders.Get().(*jsonEncoder)
+		defer je.release()
+		if err := je.enc.Encode(rep.body); err != nil {
 			a.logger.Error("encode compute api response", "request_id", q.id, "error", err)
-			rep.status, buf = http.StatusInternalServerError, bytes.Buffer{}
-			_ = json.NewEncoder(&buf).Encode(faultBody(http.StatusInternalServerError, msgUnexpected))
+			rep.status = http.StatusInternalServerError
+			je.buf.Reset()
+			_ = json.NewEncoder(&je.buf).Encode(faultBody(http.StatusInternalServerError, msgUnexpected))
 		}
-		body = bytes.TrimRight(buf.Bytes(), "\n")
+		body = bytes.TrimRight(je.buf.Bytes(), "\n")
 	}
 	q.w.WriteHeader(rep.status)
 	if len(body) > 0 && q.r.Method != http.MethodHead {
 		_, _ = q.w.Write(body)
 	}
+}
+
+// maxPooledJSON bounds the buffer a jsonEncoder keeps between answers,
+// so that one large listing does not pin its memory in the pool.
+const maxPooledJSON = 64 << 10
+
+// jsonEncoder is a JSON encoder (HTML left unescaped, as Nova's) writing
+// into its own buffer. Pooled, it keeps the buffer from one answer to
+// the next instead of allocating and growing one for every answer.
+type jsonEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var jsonEncoders = sync.Pool{New: func() any {
+	je := &jsonEncoder{}
+	je.enc = json.NewEncoder(&je.buf)
+	je.enc.SetEscapeHTML(false)
+	return je
+}}
+
+// release empties je and returns it to the pool, unless its buffer grew
+// too large to keep.
+func (je *jsonEncoder) release() {
+	if je.buf.Cap() > maxPooledJSON {
+		return
+	}
+	je.buf.Reset()
+	jsonEncoders.Put(je)
 }
 
 // baseURL is the scheme and host the client used, plus MountPath: the

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/stratus-cloud/stratus/agent/identity"
 	"github.com/stratus-cloud/stratus/internal/httpx"
@@ -91,10 +92,34 @@ func (q *request) authorize(level access, rule string) error {
 
 // call makes an RPC on the caller's behalf, passing its token along.
 func (q *request) call(method string, args, reply any) error {
-	if f := reflect.ValueOf(args).Elem().FieldByName("AuthToken"); f.IsValid() && f.CanSet() {
-		f.SetString(q.authToken)
+	v := reflect.ValueOf(args).Elem()
+	if index := authTokenField(v.Type()); index != nil {
+		if f := v.FieldByIndex(index); f.CanSet() {
+			f.SetString(q.authToken)
+		}
 	}
 	return q.api.rpc.RPC(method, args, reply)
+}
+
+// authTokenFields caches, by request type, the index of its AuthToken
+// field (nil when it has none): reflect's FieldByName searches the
+// embedded structs and allocates on every call, and every RPC of every
+// request asks it.
+var authTokenFields sync.Map // reflect.Type -> []int
+
+// authTokenField is the index of t's string field AuthToken, or nil.
+func authTokenField(t reflect.Type) []int {
+	if index, ok := authTokenFields.Load(t); ok {
+		return index.([]int)
+	}
+	var index []int
+	if t.Kind() == reflect.Struct {
+		if f, ok := t.FieldByName("AuthToken"); ok && f.Type.Kind() == reflect.String && f.IsExported() {
+			index = f.Index
+		}
+	}
+	authTokenFields.Store(t, index)
+	return index
 }
 
 // projectPath is "/<project>" when the URL carried the project id.

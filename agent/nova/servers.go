@@ -250,11 +250,28 @@ func (q *request) createdReply(inst *structs.Instance, password string, groups [
 		groups = []any{map[string]any{"name": "default"}}
 	}
 	rep := &reply{status: http.StatusAccepted, header: http.Header{"Location": {q.selfHref("servers", inst.ID)}},
-		body: map[string]any{"server": map[string]any{
-			"id": inst.ID, "links": q.links("servers", inst.ID), "OS-DCF:diskConfig": "MANUAL",
-			"adminPass": password, "security_groups": groups,
+		body: &createdServerBody{Server: createdServer{
+			ID: inst.ID, Links: q.links("servers", inst.ID), DiskConfig: "MANUAL",
+			AdminPass: password, SecurityGroups: groups,
 		}}}
 	return rep, nil
+}
+
+// createdServerBody is POST /servers's answer. Its fields are in the
+// order of their JSON names, so that it encodes exactly as the map it
+// replaces (encoding/json sorts a map's keys) without sorting them on
+// every boot.
+type createdServerBody struct {
+	Server createdServer `json:"server"`
+}
+
+// createdServer is the server in POST /servers's answer.
+type createdServer struct {
+	DiskConfig     string `json:"OS-DCF:diskConfig"`
+	AdminPass      string `json:"adminPass"`
+	ID             string `json:"id"`
+	Links          []link `json:"links"`
+	SecurityGroups []any  `json:"security_groups"`
 }
 
 // countOf reads min_count or max_count, 1 when absent.
