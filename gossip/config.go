@@ -53,6 +53,24 @@ type Config struct {
 	// the pool size) this member retransmits each broadcast it gossips
 	// (2 with Fast, 4 otherwise).
 	RetransmitMult int
+	// ProbeInterval, when positive, replaces how often this member probes
+	// a peer (200 ms with Fast, 1 s otherwise). It sets only this
+	// member's probing and its own suspicion timers: a suspicion another
+	// member gossips is timed by each receiver's own configuration, so
+	// members with the usual interval still declare a death as fast as
+	// they would have once they hear of the suspicion. The host-death
+	// benchmark lengthens it for its simulated agents.
+	ProbeInterval time.Duration
+	// ProbeTimeout, when positive, replaces how long this member waits
+	// for a direct probe's answer before it asks others to probe
+	// indirectly (100 ms with Fast, 500 ms otherwise). It must be shorter
+	// than the probe interval.
+	ProbeTimeout time.Duration
+	// GossipInterval, when positive, replaces how often this member
+	// gossips its pending broadcasts to a few random peers (100 ms with
+	// Fast, 200 ms otherwise). A longer one sends the same broadcasts in
+	// fewer, fuller packets and spreads them more slowly.
+	GossipInterval time.Duration
 	// EventBuffer is the capacity of the Events channel. Default 1024.
 	EventBuffer int
 	// SecretKey, when set, encrypts gossip (AES; 16, 24 or 32 bytes). All
@@ -142,6 +160,15 @@ func (cfg Config) memberlistConfig() *memberlist.Config {
 	}
 	if cfg.RetransmitMult > 0 {
 		c.RetransmitMult = cfg.RetransmitMult
+	}
+	if cfg.ProbeInterval > 0 {
+		c.ProbeInterval = cfg.ProbeInterval
+	}
+	if cfg.ProbeTimeout > 0 {
+		c.ProbeTimeout = cfg.ProbeTimeout
+	}
+	if cfg.GossipInterval > 0 {
+		c.GossipInterval = cfg.GossipInterval
 	}
 	c.Name = cfg.NodeName
 	c.BindAddr = cfg.BindAddr

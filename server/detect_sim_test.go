@@ -40,6 +40,8 @@ const (
 	simProcEnv = "STRATUS_SIM_PROCESS"
 	// simRegionEnv passes the region the members advertise.
 	simRegionEnv = "STRATUS_SIM_REGION"
+	// simMemEnv passes a child's heap limit, in bytes.
+	simMemEnv = "STRATUS_SIM_MEMORY"
 	// simReplyPrefix starts every protocol line a child writes, so the
 	// test framework's own output is ignored.
 	simReplyPrefix = "SIM "
@@ -66,8 +68,21 @@ func simGossipConfig(i int, region string, child bool) gossip.Config {
 	if child {
 		c.PushPullInterval = simPushPull()
 		c.RetransmitMult = envInt("STRATUS_BENCH_SIM_RETRANSMIT", 0)
+		if p := simProbe(); p > 0 {
+			c.ProbeInterval = p
+			c.ProbeTimeout = p / 2
+		}
+		c.GossipInterval = time.Duration(envInt("STRATUS_BENCH_SIM_GOSSIP", 0)) * time.Millisecond
 	}
 	return c
+}
+
+// simProbe is the simulated agents' probe interval
+// (STRATUS_BENCH_SIM_PROBE, in milliseconds; 0 keeps the Fast 200 ms),
+// their probe timeout being half of it. See BenchmarkHostDeath for why
+// a longer one bounds the figure from above.
+func simProbe() time.Duration {
+	return time.Duration(envInt("STRATUS_BENCH_SIM_PROBE", 0)) * time.Millisecond
 }
 
 // simPushPull is the simulated agents' full-state exchange interval.
@@ -128,10 +143,18 @@ func TestHostDeathSimProcess(t *testing.T) {
 // every member down.
 func runSimProcess(in io.Reader, out io.Writer, region string) error {
 	// A few hundred members share this heap, whose collector would
-	// otherwise run several times a second and stall them all: collect
-	// only when it reaches 1 GiB (the machine has 24 GiB).
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(1 << 30)
+	// otherwise run several times a second and stall them all: by
+	// default collect only when it reaches the limit the parent passes
+	// (simMemory); STRATUS_BENCH_SIM_GOGC collects at that multiple of
+	// the live heap instead (a process of 250 members allocates tens of
+	// MB a second, so without it the limit is reached within minutes and
+	// the collector then runs back to back).
+	debug.SetGCPercent(envInt("STRATUS_BENCH_SIM_GOGC", -1))
+	limit := int64(1) << 30
+	if v, err := strconv.ParseInt(os.Getenv(simMemEnv), 10, 64); err == nil && v > 0 {
+		limit = v
+	}
+	debug.SetMemoryLimit(limit)
 	var (
 		mu    sync.Mutex
 		pools = map[int]*gossip.Pool{}
@@ -207,8 +230,9 @@ type simProc struct {
 func startSimProcs(b *testing.B, n int, region string) []*simProc {
 	b.Helper()
 	procs := make([]*simProc, 0, n)
+	limit := simMemory(n)
 	for range n {
-		p, err := startSimProc(region)
+		p, err := startSimProc(region, limit)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -218,10 +242,26 @@ func startSimProcs(b *testing.B, n int, region string) []*simProc {
 	return procs
 }
 
-func startSimProc(region string) (*simProc, error) {
+// simMemory is the heap each of n member processes may reach before
+// its collector must run: STRATUS_BENCH_SIM_MEMORY (MiB, all of them
+// together; the machine has 24 GiB) shared out, or 1 GiB each.
+func simMemory(n int) int64 {
+	if v := envInt("STRATUS_BENCH_SIM_MEMORY", 0); v > 0 {
+		return int64(v) << 20 / int64(max(n, 1))
+	}
+	return 1 << 30
+}
+
+// startSimProc starts one member process whose heap is collected only
+// when it reaches limit bytes.
+func startSimProc(region string, limit int64) (*simProc, error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHostDeathSimProcess$", "-test.bench=^$",
 		"-test.count=1", "-test.timeout=0")
-	cmd.Env = append(os.Environ(), simProcEnv+"=1", simRegionEnv+"="+region)
+	cmd.Env = append(os.Environ(), simProcEnv+"=1", simRegionEnv+"="+region,
+		simMemEnv+"="+strconv.FormatInt(limit, 10))
+	if n := envInt("STRATUS_BENCH_SIM_GOMAXPROCS", 0); n > 0 {
+		cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(n))
+	}
 	cmd.Stderr = os.Stderr
 	// Never outlive the benchmark, whatever happens to it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -276,7 +316,9 @@ func (p *simProc) readReplies(stdout io.Reader) {
 	close(p.exited)
 }
 
-// call sends cmd and waits (up to two minutes) for the reply to key.
+// call sends cmd and waits (up to five minutes: a start retries its
+// join 30 times, each up to a join timeout and a second's pause) for
+// the reply to key.
 func (p *simProc) call(cmd, key string) (string, error) {
 	ch := make(chan string, 1)
 	p.mu.Lock()
@@ -290,8 +332,8 @@ func (p *simProc) call(cmd, key string) (string, error) {
 		return rest, nil
 	case <-p.exited:
 		return "", p.err
-	case <-time.After(2 * time.Minute):
-		return "", fmt.Errorf("member process: no reply to %q in 2 minutes", cmd)
+	case <-time.After(5 * time.Minute):
+		return "", fmt.Errorf("member process: no reply to %q in 5 minutes", cmd)
 	}
 }
 
