@@ -133,7 +133,7 @@ func (pl *planPipeline) apply(batch []*pendingPlan) {
 	pl.wg.Add(1)
 	go func() {
 		defer pl.wg.Done()
-		c.index, c.err = appliedIndex(future)
+		c.index, c.err = appliedIndex(future, s.shutdownCh)
 		close(c.done)
 		pl.answer(batch, results, errs, c.index, c.err)
 	}()
@@ -199,8 +199,8 @@ func (pl *planPipeline) answer(batch []*pendingPlan, results []*structs.PlanResu
 // appliedIndex waits for a proposed entry and returns its index, or why
 // it failed: as raftApply does, a lost leadership is KindNoLeader (the
 // entry may or may not commit), and the FSM's refusal is the error.
-func appliedIndex(future raft.ApplyFuture) (uint64, error) {
-	if err := future.Error(); err != nil {
+func appliedIndex(future raft.ApplyFuture, shutdownCh <-chan struct{}) (uint64, error) {
+	if err := waitFuture(future, shutdownCh); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) ||
 			errors.Is(err, raft.ErrLeadershipTransferInProgress) {
 			return 0, structs.Errorf(structs.KindNoLeader, "raft apply: %v", err)

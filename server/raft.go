@@ -141,7 +141,7 @@ func (s *Server) raftApply(entry []byte) (uint64, any, error) {
 		return 0, nil, err
 	}
 	future := s.raft.Apply(entry, raftApplyTimeout)
-	if err := future.Error(); err != nil {
+	if err := waitFuture(future, s.shutdownCh); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) ||
 			errors.Is(err, raft.ErrLeadershipTransferInProgress) {
 			// The caller may retry: the entry may or may not commit.
@@ -154,4 +154,25 @@ func (s *Server) raftApply(entry []byte) (uint64, any, error) {
 		return future.Index(), nil, err
 	}
 	return future.Index(), resp, nil
+}
+
+// waitFuture waits for future, or for the server's shutdown. hashicorp/raft
+// never answers a future still queued for its leader loop or its FSM when
+// it shuts down, and a leader duty or a plan commit waiting on one would
+// hold Shutdown forever (revokeLeadership waits for them). A future that
+// is answered by then still gives its own result.
+func waitFuture(future raft.Future, shutdownCh <-chan struct{}) error {
+	done := make(chan error, 1)
+	go func() { done <- future.Error() }()
+	select {
+	case err := <-done:
+		return err
+	case <-shutdownCh:
+		select {
+		case err := <-done:
+			return err
+		default:
+			return raft.ErrRaftShutdown
+		}
+	}
 }
