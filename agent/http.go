@@ -1,14 +1,12 @@
 package agent
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/stratus-cloud/stratus/agent/glance"
@@ -172,46 +170,18 @@ func (a *Agent) wrap(name string, level policy.Access, h func(http.ResponseWrite
 			return
 		}
 		rec.Header().Set("Content-Type", "application/json")
-		je := jsonEncoders.Get().(*jsonEncoder)
-		defer je.release()
-		if err := je.enc.Encode(obj); err != nil {
+		je := jsonEncoders.Get()
+		defer je.Release()
+		if err := je.Enc.Encode(obj); err != nil {
 			a.logger.Warn("encode http response", "route", name, "error", err)
 			return
 		}
-		_, _ = rec.Write(je.buf.Bytes())
+		_, _ = rec.Write(je.Buf.Bytes())
 	})
 }
 
-// maxPooledJSON bounds the buffer a jsonEncoder keeps between answers,
-// so that one large listing does not pin its memory in the pool.
-const maxPooledJSON = 64 << 10
-
-// jsonEncoder is an indenting JSON encoder writing into its own buffer.
-// Pooled, it keeps the buffer and the encoder's indentation buffer from
-// one answer to the next instead of allocating both for every one. As
-// json.Encoder on the response itself, it writes nothing when encoding
-// fails.
-type jsonEncoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
-
-var jsonEncoders = sync.Pool{New: func() any {
-	je := &jsonEncoder{}
-	je.enc = json.NewEncoder(&je.buf)
-	je.enc.SetIndent("", "  ")
-	return je
-}}
-
-// release empties je and returns it to the pool, unless its buffer grew
-// too large to keep.
-func (je *jsonEncoder) release() {
-	if je.buf.Cap() > maxPooledJSON {
-		return
-	}
-	je.buf.Reset()
-	jsonEncoders.Put(je)
-}
+// jsonEncoders pools the encoders of this API's answers.
+var jsonEncoders = httpx.NewJSONPool(func(e *json.Encoder) { e.SetIndent("", "  ") })
 
 type statusRecorder struct {
 	http.ResponseWriter

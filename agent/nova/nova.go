@@ -6,13 +6,13 @@ import (
 	"net/http"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/agent/identity"
+	"github.com/stratus-cloud/stratus/internal/httpx"
 )
 
 // MountPath is where the agent serves the API, as devstack does; the
@@ -135,15 +135,15 @@ func (a *API) write(q *request, rep *reply, err error) {
 	}
 	var body []byte
 	if rep.body != nil {
-		je := jsonEncoders.Get().(*jsonEncoder)
-		defer je.release()
-		if err := je.enc.Encode(rep.body); err != nil {
+		je := jsonEncoders.Get()
+		defer je.Release()
+		if err := je.Enc.Encode(rep.body); err != nil {
 			a.logger.Error("encode compute api response", "request_id", q.id, "error", err)
 			rep.status = http.StatusInternalServerError
-			je.buf.Reset()
-			_ = json.NewEncoder(&je.buf).Encode(faultBody(http.StatusInternalServerError, msgUnexpected))
+			je.Buf.Reset()
+			_ = json.NewEncoder(&je.Buf).Encode(faultBody(http.StatusInternalServerError, msgUnexpected))
 		}
-		body = bytes.TrimRight(je.buf.Bytes(), "\n")
+		body = bytes.TrimRight(je.Buf.Bytes(), "\n")
 	}
 	q.w.WriteHeader(rep.status)
 	if len(body) > 0 && q.r.Method != http.MethodHead {
@@ -151,34 +151,8 @@ func (a *API) write(q *request, rep *reply, err error) {
 	}
 }
 
-// maxPooledJSON bounds the buffer a jsonEncoder keeps between answers,
-// so that one large listing does not pin its memory in the pool.
-const maxPooledJSON = 64 << 10
-
-// jsonEncoder is a JSON encoder (HTML left unescaped, as Nova's) writing
-// into its own buffer. Pooled, it keeps the buffer from one answer to
-// the next instead of allocating and growing one for every answer.
-type jsonEncoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
-
-var jsonEncoders = sync.Pool{New: func() any {
-	je := &jsonEncoder{}
-	je.enc = json.NewEncoder(&je.buf)
-	je.enc.SetEscapeHTML(false)
-	return je
-}}
-
-// release empties je and returns it to the pool, unless its buffer grew
-// too large to keep.
-func (je *jsonEncoder) release() {
-	if je.buf.Cap() > maxPooledJSON {
-		return
-	}
-	je.buf.Reset()
-	jsonEncoders.Put(je)
-}
+// jsonEncoders pools the encoders of this API's answers.
+var jsonEncoders = httpx.NewJSONPool(func(e *json.Encoder) { e.SetEscapeHTML(false) })
 
 // baseURL is the scheme and host the client used, plus MountPath: the
 // root of every link.
