@@ -23,11 +23,12 @@ const (
 	// evalsInFlight is how many evaluations one worker holds at once.
 	// An evaluation spends most of its life waiting (for its index, for
 	// its plan's commit, for the broker's answers), so this, times the
-	// workers, bounds how many boots a second reach a host: at 4 a
-	// worker the 3-server boot benchmark's six workers held 24, about
-	// 50 ms each, a ceiling near 500/s. 16 reached ACTIVE no faster than
-	// 8 and took more CPU from the requests being accepted.
-	evalsInFlight = 8
+	// workers, bounds how many boots a second reach a host. In the
+	// 3-server boot benchmark (six workers, 64 clients) on a quiet
+	// machine, 8 reached ACTIVE at 860-930/s, 0.6 s behind the last
+	// accepted request; 32 at 1,080-1,130/s, within 60 ms of it, and
+	// with less CPU a boot (larger plan and report batches).
+	evalsInFlight = 32
 	// hostCaches is how many evaluations of one worker schedule at the
 	// same moment, each with its own host cache: scheduling is the short,
 	// CPU-bound part of an evaluation, and fewer caches are each used
