@@ -159,7 +159,7 @@ func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdat
 	}
 	wasSpawning := old.ClientState == structs.AllocClientSpawning || old.ClientState == structs.AllocClientPending
 	if u.ClientState == structs.AllocClientRunning && wasSpawning {
-		if err := updateHost(txn, index, a.HostID, func(h *structs.Host) { h.BuildFailures = 0 }); err != nil {
+		if err := clearBuildFailures(txn, index, a.HostID); err != nil {
 			return err
 		}
 	}
@@ -180,6 +180,21 @@ func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdat
 	return updateInstance(txn, index, a.InstanceID, func(i *structs.Instance) {
 		deriveFromReport(i, a, u, actionDone, e.UpdatedAt)
 	})
+}
+
+// clearBuildFailures resets a host's count of failed builds after one
+// succeeded. A host without failures is left as it is: rewriting it would
+// change the hosts table, and so wake every watcher of it and make every
+// scheduler worker read the hosts again, on every successful boot.
+func clearBuildFailures(txn *memdb.Txn, index uint64, hostID string) error {
+	raw, err := txn.First(TableHosts, "id", hostID)
+	if err != nil {
+		return fmt.Errorf("host lookup %s: %w", hostID, err)
+	}
+	if raw == nil || raw.(*structs.Host).BuildFailures == 0 {
+		return nil
+	}
+	return updateHost(txn, index, hostID, func(h *structs.Host) { h.BuildFailures = 0 })
 }
 
 // stickyStates are vm_states an agent's power report cannot change: only

@@ -231,3 +231,40 @@ func TestGuestShutdownIsAccepted(t *testing.T) {
 		t.Fatalf("alloc after start %+v", a2)
 	}
 }
+
+// TestBuildSuccessClearsFailures: a build that succeeds resets its
+// host's failure count, and a host without failures is not rewritten (a
+// host write wakes every watcher of the hosts table).
+func TestBuildSuccessClearsFailures(t *testing.T) {
+	b := newBoot(t)
+	before := b.host("h1").ModifyIndex
+	b.report(structs.AllocClientRunning, structs.PowerRunning, 0, "")
+	if h := b.host("h1"); h.ModifyIndex != before {
+		t.Fatalf("host without failures rewritten by a running report: index %d, was %d", h.ModifyIndex, before)
+	}
+	if i := b.inst("i1"); i.Status() != "ACTIVE" {
+		t.Fatalf("instance %s after a running report", i.Status())
+	}
+
+	b2 := newBoot(t)
+	b2.mustApply(structs.AllocClientUpdateType, &structs.AllocClientUpdateEntry{HostID: "h1",
+		Updates: []*structs.AllocClientUpdate{{AllocID: "a1", ClientState: structs.AllocClientFailed, ClientDescription: "boom"}}})
+	if h := b2.host("h1"); h.BuildFailures != 1 {
+		t.Fatalf("failures after a failed build: %d", h.BuildFailures)
+	}
+	b2.mustApply(structs.InstanceCreateType, &structs.InstanceCreateEntry{
+		Instances: []*structs.Instance{bootInstance("i2")},
+		Eval:      &structs.Evaluation{ID: "e2", InstanceIDs: []string{"i2"}, Status: structs.EvalStatusPending},
+	})
+	res, _ := structs.FlavorResources(structs.DevFlavors()[0])
+	b2.mustApply(structs.PlanApplyType, &structs.PlanApplyEntry{
+		Placements: []*structs.Allocation{{ID: "a2", InstanceID: "i2", HostID: "h1", EvalID: "e2", Resources: res,
+			DesiredState: structs.AllocDesiredRunning, ClientState: structs.AllocClientPending}},
+		Evals: []*structs.Evaluation{{ID: "e2", InstanceIDs: []string{"i2"}, Status: structs.EvalStatusComplete}},
+	})
+	b2.mustApply(structs.AllocClientUpdateType, &structs.AllocClientUpdateEntry{HostID: "h1",
+		Updates: []*structs.AllocClientUpdate{{AllocID: "a2", ClientState: structs.AllocClientRunning, PowerState: structs.PowerRunning}}})
+	if h := b2.host("h1"); h.BuildFailures != 0 || h.ModifyIndex != b2.index {
+		t.Fatalf("host after a successful build: failures %d, index %d (entry %d)", h.BuildFailures, h.ModifyIndex, b2.index)
+	}
+}
