@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"sort"
@@ -46,6 +48,7 @@ func benchFailover(b *testing.B, load bool) {
 			wg.Add(1)
 			go func(w int) {
 				defer wg.Done()
+				c := loadClient(w)
 				for n := 0; ; n++ {
 					select {
 					case <-stop:
@@ -53,8 +56,16 @@ func benchFailover(b *testing.B, load bool) {
 					default:
 					}
 					p := procs.get()[(w+n)%3]
-					if loadFlavor(client, p.http, w, n) == nil {
+					wait, err := loadFlavor(c, p.http, w, n)
+					if err == nil {
 						loaded.Add(1)
+					}
+					if wait > 0 {
+						select {
+						case <-stop:
+							return
+						case <-time.After(wait):
+						}
 					}
 				}
 			}(w)
@@ -134,18 +145,35 @@ func (s *procSet) replace(old, new *agentProc) {
 	}
 }
 
-// loadFlavor writes background flavor n of writer w.
-func loadFlavor(c *http.Client, addr string, w, n int) error {
+// loadClient is background writer w's HTTP client. Each writer
+// connects from its own loopback address (127.0.0.10+w), as separate
+// clients would: the API rate-limits an anonymous caller by address, and
+// eight writers sharing the benchmark's own address would use up its
+// allowance and have its measured writes refused with 429.
+func loadClient(w int) *http.Client {
+	d := &net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(10+w))}}
+	return &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DialContext: d.DialContext}}
+}
+
+// loadFlavor writes background flavor n of writer w. When the API
+// rate-limits it, it returns how long to wait (Retry-After), as a well
+// behaved client waits.
+func loadFlavor(c *http.Client, addr string, w, n int) (time.Duration, error) {
 	body := fmt.Sprintf(`{"ID":"ld-%d-%d","Name":"ld-%d-%d","VCPUs":1,"MemoryMB":64}`, w, n, w, n)
 	resp, err := c.Post(addr+"/v1/flavors", "application/json", strings.NewReader(body))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d", resp.StatusCode)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode == http.StatusTooManyRequests {
+		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		return time.Duration(max(secs, 0))*time.Second + 10*time.Millisecond, fmt.Errorf("status %d", resp.StatusCode)
 	}
-	return nil
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return 0, nil
 }
 
 func createFlavor(c *http.Client, addr string, n int) error {
