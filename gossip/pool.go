@@ -220,6 +220,16 @@ func (p *Pool) Events() <-chan Event {
 	return p.events
 }
 
+// DroppedEvents is how many events the full buffer has dropped since the
+// pool started. A consumer that must not miss a change (the servers
+// marking crashed agents' hosts down) reconciles against Members when it
+// grows.
+func (p *Pool) DroppedEvents() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dropped
+}
+
 // UpdateMeta replaces the local metadata and gossips it. Peers see an
 // EventUpdate. It waits (up to 5 s) until memberlist has finished
 // broadcasting; on timeout the new metadata is still in effect locally and

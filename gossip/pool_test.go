@@ -278,7 +278,7 @@ func TestEventsDropOldestWhenFull(t *testing.T) {
 	for range 2 {
 		got = append(got, (<-p.events).Member.Name)
 	}
-	if !reflect.DeepEqual(got, []string{"2", "3"}) || p.dropped != 1 {
-		t.Fatalf("after overflow got %v (dropped %d), want [2 3] (dropped 1)", got, p.dropped)
+	if !reflect.DeepEqual(got, []string{"2", "3"}) || p.DroppedEvents() != 1 {
+		t.Fatalf("after overflow got %v (dropped %d), want [2 3] (dropped 1)", got, p.DroppedEvents())
 	}
 }

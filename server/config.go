@@ -45,6 +45,9 @@ type Config struct {
 	GossipKey []byte
 	// GossipFast tightens gossip timers (dev mode and tests on loopback).
 	GossipFast bool
+	// gossipEventBuffer, when positive, replaces the gossip pool's event
+	// buffer size (tests that make it overflow).
+	gossipEventBuffer int
 	// RaftTimeScale multiplies Raft's timeouts; 1 is tuned for a LAN.
 	RaftTimeScale float64
 	// SnapshotThreshold and TrailingLogs tune Raft snapshots; zero keeps

@@ -198,12 +198,19 @@ func (s *Server) memberDownLoop() {
 	defer s.wg.Done()
 	recheck := time.NewTicker(heldRecheckInterval)
 	defer recheck.Stop()
+	var dropped uint64
 	for {
 		select {
 		case <-s.shutdownCh:
 			return
 		case <-recheck.C:
 			s.heartbeats.requeueHeld(s.gossip)
+			// A full event buffer drops the oldest events, a failure
+			// among them: look at every member again.
+			if d := s.gossip.DroppedEvents(); d != dropped && s.IsLeader() {
+				dropped = d
+				s.markMembersHostsDown()
+			}
 			continue
 		case <-s.heartbeats.downWake:
 		}
@@ -211,6 +218,9 @@ func (s *Server) memberDownLoop() {
 		if !s.IsLeader() {
 			continue // the next leader catches up (markMembersHostsDown)
 		}
+		// Only members with hosts still up need confirming: a catch-up
+		// queues every dead member, most long since handled.
+		names = s.membersWithUpHosts(names)
 		gone, held := s.confirmGone(names)
 		s.heartbeats.hold(held)
 		ids := s.upHostsOfMembers(gone)
@@ -263,6 +273,25 @@ func (s *Server) markMembersHostsDown() {
 			s.onMemberDown(m.Name)
 		}
 	}
+}
+
+// membersWithUpHosts returns those of members that run a host that is
+// up, in one pass over the hosts.
+func (s *Server) membersWithUpHosts(members map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(members))
+	if len(members) == 0 {
+		return out
+	}
+	hosts, err := s.fsm.State().Hosts(nil)
+	if err != nil {
+		return members // confirm them all; upHostsOfMembers reads again
+	}
+	for _, h := range hosts {
+		if members[h.GossipMember] && h.Up() {
+			out[h.GossipMember] = true
+		}
+	}
+	return out
 }
 
 // upHostsOfMembers returns the hosts that are up and run on one of the

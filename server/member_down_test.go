@@ -101,6 +101,68 @@ func TestAgentsDyingTogetherGoDown(t *testing.T) {
 	})
 }
 
+// TestDroppedGossipEventsCaughtUp checks that an agent's failure whose
+// gossip event was dropped (the event buffer overflowed) still takes its
+// host down, long before its heartbeat TTL: the leader looks at every
+// member again once the pool reports drops.
+func TestDroppedGossipEventsCaughtUp(t *testing.T) {
+	t.Parallel()
+	s := testServer(t, func(c *Config) {
+		c.HeartbeatTTL = time.Hour
+		c.gossipEventBuffer = 1
+	})
+	waitForLeader(t, s)
+	var agents []*gossip.Pool
+	for i := range 3 {
+		agents = append(agents, joinTestAgent(t, s, fmt.Sprintf("lost-agent-%d", i)))
+	}
+	waitFor(t, "the agents' joins consumed", time.Minute, func() error {
+		if n := len(s.gossip.Events()); n != 0 {
+			return fmt.Errorf("%d events queued", n)
+		}
+		return nil
+	})
+
+	// Stall the event loop on the first failure (it queues the member
+	// under downMu), so that the next failures overflow the one-event
+	// buffer and one of them is dropped.
+	s.heartbeats.downMu.Lock()
+	locked := true
+	defer func() {
+		if locked {
+			s.heartbeats.downMu.Unlock()
+		}
+	}()
+	before := s.gossip.DroppedEvents()
+	for _, a := range agents {
+		_ = a.Shutdown()
+	}
+	waitFor(t, "gossip to declare the agents failed and drop an event", time.Minute, func() error {
+		for i := range agents {
+			name := fmt.Sprintf("lost-agent-%d", i)
+			if m, ok := s.Gossip().Member(name); !ok || m.Status != gossip.StatusDead {
+				return fmt.Errorf("%s is %v", name, m.Status)
+			}
+		}
+		if s.gossip.DroppedEvents() == before {
+			return fmt.Errorf("no event dropped yet")
+		}
+		return nil
+	})
+	s.heartbeats.downMu.Unlock()
+	locked = false
+
+	waitFor(t, "every lost agent's host to go down", time.Minute, func() error {
+		for i := range agents {
+			id := fmt.Sprintf("lost-agent-%d-host", i)
+			if st := hostStatus(s, id); st != structs.HostStatusDown {
+				return fmt.Errorf("%s is %s", id, st)
+			}
+		}
+		return nil
+	})
+}
+
 // TestHeartbeatRetryRearmsFailedDownMarks checks that a host whose TTL
 // down-marking failed is tried again at the next tick, unless a
 // heartbeat arrived meanwhile.

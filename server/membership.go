@@ -17,6 +17,7 @@ func (s *Server) setupGossip() error {
 		BindPort:      s.config.GossipPort,
 		AdvertiseAddr: s.config.AdvertiseAddr,
 		Fast:          s.config.GossipFast,
+		EventBuffer:   s.config.gossipEventBuffer,
 		SecretKey:     s.config.GossipKey,
 		KeyringFile:   s.config.GossipKeyringFile,
 		Logger:        s.logger,
