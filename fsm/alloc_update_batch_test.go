@@ -9,16 +9,7 @@ import (
 func TestAllocUpdateBatchRefusesOnlyWhatFailsAndCommitsTheRestAtOnce(t *testing.T) {
 	b := newBoot(t)
 	b.mustApply(structs.HostRegisterType, &structs.HostRegisterEntry{Host: bootHost("h2")})
-	b.mustApply(structs.InstanceCreateType, &structs.InstanceCreateEntry{
-		Instances: []*structs.Instance{bootInstance("i2")},
-		Eval:      &structs.Evaluation{ID: "e2", InstanceIDs: []string{"i2"}, Status: structs.EvalStatusPending},
-	})
-	res, _ := structs.FlavorResources(structs.DevFlavors()[0])
-	b.mustApply(structs.PlanApplyType, &structs.PlanApplyEntry{
-		Placements: []*structs.Allocation{{ID: "a2", InstanceID: "i2", HostID: "h2", EvalID: "e2", Resources: res,
-			DesiredState: structs.AllocDesiredRunning, ClientState: structs.AllocClientPending}},
-		Evals: []*structs.Evaluation{{ID: "e2", InstanceIDs: []string{"i2"}, Status: structs.EvalStatusComplete}},
-	})
+	b.createAndPlace("2", "h2")
 	running := func(host, alloc string) *structs.AllocClientUpdateEntry {
 		return &structs.AllocClientUpdateEntry{HostID: host, UpdatedAt: 9, Updates: []*structs.AllocClientUpdate{
 			{AllocID: alloc, ClientState: structs.AllocClientRunning, PowerState: structs.PowerRunning}}}

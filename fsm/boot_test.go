@@ -55,17 +55,25 @@ func (b *bootFixture) host(id string) *structs.Host {
 func newBoot(t *testing.T) *bootFixture {
 	b := &bootFixture{t: t, f: testFSM(t)}
 	b.mustApply(structs.HostRegisterType, &structs.HostRegisterEntry{Host: bootHost("h1")})
+	b.createAndPlace("1", "h1")
+	return b
+}
+
+// createAndPlace creates instance i<n> with evaluation e<n> and commits
+// its placement, allocation a<n>, on host.
+func (b *bootFixture) createAndPlace(n, host string) {
+	b.t.Helper()
+	inst, alloc, eval := "i"+n, "a"+n, "e"+n
 	b.mustApply(structs.InstanceCreateType, &structs.InstanceCreateEntry{
-		Instances: []*structs.Instance{bootInstance("i1")},
-		Eval:      &structs.Evaluation{ID: "e1", InstanceIDs: []string{"i1"}, Status: structs.EvalStatusPending},
+		Instances: []*structs.Instance{bootInstance(inst)},
+		Eval:      &structs.Evaluation{ID: eval, InstanceIDs: []string{inst}, Status: structs.EvalStatusPending},
 	})
 	res, _ := structs.FlavorResources(structs.DevFlavors()[0])
 	b.mustApply(structs.PlanApplyType, &structs.PlanApplyEntry{
-		Placements: []*structs.Allocation{{ID: "a1", InstanceID: "i1", HostID: "h1", EvalID: "e1", Resources: res,
+		Placements: []*structs.Allocation{{ID: alloc, InstanceID: inst, HostID: host, EvalID: eval, Resources: res,
 			DesiredState: structs.AllocDesiredRunning, ClientState: structs.AllocClientPending}},
-		Evals: []*structs.Evaluation{{ID: "e1", InstanceIDs: []string{"i1"}, Status: structs.EvalStatusComplete}},
+		Evals: []*structs.Evaluation{{ID: eval, InstanceIDs: []string{inst}, Status: structs.EvalStatusComplete}},
 	})
-	return b
 }
 
 func (b *bootFixture) report(state string, power int, seq uint64, desc string) any {
@@ -252,16 +260,7 @@ func TestBuildSuccessClearsFailures(t *testing.T) {
 	if h := b2.host("h1"); h.BuildFailures != 1 {
 		t.Fatalf("failures after a failed build: %d", h.BuildFailures)
 	}
-	b2.mustApply(structs.InstanceCreateType, &structs.InstanceCreateEntry{
-		Instances: []*structs.Instance{bootInstance("i2")},
-		Eval:      &structs.Evaluation{ID: "e2", InstanceIDs: []string{"i2"}, Status: structs.EvalStatusPending},
-	})
-	res, _ := structs.FlavorResources(structs.DevFlavors()[0])
-	b2.mustApply(structs.PlanApplyType, &structs.PlanApplyEntry{
-		Placements: []*structs.Allocation{{ID: "a2", InstanceID: "i2", HostID: "h1", EvalID: "e2", Resources: res,
-			DesiredState: structs.AllocDesiredRunning, ClientState: structs.AllocClientPending}},
-		Evals: []*structs.Evaluation{{ID: "e2", InstanceIDs: []string{"i2"}, Status: structs.EvalStatusComplete}},
-	})
+	b2.createAndPlace("2", "h1")
 	b2.mustApply(structs.AllocClientUpdateType, &structs.AllocClientUpdateEntry{HostID: "h1",
 		Updates: []*structs.AllocClientUpdate{{AllocID: "a2", ClientState: structs.AllocClientRunning, PowerState: structs.PowerRunning}}})
 	if h := b2.host("h1"); h.BuildFailures != 0 || h.ModifyIndex != b2.index {

@@ -40,6 +40,21 @@ func hostStatus(s *Server, id string) string {
 	return h.Status
 }
 
+// waitHostsDown waits until the n hosts named by format (with 0..n-1)
+// are down on s.
+func waitHostsDown(t *testing.T, s *Server, what, format string, n int) {
+	t.Helper()
+	waitFor(t, what, time.Minute, func() error {
+		for i := range n {
+			id := fmt.Sprintf(format, i)
+			if st := hostStatus(s, id); st != structs.HostStatusDown {
+				return fmt.Errorf("%s is %s", id, st)
+			}
+		}
+		return nil
+	})
+}
+
 // TestAgentsDyingTogetherGoDown checks that the hosts of several agents
 // that crash at once all go down (the leader batches them), and that an
 // agent gossip declares failed while its gossip port still accepts
@@ -76,15 +91,7 @@ func TestAgentsDyingTogetherGoDown(t *testing.T) {
 	for _, p := range dying {
 		_ = p.Shutdown()
 	}
-	waitFor(t, "the crashed agents' hosts to go down", time.Minute, func() error {
-		for i := range dying {
-			id := fmt.Sprintf("dying-agent-%d-host", i)
-			if st := hostStatus(s, id); st != structs.HostStatusDown {
-				return fmt.Errorf("%s is %s", id, st)
-			}
-		}
-		return nil
-	})
+	waitHostsDown(t, s, "the crashed agents' hosts to go down", "dying-agent-%d-host", len(dying))
 	if st := hostStatus(s, "slow-agent-host"); st != structs.HostStatusUp {
 		t.Errorf("the slow agent's host is %s; its port still accepts connections, so it should stay up", st)
 	}
@@ -152,15 +159,7 @@ func TestDroppedGossipEventsCaughtUp(t *testing.T) {
 	s.heartbeats.downMu.Unlock()
 	locked = false
 
-	waitFor(t, "every lost agent's host to go down", time.Minute, func() error {
-		for i := range agents {
-			id := fmt.Sprintf("lost-agent-%d-host", i)
-			if st := hostStatus(s, id); st != structs.HostStatusDown {
-				return fmt.Errorf("%s is %s", id, st)
-			}
-		}
-		return nil
-	})
+	waitHostsDown(t, s, "every lost agent's host to go down", "lost-agent-%d-host", len(agents))
 }
 
 // TestHeartbeatRetryRearmsFailedDownMarks checks that a host whose TTL
