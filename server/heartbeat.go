@@ -223,6 +223,8 @@ func (s *Server) memberDownLoop() {
 		names = s.membersWithUpHosts(names)
 		gone, held := s.confirmGone(names)
 		s.heartbeats.hold(held)
+		// Read again: confirming may have waited seconds for dials, and a
+		// host that came back up meanwhile must not be marked down.
 		ids := s.upHostsOfMembers(gone)
 		if len(ids) == 0 {
 			continue
