@@ -22,3 +22,23 @@ func TestMetricsShowTheFSMLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsCountHostsMarkedDown checks that the counters of hosts
+// marked down, by why, and of agent exit checks are served from the
+// start, at zero.
+func TestMetricsCountHostsMarkedDown(t *testing.T) {
+	t.Parallel()
+	a := testAgent(t, nil)
+	code, _, body := do(t, "GET", a.url("/v1/metrics"), nil)
+	for _, want := range []string{
+		`stratus_hosts_marked_down_total{reason="agent_exit"} 0`,
+		`stratus_hosts_marked_down_total{reason="gossip"} 0`,
+		`stratus_hosts_marked_down_total{reason="heartbeat"} 0`,
+		`stratus_agent_exit_checks_total{result="alive"} 0`,
+		`stratus_agent_exit_checks_total{result="exited"} 0`,
+	} {
+		if code != 200 || !strings.Contains(string(body), want+"\n") {
+			t.Fatalf("metrics answered %d without %q:\n%s", code, want, body)
+		}
+	}
+}

@@ -58,6 +58,10 @@ var (
 	descGossipCount = prometheus.NewDesc("stratus_gossip_members", "Gossip members by status.", []string{"status"}, nil)
 	descFSMLevel    = prometheus.NewDesc("stratus_fsm_level",
 		"State machine feature level: this server's (of=\"server\") and the lowest any server advertises (of=\"cluster\").", []string{"of"}, nil)
+	descHostsDown = prometheus.NewDesc("stratus_hosts_marked_down_total",
+		"Hosts this server marked down while leader, by why: heartbeat (TTL expired), gossip (agent declared failed or gone), agent_exit (its RPC session closed and its gossip port refused).", []string{"reason"}, nil)
+	descExitChecks = prometheus.NewDesc("stratus_agent_exit_checks_total",
+		"Agents whose RPC session closed that this server checked while leader, by result: exited (gossip port refused) or alive.", []string{"result"}, nil)
 )
 
 func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -66,6 +70,8 @@ func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descRaftPeers
 	ch <- descGossipCount
 	ch <- descFSMLevel
+	ch <- descHostsDown
+	ch <- descExitChecks
 }
 
 func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
@@ -87,6 +93,12 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 		cluster, _ := srv.ClusterFSMLevel()
 		ch <- prometheus.MustNewConstMetric(descFSMLevel, prometheus.GaugeValue, float64(srv.FSMLevel()), "server")
 		ch <- prometheus.MustNewConstMetric(descFSMLevel, prometheus.GaugeValue, float64(cluster), "cluster")
+		for reason, n := range srv.HostsMarkedDown() {
+			ch <- prometheus.MustNewConstMetric(descHostsDown, prometheus.CounterValue, float64(n), reason)
+		}
+		for result, n := range srv.AgentExitChecks() {
+			ch <- prometheus.MustNewConstMetric(descExitChecks, prometheus.CounterValue, float64(n), result)
+		}
 	}
 	counts := map[string]float64{}
 	for _, m := range c.a.gossip.Members() {

@@ -1,7 +1,9 @@
 package gossip
 
 import (
+	"errors"
 	"net"
+	"syscall"
 	"time"
 )
 
@@ -52,4 +54,30 @@ func (p *Pool) ConfirmGone(name string) bool {
 // host that is off or cut off costs the wait).
 func confirmTimeoutFor(probeTimeout time.Duration) time.Duration {
 	return max(4*probeTimeout, 2*time.Second)
+}
+
+// exitDialTimeout bounds ConfirmExited's dial. A refusal comes back in
+// one round trip; anything slower is not the answer it looks for.
+const exitDialTimeout = time.Second
+
+// ConfirmExited reports whether the named member's process is gone,
+// whatever gossip says of it yet: the caller saw the member's other
+// connections close, which is what the kernel does to a process that
+// exits, long before any probe notices. It reports true when the member
+// left or is forgotten, or when its gossip TCP port refuses a
+// connection, which means nothing listens there any more. A port that
+// accepts (a live member whose connection closed for another reason) or
+// does not answer (a host that is off or cut off: gossip decides that)
+// reports false.
+func (p *Pool) ConfirmExited(name string) bool {
+	m, ok := p.Member(name)
+	if !ok || m.Status == StatusLeft {
+		return true
+	}
+	conn, err := net.DialTimeout("tcp", m.Address(), exitDialTimeout)
+	if err == nil {
+		_ = conn.Close()
+		return false
+	}
+	return errors.Is(err, syscall.ECONNREFUSED)
 }

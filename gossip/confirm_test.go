@@ -41,6 +41,28 @@ func TestConfirmGone(t *testing.T) {
 	}
 }
 
+// TestConfirmExited checks that a member whose port refuses is confirmed
+// exited at once, while gossip still has it alive, and that one whose
+// port accepts is not.
+func TestConfirmExited(t *testing.T) {
+	cl := newCluster(t)
+	if cl.a.ConfirmExited("c") {
+		t.Fatal("ConfirmExited of a live member = true")
+	}
+	if err := cl.c.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := cl.a.Member("c"); m.Status != StatusAlive {
+		t.Logf("gossip already has c %s; the check below does not depend on it", m.Status)
+	}
+	if !cl.a.ConfirmExited("c") {
+		t.Error("ConfirmExited = false for a member whose port refuses")
+	}
+	if !cl.a.ConfirmExited("never-a-member") {
+		t.Error("ConfirmExited = false for an unknown member")
+	}
+}
+
 // TestTransportDeliversEachPacketAtItsSize checks the copy out of the
 // transport's reused read buffer: packets of very different sizes arrive
 // intact, and an earlier packet is not overwritten by a later one.

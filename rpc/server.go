@@ -84,6 +84,8 @@ type Server struct {
 	streams map[string]stream
 	// authorize, when set, runs before every endpoint call (SetAuthorizer).
 	authorize atomic.Pointer[Authorizer]
+	// observer, when set, sees every call's session (SetSessionObserver).
+	observer atomic.Pointer[SessionObserver]
 	// methods are the registered "name.Method"s (Methods).
 	methodsMu sync.Mutex
 	methods   []string
@@ -222,6 +224,9 @@ type authCodec struct {
 	srv    *Server
 	method string
 	seq    uint64
+	// session is the yamux session the codec's stream belongs to; 0 for
+	// an in-process call.
+	session uint64
 
 	mu      sync.Mutex
 	filters map[uint64]ReplyFilter
@@ -240,11 +245,16 @@ func (c *authCodec) ReadRequestBody(body any) error {
 	}
 	fn := c.srv.authorize.Load()
 	if fn == nil {
+		c.observe(body)
 		return nil
 	}
 	filter, err := (*fn)(c.method, body)
-	if err != nil || filter == nil {
+	if err != nil {
 		return err
+	}
+	c.observe(body)
+	if filter == nil {
+		return nil
 	}
 	c.mu.Lock()
 	if c.filters == nil {
@@ -266,9 +276,21 @@ func (c *authCodec) WriteResponse(resp *rpc.Response, body any) error {
 	return c.ServerCodec.WriteResponse(resp, body)
 }
 
-// withAuth wraps a server codec in the authorizer's check.
-func (s *Server) withAuth(c rpc.ServerCodec) rpc.ServerCodec {
-	return &authCodec{ServerCodec: c, srv: s}
+// observe tells the session observer, if any, about an authorized call
+// that arrived over a session.
+func (c *authCodec) observe(body any) {
+	if c.session == 0 {
+		return
+	}
+	if o := c.srv.sessionObserver(); o != nil {
+		o.ObserveCall(c.session, c.method, body)
+	}
+}
+
+// withAuth wraps a server codec in the authorizer's check; session is
+// the id of the yamux session it serves a stream of (0: in-process).
+func (s *Server) withAuth(c rpc.ServerCodec, session uint64) rpc.ServerCodec {
+	return &authCodec{ServerCodec: c, srv: s, session: session}
 }
 
 // Call invokes a registered endpoint in-process, without encoding: the
@@ -277,7 +299,7 @@ func (s *Server) withAuth(c rpc.ServerCodec) rpc.ServerCodec {
 // working after Shutdown, which only stops network traffic.
 func (s *Server) Call(method string, args, reply any) error {
 	c := &inmemCodec{method: method, args: args, reply: reply}
-	err := s.rpcServer.ServeRequest(s.withAuth(c))
+	err := s.rpcServer.ServeRequest(s.withAuth(c, 0))
 	if c.err != nil {
 		return c.err
 	}
@@ -541,12 +563,18 @@ func (s *Server) serveSession(raw, conn net.Conn) {
 	if !s.setCloser(raw, session) {
 		return
 	}
+	id := sessionIDs.Add(1)
+	defer func() {
+		if o := s.sessionObserver(); o != nil {
+			o.SessionClosed(id)
+		}
+	}()
 	for {
 		stream, err := session.AcceptStream()
 		if err != nil {
 			s.logger.Debug("yamux session ended", "remote", remote, "error", err)
 			return
 		}
-		go s.rpcServer.ServeCodec(s.withAuth(newCodec(stream)))
+		go s.rpcServer.ServeCodec(s.withAuth(newCodec(stream), id))
 	}
 }

@@ -48,6 +48,9 @@ type Config struct {
 	// gossipEventBuffer, when positive, replaces the gossip pool's event
 	// buffer size (tests that make it overflow).
 	gossipEventBuffer int
+	// gossipProbeInterval, when positive, replaces the gossip probe
+	// interval (tests that keep gossip from noticing a failure).
+	gossipProbeInterval time.Duration
 	// RaftTimeScale multiplies Raft's timeouts; 1 is tuned for a LAN.
 	RaftTimeScale float64
 	// SnapshotThreshold and TrailingLogs tune Raft snapshots; zero keeps

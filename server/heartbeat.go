@@ -26,6 +26,9 @@ type heartbeats struct {
 	downMu   sync.Mutex
 	downs    map[string]bool
 	downWake chan struct{}
+	// exited are members whose agent's RPC session closed (agent_exit.go),
+	// to be confirmed by their port refusing, whatever gossip says yet.
+	exited map[string]bool
 	// held are members gossip declared failed that were not confirmed
 	// gone (their port still accepted a connection). memberDownLoop
 	// checks them again every heldRecheckInterval, so one that crashes
@@ -35,7 +38,8 @@ type heartbeats struct {
 
 func newHeartbeats(ttl time.Duration) *heartbeats {
 	return &heartbeats{deadline: map[string]time.Time{}, ttl: ttl,
-		downs: map[string]bool{}, downWake: make(chan struct{}, 1), held: map[string]bool{}}
+		downs: map[string]bool{}, downWake: make(chan struct{}, 1), held: map[string]bool{},
+		exited: map[string]bool{}}
 }
 
 // hold records members to check again.
@@ -79,13 +83,30 @@ func (h *heartbeats) queueDown(member string) {
 	}
 }
 
-// takeDowns returns and forgets the queued members.
-func (h *heartbeats) takeDowns() map[string]bool {
+// queueExited adds members whose agent's session closed, to be checked.
+func (h *heartbeats) queueExited(members []string) {
+	if len(members) == 0 {
+		return
+	}
+	h.downMu.Lock()
+	for _, m := range members {
+		h.exited[m] = true
+	}
+	h.downMu.Unlock()
+	select {
+	case h.downWake <- struct{}{}:
+	default:
+	}
+}
+
+// takeDowns returns and forgets the queued members: those gossip
+// declared failed or gone, and those whose session closed.
+func (h *heartbeats) takeDowns() (downs, exited map[string]bool) {
 	h.downMu.Lock()
 	defer h.downMu.Unlock()
-	out := h.downs
-	h.downs = map[string]bool{}
-	return out
+	downs, exited = h.downs, h.exited
+	h.downs, h.exited = map[string]bool{}, map[string]bool{}
+	return downs, exited
 }
 
 func (h *heartbeats) reset(hostID string) {
@@ -126,6 +147,7 @@ func (h *heartbeats) clear() {
 	h.mu.Unlock()
 	h.downMu.Lock()
 	h.held = map[string]bool{}
+	h.exited = map[string]bool{}
 	h.downMu.Unlock()
 }
 
@@ -171,6 +193,8 @@ func (s *Server) hostLiveness(stopCh chan struct{}) {
 					// election, a starved leader) would leave them up.
 					s.logger.Error("mark hosts down; will retry", "hosts", len(down), "error", err)
 					s.heartbeats.retry(down, now)
+				} else {
+					s.downs.ttl.Add(uint64(len(down)))
 				}
 			}
 		}
@@ -189,11 +213,13 @@ func (s *Server) onMemberDown(name string) {
 }
 
 // memberDownLoop marks down, in one Raft entry per batch, the hosts of
-// the members onMemberDown queued: those queued while an entry is being
-// committed go together in the next. A member gossip declared failed is
-// first confirmed gone (gossip.Pool.ConfirmGone): a live agent that was
-// only slow to answer probes keeps its hosts up, and its heartbeats (or
-// their TTL, if it has stopped) decide.
+// the members onMemberDown and Host.AgentExited queued: those queued
+// while an entry is being committed go together in the next. A member
+// gossip declared failed is first confirmed gone
+// (gossip.Pool.ConfirmGone): a live agent that was only slow to answer
+// probes keeps its hosts up, and its heartbeats (or their TTL, if it has
+// stopped) decide. A member whose session closed is confirmed exited
+// (gossip.Pool.ConfirmExited) only if its port refuses.
 func (s *Server) memberDownLoop() {
 	defer s.wg.Done()
 	recheck := time.NewTicker(heldRecheckInterval)
@@ -214,35 +240,56 @@ func (s *Server) memberDownLoop() {
 			continue
 		case <-s.heartbeats.downWake:
 		}
-		names := s.heartbeats.takeDowns()
+		names, exited := s.heartbeats.takeDowns()
 		if !s.IsLeader() {
 			continue // the next leader catches up (markMembersHostsDown)
 		}
-		// Only members with hosts still up need confirming: a catch-up
-		// queues every dead member, most long since handled.
-		names = s.membersWithUpHosts(names)
-		gone, held := s.confirmGone(names)
-		s.heartbeats.hold(held)
-		// Read again: confirming may have waited seconds for dials, and a
-		// host that came back up meanwhile must not be marked down.
-		ids := s.upHostsOfMembers(gone)
-		if len(ids) == 0 {
-			continue
-		}
-		s.logger.Warn("agents left the gossip pool; marking their hosts down", "members", len(gone), "hosts", len(ids))
-		if _, err := s.setHostStatus(ids, structs.HostStatusDown); err != nil {
-			// Checked again within heldRecheckInterval while still
-			// leader (a new leader catches up by itself).
-			s.logger.Error("mark hosts down; will retry", "members", len(gone), "error", err)
-			s.heartbeats.hold(slices.Collect(maps.Keys(gone)))
-		}
+		s.markDown(names, exited)
 	}
 }
 
-// confirmGone splits members into those ConfirmGone confirms and those
-// it does not, checking them in parallel (each check may wait for a
+// markDown confirms members gossip declared down (names) and members
+// whose session closed (exited), and marks the hosts of those confirmed
+// down in one Raft entry.
+func (s *Server) markDown(names, exited map[string]bool) {
+	// Only members with hosts still up need confirming: a catch-up
+	// queues every dead member, most long since handled.
+	names = s.membersWithUpHosts(names)
+	exited = s.membersWithUpHosts(exited)
+	for name := range exited {
+		delete(names, name) // refusing is the stronger confirmation
+	}
+	gone, held := s.confirmGone(names, s.gossip.ConfirmGone)
+	s.heartbeats.hold(held)
+	left, alive := s.confirmGone(exited, s.gossip.ConfirmExited)
+	s.downs.exitConfirmed.Add(uint64(len(left)))
+	s.downs.exitAlive.Add(uint64(len(alive)))
+	// Read again: confirming may have waited seconds for dials, and a
+	// host that came back up meanwhile must not be marked down.
+	goneIDs, leftIDs := s.upHostsOfMembers(gone), s.upHostsOfMembers(left)
+	ids := append(goneIDs, leftIDs...)
+	if len(ids) == 0 {
+		return
+	}
+	s.logger.Warn("agents exited or left the gossip pool; marking their hosts down",
+		"members", len(gone)+len(left), "exited", len(left), "hosts", len(ids))
+	if _, err := s.setHostStatus(ids, structs.HostStatusDown); err != nil {
+		// Checked again within heldRecheckInterval while still leader
+		// (a new leader catches up by itself); an exited member gossip
+		// has not declared dead yet is left to gossip and the TTL.
+		s.logger.Error("mark hosts down; will retry", "members", len(gone)+len(left), "error", err)
+		s.heartbeats.hold(slices.Collect(maps.Keys(gone)))
+		s.heartbeats.hold(slices.Collect(maps.Keys(left)))
+		return
+	}
+	s.downs.gossip.Add(uint64(len(goneIDs)))
+	s.downs.exited.Add(uint64(len(leftIDs)))
+}
+
+// confirmGone splits members into those confirm confirms and those it
+// does not, checking them in parallel (each check may wait for a
 // connection timeout).
-func (s *Server) confirmGone(names map[string]bool) (gone map[string]bool, held []string) {
+func (s *Server) confirmGone(names map[string]bool, confirm func(string) bool) (gone map[string]bool, held []string) {
 	gone = make(map[string]bool, len(names))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -253,7 +300,7 @@ func (s *Server) confirmGone(names map[string]bool) (gone map[string]bool, held 
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			ok := s.gossip.ConfirmGone(name)
+			ok := confirm(name)
 			mu.Lock()
 			if ok {
 				gone[name] = true

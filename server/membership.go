@@ -18,6 +18,7 @@ func (s *Server) setupGossip() error {
 		AdvertiseAddr: s.config.AdvertiseAddr,
 		Fast:          s.config.GossipFast,
 		EventBuffer:   s.config.gossipEventBuffer,
+		ProbeInterval: s.config.gossipProbeInterval,
 		SecretKey:     s.config.GossipKey,
 		KeyringFile:   s.config.GossipKeyringFile,
 		Logger:        s.logger,

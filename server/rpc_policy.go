@@ -120,6 +120,7 @@ var rpcRules = map[string]rpcRule{
 	"Host.List":          {users: policy.Admin, node: nodeOwn, nodeFilter: hostDirectory, nodeDoc: hostDirectoryDoc},
 	"Host.UpdateEnabled": ruleAdmin,
 	"Host.ForceDown":     ruleAdmin,
+	"Host.AgentExited":   ruleServers,
 	"Host.Deregister":    ruleAdmin,
 
 	"Instance.Create": {users: policy.Member, ownProject: true, ownUser: true, userCheck: checkInstanceCreate,

@@ -55,6 +55,10 @@ type Server struct {
 	evalBroker *evalBroker
 	planQueue  chan *pendingPlan
 	heartbeats *heartbeats
+	// downs counts hosts marked down by each path (agent_exit.go).
+	downs downCounters
+	// sessions remembers which hosts agents named on each RPC session.
+	sessions *sessionWatch
 	// creates coalesces concurrent instance creates into one Raft entry.
 	creates createBatcher
 	// allocUpdates coalesces concurrent agents' reports likewise.
@@ -129,6 +133,8 @@ func NewServer(cfg *Config) (s *Server, err error) {
 		return nil, err
 	}
 	s.installRPCAuth()
+	s.sessions = newSessionWatch(s)
+	s.rpcServer.SetSessionObserver(s.sessions)
 	if err := s.registerStreams(); err != nil {
 		return nil, err
 	}

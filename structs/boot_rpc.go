@@ -270,3 +270,11 @@ type PlanSubmitRequest struct {
 	Plan *Plan
 	WriteRequest
 }
+
+// HostAgentExitedRequest tells the leader that the RPC session on which
+// an agent's calls named these hosts has closed, so it checks whether
+// the agent's process is gone (a call between servers).
+type HostAgentExitedRequest struct {
+	HostIDs []string
+	WriteRequest
+}

@@ -1,0 +1,155 @@
+package server
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// Agent exits. An agent keeps an RPC session open to one server for its
+// blocking queries and heartbeats. When its process dies — a crash, a
+// kill, an OOM — the kernel closes that connection at once, seconds
+// before gossip's probes and suspicion timeout notice, and minutes
+// before a heartbeat TTL would. The server holding the session
+// (sessionWatch) asks the leader to check the hosts its heartbeats
+// named (Host.AgentExited); the leader dials each host's agent's gossip
+// port (gossip.Pool.ConfirmExited) and marks the hosts of agents whose
+// port refuses down, in memberDownLoop's batches.
+//
+// A session also closes while its agent lives: a server restart, the
+// pool's idle reaper, a network blip. That costs one dial, which the
+// agent's port answers, and nothing changes. A host that is off or cut
+// off closes nothing and refuses nothing: gossip and the TTL decide.
+// What a session claims is not trusted either: the claim only chooses
+// which ports to dial.
+
+// sessionWatch is the rpc.SessionObserver that remembers, for each
+// session, the hosts agents' heartbeats and registrations named on it.
+type sessionWatch struct {
+	s  *Server
+	mu sync.Mutex
+	// hosts maps a session to the hosts named on it.
+	hosts map[uint64][]string
+}
+
+func newSessionWatch(s *Server) *sessionWatch {
+	return &sessionWatch{s: s, hosts: map[uint64][]string{}}
+}
+
+// ObserveCall records the hosts an agent's call names. Calls a server
+// forwarded are not an agent's session.
+func (w *sessionWatch) ObserveCall(session uint64, _ string, args any) {
+	var ids []string
+	switch a := args.(type) {
+	case *structs.HostHeartbeatRequest:
+		if a.Forwarded {
+			return
+		}
+		ids = a.HostIDs
+	case *structs.HostRegisterRequest:
+		if a.Forwarded || a.Host == nil {
+			return
+		}
+		ids = []string{a.Host.ID}
+	default:
+		return
+	}
+	if len(ids) == 0 || len(ids) > maxHostsPerSession {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	known := w.hosts[session]
+	for _, id := range ids {
+		if !slices.Contains(known, id) && len(known) < maxHostsPerSession {
+			known = append(known, id)
+		}
+	}
+	w.hosts[session] = known
+}
+
+// maxHostsPerSession bounds what one session can make a server keep: an
+// agent runs a handful of hosts (Ironic agents a few hundred).
+const maxHostsPerSession = 4096
+
+// SessionClosed asks the leader to check the hosts named on the session.
+func (w *sessionWatch) SessionClosed(session uint64) {
+	w.mu.Lock()
+	ids := w.hosts[session]
+	delete(w.hosts, session)
+	w.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	select {
+	case <-w.s.shutdownCh:
+		return // our own shutdown closed it
+	default:
+	}
+	go w.s.reportAgentExit(ids)
+}
+
+// reportAgentExit sends Host.AgentExited for hosts through this server
+// (which forwards it to the leader). A failure is only logged: gossip
+// and the heartbeat TTL still catch a dead agent.
+func (s *Server) reportAgentExit(ids []string) {
+	req := &structs.HostAgentExitedRequest{HostIDs: ids}
+	req.AuthToken = s.serverCredential()
+	if err := s.RPC("Host.AgentExited", req, &structs.GenericResponse{}); err != nil {
+		s.logger.Debug("report a closed agent session", "hosts", len(ids), "error", err)
+	}
+}
+
+// AgentExited queues, on the leader, a check of the agents running the
+// named hosts: a server saw the session their calls came on close.
+func (e *Host) AgentExited(args *structs.HostAgentExitedRequest, reply *structs.GenericResponse) error {
+	if done, err := e.srv.forward("Host.AgentExited", args, args, reply); done {
+		return err
+	}
+	if len(args.HostIDs) > maxHostsPerSession {
+		return structs.Errorf(structs.KindInvalid, "%d hosts in one report; at most %d", len(args.HostIDs), maxHostsPerSession)
+	}
+	state := e.srv.fsm.State()
+	var members []string
+	for _, id := range args.HostIDs {
+		h, err := state.HostByID(nil, id)
+		if err != nil {
+			return err
+		}
+		if h != nil && h.Up() && h.GossipMember != "" && !slices.Contains(members, h.GossipMember) {
+			members = append(members, h.GossipMember)
+		}
+	}
+	e.srv.heartbeats.queueExited(members)
+	return nil
+}
+
+// downCounters count, on the leader, hosts marked down by each path and
+// the exit checks it made, for operators (stratus_hosts_marked_down_total,
+// stratus_agent_exit_checks_total).
+type downCounters struct {
+	ttl, gossip, exited atomic.Uint64
+	exitConfirmed       atomic.Uint64
+	exitAlive           atomic.Uint64
+}
+
+// HostsMarkedDown returns how many hosts this server marked down while
+// leader, by why: "heartbeat" (the TTL expired), "gossip" (gossip
+// declared the agent failed or gone) and "agent_exit" (its session
+// closed and its port refused).
+func (s *Server) HostsMarkedDown() map[string]uint64 {
+	return map[string]uint64{
+		"heartbeat":  s.downs.ttl.Load(),
+		"gossip":     s.downs.gossip.Load(),
+		"agent_exit": s.downs.exited.Load(),
+	}
+}
+
+// AgentExitChecks returns how many agents whose session closed this
+// server checked while leader, by result: "exited" (the port refused)
+// or "alive" (it did not).
+func (s *Server) AgentExitChecks() map[string]uint64 {
+	return map[string]uint64{"exited": s.downs.exitConfirmed.Load(), "alive": s.downs.exitAlive.Load()}
+}
