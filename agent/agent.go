@@ -258,6 +258,7 @@ func (a *Agent) startServer() error {
 		RaftTimeScale:           cfg.Server.RaftTimeScale,
 		Scheduler:               cfg.schedulerConfig(),
 		HeartbeatTTL:            cfg.heartbeatTTL(),
+		MaxHeartbeatsPerSecond:  cfg.Server.MaxHeartbeatsPerSecond,
 		MaxBuildAttempts:        cfg.Server.MaxBuildAttempts,
 		ResizeConfirmWindow:     mustDuration(cfg.Server.ResizeConfirmWindow),
 		ShelvedOffloadTime:      mustDuration(cfg.Server.ShelvedOffloadTime),

@@ -250,6 +250,7 @@ ports {
 server {
   enabled = true
   bootstrap_expect = 3
+  max_heartbeats_per_second = 20
 }
 `)
 	c, err := LoadConfigFile(path)
@@ -258,6 +259,17 @@ server {
 	}
 	if c.NodeName != "n1" || c.Region != "r1" || !c.IsServer() || c.Server.BootstrapExpect != 3 || c.HTTPPort() != 0 || c.RPCPort() != DefaultRPCPort {
 		t.Fatalf("parsed %+v", c)
+	}
+	if c.Server.MaxHeartbeatsPerSecond != 20 {
+		t.Fatalf("max_heartbeats_per_second parsed as %v", c.Server.MaxHeartbeatsPerSecond)
+	}
+	writeFile(t, path, "data_dir = \""+dir+"\"\nserver {\n  enabled = true\n  max_heartbeats_per_second = -1\n}\n")
+	neg, err := LoadConfigFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := neg.Finalize(); err == nil || !strings.Contains(err.Error(), "max_heartbeats_per_second") {
+		t.Fatalf("negative max_heartbeats_per_second: error %v", err)
 	}
 	writeFile(t, path, "server {\n  enabled = true\n  colour = 1\n}\n")
 	if _, err := LoadConfigFile(path); err == nil || !strings.Contains(err.Error(), path+":3") {

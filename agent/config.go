@@ -182,6 +182,9 @@ type ServerConfig struct {
 	RaftTimeScale float64 `hcl:"raft_time_scale,optional"`
 	// HeartbeatTTL is how long a silent host stays up, e.g. "10s".
 	HeartbeatTTL string `hcl:"heartbeat_ttl,optional"`
+	// MaxHeartbeatsPerSecond caps all agents' heartbeats together; with
+	// more hosts the TTL grows past heartbeat_ttl (default 50).
+	MaxHeartbeatsPerSecond float64 `hcl:"max_heartbeats_per_second,optional"`
 	// MaxBuildAttempts is Nova's max_attempts (default 3).
 	MaxBuildAttempts int `hcl:"max_build_attempts,optional"`
 	// ResizeConfirmWindow confirms finished resizes and migrations after
@@ -407,6 +410,9 @@ func (c *Config) Finalize() error {
 	}
 	if c.Server.BootstrapExpect < 0 {
 		return fmt.Errorf("bootstrap_expect must not be negative")
+	}
+	if c.Server.MaxHeartbeatsPerSecond < 0 {
+		return fmt.Errorf("max_heartbeats_per_second must not be negative")
 	}
 	if c.Server.HeartbeatTTL != "" {
 		if d, err := time.ParseDuration(c.Server.HeartbeatTTL); err != nil || d <= 0 {

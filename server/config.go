@@ -69,6 +69,11 @@ type Config struct {
 	// HeartbeatTTL is how long a host may go without a heartbeat before
 	// the leader marks it down, when gossip has not already (default 10s).
 	HeartbeatTTL time.Duration
+	// MaxHeartbeatsPerSecond caps the heartbeats all agents together send
+	// the servers: with more hosts than that rate covers at HeartbeatTTL,
+	// the TTL the servers give agents (and time them by) grows with the
+	// hosts, as Nomad's max_heartbeats_per_second (default 50).
+	MaxHeartbeatsPerSecond float64
 	// MaxBuildAttempts is how many hosts a build is tried on before the
 	// instance goes to ERROR (Nova's max_attempts, default 3).
 	MaxBuildAttempts int
@@ -182,6 +187,9 @@ func (c *Config) Validate() error {
 	}
 	if c.HeartbeatTTL <= 0 {
 		c.HeartbeatTTL = 10 * time.Second
+	}
+	if c.MaxHeartbeatsPerSecond <= 0 {
+		c.MaxHeartbeatsPerSecond = 50
 	}
 	if c.MaxBuildAttempts <= 0 {
 		c.MaxBuildAttempts = 3

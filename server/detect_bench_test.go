@@ -88,6 +88,17 @@ func registerSimHost(srv *Server, a *simAgent) error {
 	}
 }
 
+// downsBy sums, over servers, the hosts marked down because their agent
+// exited and because gossip declared it failed.
+func downsBy(servers []*Server) (exits, gossip uint64) {
+	for _, s := range servers {
+		d := s.HostsMarkedDown()
+		exits += d["agent_exit"]
+		gossip += d["gossip"]
+	}
+	return exits, gossip
+}
+
 // aliveMembers counts the members s's gossip sees alive.
 func aliveMembers(s *Server) int { return memberStatuses(s)[gossip.StatusAlive] }
 
@@ -127,15 +138,22 @@ func hostStatusEverywhere(servers []*Server, id, status string) bool {
 // 50 with STRATUS_BENCH_SMALL) in one gossip pool with a 3-server
 // cluster, each with a host registered; their gossip members run in
 // child processes (simProcs, detect_sim_test.go), the servers in this
-// one. It then kills agents one at a
-// time — memberlist Shutdown without a leave, as a crash — and measures
+// one. Like real agents, the simulated ones each heartbeat their host
+// over an RPC session of their own to one of the servers (every half
+// TTL, the default 10 s TTL), so a death gossip misses is still caught
+// by the TTL, and a host gossip wrongly declared dead under load comes
+// back up. The benchmark then kills agents one at a time and measures
 // the time until the agent's host is down in every server's replicated
-// state (p50/p99 over STRATUS_BENCH_KILLS kills, default 10). It also
-// measures a new agent → its host up (schedulable) on every server.
-// The agents heartbeat as real ones do (every half TTL, the default 10 s
-// TTL), so a death gossip misses is still caught by the TTL, and a host
-// gossip wrongly declared dead under load comes back up. Every live host
-// seen down while kills are measured counts as a false down.
+// state (p50/p99 over STRATUS_BENCH_KILLS kills, default 10). A kill is
+// a process crash — the member stops without a leave and the session
+// closes — which the servers notice by the session (agent_exit.go);
+// STRATUS_BENCH_KILL=member keeps the session open and silent, as a host
+// that is off or cut off leaves it, so that only gossip can notice. It
+// reports how many hosts each path marked down (exit-downs,
+// gossip-downs), and also measures a new agent → its host up
+// (schedulable) on every server. Every live host seen down while kills
+// are measured counts as a false down. (With STRATUS_BENCH_PROCS=0 the
+// agents run in this process without sessions: gossip only.)
 //
 // Knobs for the simulated agents only (the servers keep the real Fast
 // timers): STRATUS_BENCH_SIM_PROBE (ms) lengthens their probe interval,
@@ -182,6 +200,7 @@ func BenchmarkHostDeath(b *testing.B) {
 	notAlive := settleGossip(b, servers, members+len(servers), 2*time.Minute)
 	stopProgress()
 	watch := watchFalseDowns(b, servers[0])
+	exitsBefore, gossipBefore := downsBy(servers)
 	b.ResetTimer()
 	var deaths, joins []time.Duration
 	next := 0
@@ -200,13 +219,7 @@ func BenchmarkHostDeath(b *testing.B) {
 			if err := a.kill(); err != nil {
 				b.Fatal(err)
 			}
-			waitFor(b, a.host+" down", 2*time.Minute, func() error {
-				if !hostStatusEverywhere(servers, a.host, structs.HostStatusDown) {
-					return fmt.Errorf("not down on every server")
-				}
-				return nil
-			})
-			deaths = append(deaths, time.Since(start))
+			deaths = append(deaths, waitStatusEverywhere(b, servers, a.host, structs.HostStatusDown, start))
 		}
 		start := time.Now()
 		a, err := startSimAgent(servers[i%len(servers)], leader.Gossip().Addr(), members+i)
@@ -215,16 +228,13 @@ func BenchmarkHostDeath(b *testing.B) {
 		}
 		b.Cleanup(func() { _ = a.pool.Shutdown() })
 		live.add(a.host)
-		waitFor(b, a.host+" up", 2*time.Minute, func() error {
-			if !hostStatusEverywhere(servers, a.host, structs.HostStatusUp) {
-				return fmt.Errorf("not up on every server")
-			}
-			return nil
-		})
-		joins = append(joins, time.Since(start))
+		joins = append(joins, waitStatusEverywhere(b, servers, a.host, structs.HostStatusUp, start))
 	}
 	b.StopTimer()
 	falseDowns := watch.stop()
+	exits, gossipDowns := downsBy(servers)
+	b.ReportMetric(float64(exits-exitsBefore), "exit-downs")
+	b.ReportMetric(float64(gossipDowns-gossipBefore), "gossip-downs")
 	p50, p99 := percentiles(deaths)
 	b.ReportMetric(float64(members), "members")
 	b.ReportMetric(p50.Seconds(), "death-p50-s")
@@ -297,6 +307,20 @@ func settleGossip(b *testing.B, servers []*Server, want int, timeout time.Durati
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// waitStatusEverywhere waits (up to two minutes) until every server has
+// host with status and returns the time since start. It looks every
+// 2 ms, as the agent-exit path takes tens of milliseconds.
+func waitStatusEverywhere(b *testing.B, servers []*Server, host, status string, start time.Time) time.Duration {
+	b.Helper()
+	for !hostStatusEverywhere(servers, host, status) {
+		if time.Since(start) > 2*time.Minute {
+			b.Fatalf("%s not %s on every server after 2 minutes", host, status)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return time.Since(start)
 }
 
 // nextUp returns the first agent from index from on whose member every
@@ -397,9 +421,15 @@ func benchProgress(servers []*Server) func() {
 			for _, s := range servers {
 				up, all := hostsUp(s)
 				n := memberStatuses(s)
-				line += fmt.Sprintf("  %s: %d alive (%d suspect, %d dead), %d/%d hosts up", s.config.NodeName,
-					n[gossip.StatusAlive], n[gossip.StatusSuspect], n[gossip.StatusDead], up, all)
+				line += fmt.Sprintf("  %s: %d alive, %d dead, %d/%d hosts up", s.config.NodeName,
+					n[gossip.StatusAlive], n[gossip.StatusDead], up, all)
 			}
+			var downs [3]uint64
+			for _, s := range servers {
+				d := s.HostsMarkedDown()
+				downs[0], downs[1], downs[2] = downs[0]+d["gossip"], downs[1]+d["agent_exit"], downs[2]+d["heartbeat"]
+			}
+			line += fmt.Sprintf("  marked down by gossip %d, agent exit %d, heartbeat TTL %d", downs[0], downs[1], downs[2])
 			fmt.Fprintln(os.Stderr, line)
 		}
 	}()
@@ -514,7 +544,7 @@ func startSimAgents(b *testing.B, servers []*Server, procs []*simProc, n int, li
 			return startSimAgent(srv, seeds[0], i)
 		}
 		a := &simAgent{index: i, name: simMemberName(i), proc: procs[i%len(procs)], host: fmt.Sprintf("sim-host-%05d", i)}
-		addr, err := a.proc.start(i, seeds)
+		addr, err := a.proc.start(i, seeds, srv.RPCAddr(), a.host)
 		if err != nil {
 			return nil, err
 		}
@@ -543,7 +573,9 @@ func startSimAgents(b *testing.B, servers []*Server, procs []*simProc, n int, li
 					errs <- err
 					return
 				}
-				live.add(a.host)
+				if a.proc == nil {
+					live.add(a.host) // one in a child heartbeats itself
+				}
 				seedMu.Lock()
 				seeds = append(seeds, a.addr)
 				seedMu.Unlock()

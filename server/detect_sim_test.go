@@ -18,6 +18,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/gossip"
+	"github.com/stratus-cloud/stratus/rpc"
+	"github.com/stratus-cloud/stratus/structs"
 )
 
 // The host-death benchmark runs its simulated agents' gossip members in
@@ -27,13 +29,19 @@ import (
 // production, and not behind the backlog of a thousand members' probes
 // and broadcasts; and so that one member process's collector or backlog
 // does not stall every member. Each member is a gossip.Pool configured as
-// a real agent bound to 127.0.0.1 configures it. The parent drives a
-// child over its stdin and stdout, one line a command:
+// a real agent bound to 127.0.0.1 configures it; like a real agent, each
+// also keeps an RPC session open to one server and heartbeats its host
+// over it (simSession). The parent drives a child over its stdin and
+// stdout, one line a command:
 //
-//	start <index> <seed,seed…>  →  SIM started <index> <name> <addr>  (or SIM failed <index> <error>)
-//	kill <index>               →  SIM killed <index>
+//	start <index> <seed,seed…> <rpc addr> <host>  →  SIM started <index> <name> <addr>  (or SIM failed <index> <error>)
+//	kill <index>                                  →  SIM killed <index>
 //
-// and closing the child's stdin shuts its members down and ends it.
+// and closing the child's stdin shuts its members down and ends it. A
+// kill is a process crash: the member stops without a leave and its
+// session closes; with STRATUS_BENCH_KILL=member only the member stops
+// and the session stays open, silent, as a host that is cut off or
+// frozen leaves it, so that only gossip can notice.
 
 const (
 	// simProcEnv marks a child process started by startSimProcs.
@@ -156,9 +164,9 @@ func runSimProcess(in io.Reader, out io.Writer, region string) error {
 	}
 	debug.SetMemoryLimit(limit)
 	var (
-		mu    sync.Mutex
-		pools = map[int]*gossip.Pool{}
-		wg    sync.WaitGroup
+		mu      sync.Mutex
+		members = map[int]*simMember{}
+		wg      sync.WaitGroup
 	)
 	reply := func(format string, args ...any) {
 		mu.Lock()
@@ -176,7 +184,7 @@ func runSimProcess(in io.Reader, out io.Writer, region string) error {
 			return fmt.Errorf("bad command %q: %w", sc.Text(), err)
 		}
 		switch {
-		case f[0] == "start" && len(f) == 3:
+		case f[0] == "start" && len(f) == 5:
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -185,19 +193,19 @@ func runSimProcess(in io.Reader, out io.Writer, region string) error {
 					reply("failed %d %v", i, err)
 					return
 				}
+				m := &simMember{pool: pool, session: startSimSession(f[3], f[4])}
 				mu.Lock()
-				pools[i] = pool
+				members[i] = m
 				mu.Unlock()
 				reply("started %d %s %s", i, simMemberName(i), pool.Addr())
 			}()
 		case f[0] == "kill":
 			mu.Lock()
-			pool := pools[i]
-			delete(pools, i)
+			m := members[i]
+			delete(members, i)
 			mu.Unlock()
-			if pool != nil {
-				// A crash: no leave.
-				_ = pool.Shutdown()
+			if m != nil {
+				m.kill(os.Getenv("STRATUS_BENCH_KILL") == "member")
 			}
 			reply("killed %d", i)
 		default:
@@ -206,12 +214,69 @@ func runSimProcess(in io.Reader, out io.Writer, region string) error {
 	}
 	wg.Wait()
 	var sd sync.WaitGroup
-	for _, p := range pools {
+	for _, m := range members {
 		sd.Add(1)
-		go func() { defer sd.Done(); _ = p.Shutdown() }()
+		go func() { defer sd.Done(); m.kill(false) }()
 	}
 	sd.Wait()
 	return sc.Err()
+}
+
+// simMember is one simulated agent in a child process: its gossip
+// member and its RPC session.
+type simMember struct {
+	pool    *gossip.Pool
+	session *simSession
+}
+
+// kill stops the member without a leave, as a crash, and ends its
+// session: closes it, or with keepSession only stops its heartbeats.
+func (m *simMember) kill(keepSession bool) {
+	_ = m.pool.Shutdown()
+	m.session.stop(keepSession)
+}
+
+// simSession is a simulated agent's RPC session to one server, over
+// which it heartbeats its host as a real agent does: at once, then
+// every half of the TTL the server answers, retrying every half second
+// after a failure (the host may not be registered yet).
+type simSession struct {
+	conns *rpc.ConnPool
+	quit  chan struct{}
+	done  chan struct{}
+}
+
+// startSimSession opens the session to addr and starts heartbeating host.
+func startSimSession(addr, host string) *simSession {
+	s := &simSession{conns: rpc.NewConnPool(rpc.PoolConfig{Logger: hclog.NewNullLogger()}),
+		quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		wait := time.Duration(0)
+		for {
+			select {
+			case <-s.quit:
+				return
+			case <-time.After(wait):
+			}
+			var resp structs.HostRegisterResponse
+			err := s.conns.RPC(addr, "Host.Heartbeat", &structs.HostHeartbeatRequest{HostIDs: []string{host}}, &resp)
+			wait = resp.HeartbeatTTL / 2
+			if err != nil || wait <= 0 {
+				wait = 500 * time.Millisecond
+			}
+		}
+	}()
+	return s
+}
+
+// stop ends the heartbeats and, unless keepOpen, closes the session.
+func (s *simSession) stop(keepOpen bool) {
+	close(s.quit)
+	<-s.done
+	if !keepOpen {
+		_ = s.conns.Shutdown()
+	}
 }
 
 // simProc is the parent's handle on one child process.
@@ -337,10 +402,10 @@ func (p *simProc) call(cmd, key string) (string, error) {
 	}
 }
 
-// start starts member i in the child, joined through seeds, and returns
-// its gossip address.
-func (p *simProc) start(i int, seeds []string) (string, error) {
-	rest, err := p.call(fmt.Sprintf("start %d %s", i, strings.Join(seeds, ",")), fmt.Sprintf("started %d", i))
+// start starts member i in the child, joined through seeds, with an RPC
+// session to rpcAddr heartbeating host, and returns its gossip address.
+func (p *simProc) start(i int, seeds []string, rpcAddr, host string) (string, error) {
+	rest, err := p.call(fmt.Sprintf("start %d %s %s %s", i, strings.Join(seeds, ","), rpcAddr, host), fmt.Sprintf("started %d", i))
 	if err != nil {
 		return "", err
 	}

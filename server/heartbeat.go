@@ -109,9 +109,30 @@ func (h *heartbeats) takeDowns() (downs, exited map[string]bool) {
 	return downs, exited
 }
 
-func (h *heartbeats) reset(hostID string) {
+// reset gives hostID a new deadline and returns the TTL it was given:
+// the configured one, or longer when more hosts are tracked than
+// maxRate heartbeats a second cover at it (agents beat every half TTL).
+func (h *heartbeats) reset(hostID string, maxRate float64) time.Duration {
 	h.mu.Lock()
-	h.deadline[hostID] = time.Now().Add(h.ttl)
+	defer h.mu.Unlock()
+	ttl := scaledTTL(h.ttl, len(h.deadline), maxRate)
+	h.deadline[hostID] = time.Now().Add(ttl)
+	return ttl
+}
+
+// scaledTTL is the TTL that keeps hosts heartbeating every half TTL at
+// no more than maxRate heartbeats a second together, and at least min.
+func scaledTTL(min time.Duration, hosts int, maxRate float64) time.Duration {
+	if maxRate <= 0 {
+		return min
+	}
+	return max(min, time.Duration(2*float64(hosts)/maxRate*float64(time.Second)).Round(time.Second))
+}
+
+// resetWith gives hostID a deadline ttl from now.
+func (h *heartbeats) resetWith(hostID string, ttl time.Duration) {
+	h.mu.Lock()
+	h.deadline[hostID] = time.Now().Add(ttl)
 	h.mu.Unlock()
 }
 
@@ -168,7 +189,9 @@ func (s *Server) hostLiveness(stopCh chan struct{}) {
 	}
 	for _, h := range hosts {
 		if h.Up() {
-			s.heartbeats.reset(h.ID)
+			// The agents may have been given the largest TTL the old
+			// leader computed: start every host with that.
+			s.heartbeats.resetWith(h.ID, scaledTTL(s.config.HeartbeatTTL, len(hosts), s.config.MaxHeartbeatsPerSecond))
 		}
 	}
 	s.markMembersHostsDown()

@@ -50,8 +50,7 @@ func (e *Host) Register(args *structs.HostRegisterRequest, reply *structs.HostRe
 	if err != nil {
 		return err
 	}
-	e.srv.heartbeats.reset(h.ID)
-	reply.Index, reply.HeartbeatTTL = index, e.srv.config.HeartbeatTTL
+	reply.Index, reply.HeartbeatTTL = index, e.srv.heartbeats.reset(h.ID, e.srv.config.MaxHeartbeatsPerSecond)
 	return nil
 }
 
@@ -65,6 +64,7 @@ func (e *Host) Heartbeat(args *structs.HostHeartbeatRequest, reply *structs.Host
 	}
 	state := e.srv.fsm.State()
 	var revived []string
+	reply.HeartbeatTTL = e.srv.config.HeartbeatTTL
 	for _, id := range args.HostIDs {
 		h, err := state.HostByID(nil, id)
 		if err != nil {
@@ -73,7 +73,8 @@ func (e *Host) Heartbeat(args *structs.HostHeartbeatRequest, reply *structs.Host
 		if h == nil {
 			return structs.Errorf(structs.KindNotFound, "host %q is not registered", id)
 		}
-		e.srv.heartbeats.reset(id)
+		ttl := e.srv.heartbeats.reset(id, e.srv.config.MaxHeartbeatsPerSecond)
+		reply.HeartbeatTTL = max(reply.HeartbeatTTL, ttl)
 		if h.Status != structs.HostStatusUp {
 			revived = append(revived, id)
 		}
@@ -85,7 +86,6 @@ func (e *Host) Heartbeat(args *structs.HostHeartbeatRequest, reply *structs.Host
 		}
 		reply.Index = index
 	}
-	reply.HeartbeatTTL = e.srv.config.HeartbeatTTL
 	return nil
 }
 

@@ -168,12 +168,12 @@ func TestDroppedGossipEventsCaughtUp(t *testing.T) {
 func TestHeartbeatRetryRearmsFailedDownMarks(t *testing.T) {
 	h := newHeartbeats(10 * time.Second)
 	now := time.Now()
-	h.reset("a")
-	h.reset("b")
+	h.reset("a", 50)
+	h.reset("b", 50)
 	if got := h.expired(now.Add(time.Minute)); len(got) != 2 {
 		t.Fatalf("expired = %v, want a and b", got)
 	}
-	h.reset("b") // b heartbeats again before the retry
+	h.reset("b", 50) // b heartbeats again before the retry
 	h.retry([]string{"a", "b"}, now)
 	got := h.expired(now.Add(time.Second))
 	if len(got) != 1 || got[0] != "a" {
