@@ -64,14 +64,19 @@ const exitDialTimeout = time.Second
 // whatever gossip says of it yet: the caller saw the member's other
 // connections close, which is what the kernel does to a process that
 // exits, long before any probe notices. It reports true when the member
-// left or is forgotten, or when its gossip TCP port refuses a
-// connection, which means nothing listens there any more. A port that
-// accepts (a live member whose connection closed for another reason) or
-// does not answer (a host that is off or cut off: gossip decides that)
-// reports false.
+// left, or when its gossip TCP port refuses a connection, which means
+// nothing listens there any more. A port that accepts (a live member
+// whose connection closed for another reason) or does not answer (a
+// host that is off or cut off: gossip decides that) reports false, and
+// so does a member the pool does not know: with no address to dial,
+// nothing confirms the exit (gossip forgets a member some time after
+// declaring it dead, and may declare a live but starved one dead).
 func (p *Pool) ConfirmExited(name string) bool {
 	m, ok := p.Member(name)
-	if !ok || m.Status == StatusLeft {
+	if !ok {
+		return false
+	}
+	if m.Status == StatusLeft {
 		return true
 	}
 	conn, err := net.DialTimeout("tcp", m.Address(), exitDialTimeout)
