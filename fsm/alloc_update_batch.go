@@ -22,6 +22,22 @@ func (s *StateStore) UpdateAllocsFromClientBatch(index uint64, e *structs.AllocC
 	for {
 		txn := s.writeTxn()
 		failed, applied := false, 0
+		var pending []*structs.AllocClientUpdateEntry
+		for i, u := range e.Entries {
+			if out[i] == nil && u != nil {
+				pending = append(pending, u)
+			}
+		}
+		pre, err := readReports(txn, pending)
+		if err != nil {
+			txn.Abort()
+			for i := range out {
+				if out[i] == nil {
+					out[i] = err
+				}
+			}
+			return out
+		}
 		for i, u := range e.Entries {
 			if out[i] != nil {
 				continue
@@ -30,7 +46,7 @@ func (s *StateStore) UpdateAllocsFromClientBatch(index uint64, e *structs.AllocC
 				out[i] = structs.Errorf(structs.KindInvalid, "empty report in a batch")
 				continue
 			}
-			if err := updateAllocsFromClientTxn(txn, index, u); err != nil {
+			if err := updateAllocsFromClientTxn(txn, index, u, pre); err != nil {
 				out[i], failed = err, true
 				break
 			}

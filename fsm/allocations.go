@@ -76,7 +76,11 @@ func init() {
 func (s *StateStore) UpdateAllocsFromClient(index uint64, e *structs.AllocClientUpdateEntry) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
-	if err := updateAllocsFromClientTxn(txn, index, e); err != nil {
+	pre, err := readReports(txn, []*structs.AllocClientUpdateEntry{e})
+	if err != nil {
+		return err
+	}
+	if err := updateAllocsFromClientTxn(txn, index, e, pre); err != nil {
 		return err
 	}
 	return commitAt(txn, index, allocUpdateTables...)
@@ -86,8 +90,9 @@ func (s *StateStore) UpdateAllocsFromClient(index uint64, e *structs.AllocClient
 var allocUpdateTables = []string{TableAllocations, TableInstances, TableHosts, TableEvals, TableInstanceActions, TableMigrations, TableInstanceUsages}
 
 // updateAllocsFromClientTxn applies one agent's reports in txn, which the
-// caller commits.
-func updateAllocsFromClientTxn(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry) error {
+// caller commits; pre holds what was read up front (readReports), or is
+// nil to read it as each update is applied.
+func updateAllocsFromClientTxn(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry, pre *reportReads) error {
 	hb := newHostBatch()
 	rescheduled := make(map[string]bool)
 	for _, ev := range e.Reschedules {
@@ -101,25 +106,27 @@ func updateAllocsFromClientTxn(txn *memdb.Txn, index uint64, e *structs.AllocCli
 		}
 	}
 	for _, u := range e.Updates {
-		raw, err := txn.First(TableAllocations, "id", u.AllocID)
+		old, err := pre.alloc(txn, u.AllocID)
 		if err != nil {
 			return fmt.Errorf("allocation lookup %s: %w", u.AllocID, err)
 		}
-		if raw == nil {
+		if old == nil {
 			continue // deleted meanwhile; the report is moot
 		}
-		old := raw.(*structs.Allocation)
 		if old.HostID != e.HostID {
 			return structs.Errorf(structs.KindPermission, "host %s reported on allocation %s of host %s", e.HostID, old.ID, old.HostID)
 		}
-		if err := applyClientUpdate(txn, index, e, old, u, rescheduled, hb); err != nil {
+		if err := applyClientUpdate(txn, index, e, old, u, rescheduled, hb, pre); err != nil {
 			return err
 		}
 	}
 	return hb.flush(txn, index)
 }
 
-func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry, old *structs.Allocation, u *structs.AllocClientUpdate, rescheduled map[string]bool, hb *hostBatch) error {
+// applyClientUpdate applies one update u of e to its allocation, stored
+// as old. Nothing in txn has written old or its instance since they were
+// read (up front in pre, or just now), so neither is read again.
+func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry, old *structs.Allocation, u *structs.AllocClientUpdate, rescheduled map[string]bool, hb *hostBatch, pre *reportReads) error {
 	a := old.Copy()
 	a.ClientState, a.ClientDescription, a.PowerState = u.ClientState, u.ClientDescription, u.PowerState
 	if u.ActionDoneSeq > a.ActionDoneSeq {
@@ -130,7 +137,7 @@ func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdat
 		a.PendingAction, a.ActionArg = "", ""
 	}
 	t := &taskTxn{txn: txn, index: index, at: e.UpdatedAt, hb: hb}
-	inst, err := t.instance(a.InstanceID)
+	inst, err := pre.instance(t, a.InstanceID)
 	if err != nil {
 		return err
 	}
@@ -154,7 +161,7 @@ func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdat
 		// start changes the desired state back and wakes the agent.
 		a.DesiredState, a.AllocModifyIndex = structs.AllocDesiredStopped, index
 	}
-	if err := insertAlloc(txn, index, a, hb); err != nil {
+	if err := insertAllocOver(txn, index, a, old, inst, hb); err != nil {
 		return err
 	}
 	wasSpawning := old.ClientState == structs.AllocClientSpawning || old.ClientState == structs.AllocClientPending
@@ -173,13 +180,18 @@ func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdat
 		return nil // a leftover copy elsewhere (a resize's source): not the instance's state
 	}
 	if inst.VMState == structs.VMStateBuilding && u.ClientState == structs.AllocClientRunning {
-		if err := finishCreate(t, inst, ""); err != nil {
+		acts, err := pre.instanceActions(txn, inst.ID)
+		if err != nil {
+			return err
+		}
+		if err := finishCreateOf(t, inst, acts, ""); err != nil {
 			return err
 		}
 	}
-	return updateInstance(txn, index, a.InstanceID, func(i *structs.Instance) {
-		deriveFromReport(i, a, u, actionDone, e.UpdatedAt)
-	})
+	c := inst.Copy()
+	deriveFromReport(c, a, u, actionDone, e.UpdatedAt)
+	c.ModifyIndex = index
+	return replaceInstance(txn, inst, c)
 }
 
 // clearBuildFailures resets a host's count of failed builds after one
@@ -247,9 +259,15 @@ func finishCreate(t *taskTxn, inst *structs.Instance, errText string) error {
 	if err != nil {
 		return err
 	}
+	return finishCreateOf(t, inst, acts, errText)
+}
+
+// finishCreateOf is finishCreate for an instance whose actions, acts,
+// have been read, and not written since.
+func finishCreateOf(t *taskTxn, inst *structs.Instance, acts []*structs.InstanceAction, errText string) error {
 	for _, act := range acts {
 		if act.Action == "create" {
-			if err := finishEvent(t.txn, t.index, inst.ID, act.RequestID, errText, t.at); err != nil {
+			if err := changeAction(t.txn, t.index, act, finishEventFn(errText, t.at)); err != nil {
 				return err
 			}
 		}

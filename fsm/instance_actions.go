@@ -101,12 +101,17 @@ func updateAction(txn *memdb.Txn, index uint64, instanceID, requestID string, fn
 	if raw == nil {
 		return nil
 	}
-	a := raw.(*structs.InstanceAction).Copy()
+	return changeAction(txn, index, raw.(*structs.InstanceAction), fn)
+}
+
+// changeAction stores a copy of the stored action old as fn changes it.
+func changeAction(txn *memdb.Txn, index uint64, old *structs.InstanceAction, fn func(a *structs.InstanceAction)) error {
+	a := old.Copy()
 	fn(a)
 	internAction(a)
 	a.ModifyIndex = index
 	if err := txn.Insert(TableInstanceActions, a); err != nil {
-		return fmt.Errorf("update instance action %s: %w", requestID, err)
+		return fmt.Errorf("update instance action %s: %w", old.RequestID, err)
 	}
 	return nil
 }
@@ -123,7 +128,13 @@ func startEvent(txn *memdb.Txn, index uint64, instanceID, requestID, event, host
 // (an empty errText is success); a failed event marks the action "Error"
 // as Nova does.
 func finishEvent(txn *memdb.Txn, index uint64, instanceID, requestID, errText string, at int64) error {
-	return updateAction(txn, index, instanceID, requestID, func(a *structs.InstanceAction) {
+	return updateAction(txn, index, instanceID, requestID, finishEventFn(errText, at))
+}
+
+// finishEventFn closes an action's open event: a success when errText
+// is empty, else an error.
+func finishEventFn(errText string, at int64) func(a *structs.InstanceAction) {
+	return func(a *structs.InstanceAction) {
 		for i := len(a.Events) - 1; i >= 0; i-- {
 			ev := a.Events[i]
 			if ev.Result != "" {
@@ -137,5 +148,5 @@ func finishEvent(txn *memdb.Txn, index uint64, instanceID, requestID, errText st
 			break
 		}
 		a.UpdatedAt = at
-	})
+	}
 }
