@@ -32,6 +32,12 @@ type sessionWatch struct {
 	mu sync.Mutex
 	// hosts maps a session to the hosts named on it.
 	hosts map[uint64][]string
+	// closed are hosts of closed sessions not yet reported; reporting is
+	// set while a goroutine reports them, so that the sessions a server
+	// restart or a network failure closes by the hundred go to the
+	// leader in a few calls, not one each.
+	closed    []string
+	reporting bool
 }
 
 func newSessionWatch(s *Server) *sessionWatch {
@@ -74,31 +80,42 @@ func (w *sessionWatch) ObserveCall(session uint64, _ string, args any) {
 // agent runs a handful of hosts (Ironic agents a few hundred).
 const maxHostsPerSession = 4096
 
-// SessionClosed asks the leader to check the hosts named on the session.
+// SessionClosed queues the hosts named on the session for the leader to
+// check.
 func (w *sessionWatch) SessionClosed(session uint64) {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	ids := w.hosts[session]
 	delete(w.hosts, session)
-	w.mu.Unlock()
-	if len(ids) == 0 {
+	if len(ids) == 0 || w.s.isShuttingDown() { // our own shutdown closed it
 		return
 	}
-	select {
-	case <-w.s.shutdownCh:
-		return // our own shutdown closed it
-	default:
+	w.closed = append(w.closed, ids...)
+	if !w.reporting {
+		w.reporting = true
+		go w.report()
 	}
-	go w.s.reportAgentExit(ids)
 }
 
-// reportAgentExit sends Host.AgentExited for hosts through this server
-// (which forwards it to the leader). A failure is only logged: gossip
-// and the heartbeat TTL still catch a dead agent.
-func (s *Server) reportAgentExit(ids []string) {
-	req := &structs.HostAgentExitedRequest{HostIDs: ids}
-	req.AuthToken = s.serverCredential()
-	if err := s.RPC("Host.AgentExited", req, &structs.GenericResponse{}); err != nil {
-		s.logger.Debug("report a closed agent session", "hosts", len(ids), "error", err)
+// report sends the queued hosts to the leader until none are left, at
+// most maxHostsPerSession a call. A failure is only logged: gossip and
+// the heartbeat TTL still catch a dead agent.
+func (w *sessionWatch) report() {
+	for {
+		w.mu.Lock()
+		ids := w.closed[:min(len(w.closed), maxHostsPerSession)]
+		w.closed = w.closed[len(ids):]
+		if len(ids) == 0 {
+			w.closed, w.reporting = nil, false
+			w.mu.Unlock()
+			return
+		}
+		w.mu.Unlock()
+		req := &structs.HostAgentExitedRequest{HostIDs: ids}
+		req.AuthToken = w.s.serverCredential()
+		if err := w.s.RPC("Host.AgentExited", req, &structs.GenericResponse{}); err != nil {
+			w.s.logger.Debug("report closed agent sessions", "hosts", len(ids), "error", err)
+		}
 	}
 }
 
@@ -113,12 +130,14 @@ func (e *Host) AgentExited(args *structs.HostAgentExitedRequest, reply *structs.
 	}
 	state := e.srv.fsm.State()
 	var members []string
+	seen := make(map[string]bool, len(args.HostIDs))
 	for _, id := range args.HostIDs {
 		h, err := state.HostByID(nil, id)
 		if err != nil {
 			return err
 		}
-		if h != nil && h.Up() && h.GossipMember != "" && !slices.Contains(members, h.GossipMember) {
+		if h != nil && h.Up() && h.GossipMember != "" && !seen[h.GossipMember] {
+			seen[h.GossipMember] = true
 			members = append(members, h.GossipMember)
 		}
 	}

@@ -116,6 +116,29 @@ func TestAgentExitMarksHostDown(t *testing.T) {
 	if got := leader.AgentExitChecks(); got["exited"] != 1 {
 		t.Errorf("exit checks = %v, want one exited", got)
 	}
+
+	// Agents that exit together are reported and marked down together.
+	var group []*sessionAgent
+	for i := range 4 {
+		b := startSessionAgent(t, leader, fmt.Sprintf("exiting-together-%d", i))
+		b.heartbeat(t, follower)
+		group = append(group, b)
+	}
+	for _, b := range group {
+		_ = b.gossip.Shutdown()
+		_ = b.conns.Shutdown()
+	}
+	waitFor(t, "the agents that exited together down everywhere", time.Minute, func() error {
+		for _, b := range group {
+			if !hostStatusEverywhere(servers, b.host, structs.HostStatusDown) {
+				return fmt.Errorf("%s not down on every server", b.host)
+			}
+		}
+		return nil
+	})
+	if got := leader.HostsMarkedDown(); got["agent_exit"] != 5 || got["gossip"] != 0 {
+		t.Errorf("hosts marked down = %v, want five agent exits", got)
+	}
 	waitFor(t, "the follower to forget the closed sessions", time.Minute, func() error {
 		if n := sessionsNaming(follower); n != 0 {
 			return fmt.Errorf("%d sessions remembered", n)
