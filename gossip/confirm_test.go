@@ -13,19 +13,25 @@ import (
 )
 
 func TestConfirmGone(t *testing.T) {
-	cl := newCluster(t)
-	if cl.a.ConfirmGone("c") {
-		t.Fatal("ConfirmGone of an alive member = true")
-	}
-	port := cl.c.BindPort()
-	if err := cl.c.Shutdown(); err != nil {
-		t.Fatal(err)
-	}
 	// Something still holds c's port, as a live but unresponsive agent
 	// would: gossip declares c dead, but it is not confirmed gone.
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		t.Skipf("c's port was taken before the test could hold it: %v", err)
+	// Another process may take the port in the instant between c's
+	// shutdown and the test's listen: then the test starts again.
+	var cl *cluster
+	var ln net.Listener
+	for attempt := 0; ln == nil; attempt++ {
+		if attempt == 5 {
+			t.Fatal("c's port was taken before the test could hold it, five times")
+		}
+		cl = newCluster(t)
+		if cl.a.ConfirmGone("c") {
+			t.Fatal("ConfirmGone of an alive member = true")
+		}
+		port := cl.c.BindPort()
+		if err := cl.c.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
+		ln, _ = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	}
 	cl.ea.wait(t, EventFailed, "c")
 	if cl.a.ConfirmGone("c") {

@@ -55,6 +55,28 @@ func waitHostsDown(t *testing.T, s *Server, what, format string, n int) {
 	})
 }
 
+// holdSlowAgent joins an agent to s's pool, stops its gossip and holds
+// its gossip port open, as an agent alive but too slow to answer probes
+// would, and returns its name and the listener holding the port. Another
+// process may take the port in the instant between: then it tries again
+// with another agent.
+func holdSlowAgent(t *testing.T, s *Server) (string, net.Listener) {
+	t.Helper()
+	var err error
+	for attempt := range 5 {
+		name := fmt.Sprintf("slow-agent-%d", attempt)
+		pool := joinTestAgent(t, s, name)
+		port := pool.BindPort()
+		_ = pool.Shutdown()
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+			return name, ln
+		}
+	}
+	t.Fatalf("five slow agents' ports were taken before the test could hold them; the last: %v", err)
+	return "", nil
+}
+
 // TestAgentsDyingTogetherGoDown checks that the hosts of several agents
 // that crash at once all go down (the leader batches them), and that an
 // agent gossip declares failed while its gossip port still accepts
@@ -65,23 +87,17 @@ func TestAgentsDyingTogetherGoDown(t *testing.T) {
 	// A TTL far longer than the test: only gossip can mark hosts down.
 	s := testServer(t, func(c *Config) { c.HeartbeatTTL = time.Hour })
 	waitForLeader(t, s)
-	slow := joinTestAgent(t, s, "slow-agent")
+	// The slow agent stops answering gossip, but its port stays open.
+	slowName, ln := holdSlowAgent(t, s)
+	defer ln.Close()
 	var dying []*gossip.Pool
 	for i := range 3 {
 		dying = append(dying, joinTestAgent(t, s, fmt.Sprintf("dying-agent-%d", i)))
 	}
 
-	// The slow agent stops answering gossip, but its port stays open.
-	port := slow.BindPort()
-	_ = slow.Shutdown()
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		t.Skipf("the slow agent's port was taken before the test could hold it: %v", err)
-	}
-	defer ln.Close()
 	waitFor(t, "gossip to declare the slow agent failed", time.Minute, func() error {
-		if m, ok := s.Gossip().Member("slow-agent"); !ok || m.Status != gossip.StatusDead {
-			return fmt.Errorf("slow-agent is %+v", m.Status)
+		if m, ok := s.Gossip().Member(slowName); !ok || m.Status != gossip.StatusDead {
+			return fmt.Errorf("%s is %+v", slowName, m.Status)
 		}
 		return nil
 	})
@@ -92,7 +108,7 @@ func TestAgentsDyingTogetherGoDown(t *testing.T) {
 		_ = p.Shutdown()
 	}
 	waitHostsDown(t, s, "the crashed agents' hosts to go down", "dying-agent-%d-host", len(dying))
-	if st := hostStatus(s, "slow-agent-host"); st != structs.HostStatusUp {
+	if st := hostStatus(s, slowName+"-host"); st != structs.HostStatusUp {
 		t.Errorf("the slow agent's host is %s; its port still accepts connections, so it should stay up", st)
 	}
 
@@ -101,8 +117,8 @@ func TestAgentsDyingTogetherGoDown(t *testing.T) {
 	// hour-long TTL.
 	_ = ln.Close()
 	waitFor(t, "the slow agent's host to go down once its port refuses", time.Minute, func() error {
-		if st := hostStatus(s, "slow-agent-host"); st != structs.HostStatusDown {
-			return fmt.Errorf("slow-agent-host is %s", st)
+		if st := hostStatus(s, slowName+"-host"); st != structs.HostStatusDown {
+			return fmt.Errorf("%s-host is %s", slowName, st)
 		}
 		return nil
 	})
