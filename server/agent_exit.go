@@ -68,6 +68,9 @@ func (w *sessionWatch) ObserveCall(session uint64, _ string, args any) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	known := w.hosts[session]
+	if slices.Equal(known, ids) {
+		return // an agent names the same hosts in every heartbeat
+	}
 	for _, id := range ids {
 		if !slices.Contains(known, id) && len(known) < maxHostsPerSession {
 			known = append(known, id)
