@@ -279,11 +279,13 @@ func (s *Server) markDown(names, exited map[string]bool) {
 	// queues every dead member, most long since handled.
 	names = s.membersWithUpHosts(names)
 	exited = s.membersWithUpHosts(exited)
-	for name := range exited {
-		delete(names, name) // refusing is the stronger confirmation
-	}
 	gone, held := s.confirmGone(names, s.gossip.ConfirmGone)
 	s.heartbeats.hold(held)
+	// A member gossip's check confirmed needs no other; one it did not
+	// confirm (or never saw fail) is checked for an exit.
+	for name := range gone {
+		delete(exited, name)
+	}
 	left, alive := s.confirmGone(exited, s.gossip.ConfirmExited)
 	s.downs.exitConfirmed.Add(uint64(len(left)))
 	s.downs.exitAlive.Add(uint64(len(alive)))
