@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -298,6 +299,7 @@ type tab struct {
 	name string
 	ctx  context.Context
 	base string
+	log  *consoleLog
 }
 
 // newTab opens a tab (with its own sessionStorage) and records its
@@ -315,7 +317,46 @@ func newTab(t *testing.T, browser context.Context, name, base string, log *conso
 			log.add(name, m)
 		}
 	}()
-	return &tab{t: t, name: name, ctx: ctx, base: base}
+	return &tab{t: t, name: name, ctx: ctx, base: base, log: log}
+}
+
+// networkChanged is the text Chromium logs for a request it aborted
+// because the machine's network interfaces changed. Other tests running
+// at the same time (virt/libvirt, the data plane's) create and remove
+// interfaces, and Chromium then aborts whatever it was loading, even
+// from 127.0.0.1.
+const networkChanged = "net::ERR_NETWORK_CHANGED"
+
+// networkChanges counts the requests of this tab Chromium aborted
+// because the network changed.
+func (b *tab) networkChanges() int {
+	n := 0
+	for _, m := range b.log.all() {
+		if m.tab == b.name && strings.Contains(m.msg.Text, networkChanged) {
+			n++
+		}
+	}
+	return n
+}
+
+// open navigates to url and waits (up to timeout) until readyExpr is
+// truthy. When Chromium aborted part of the page's loading because the
+// machine's network changed meanwhile, it loads the page again, up to
+// three times; any other failure fails the test.
+func (b *tab) open(what, url, ready, readyExpr string, timeout time.Duration) {
+	b.t.Helper()
+	for attempt := 1; ; attempt++ {
+		changes := b.networkChanges()
+		b.do(what, chromedp.Navigate(url))
+		err := b.tryWaitJS(readyExpr, timeout)
+		if err == nil {
+			return
+		}
+		if attempt == 3 || b.networkChanges() == changes {
+			b.t.Fatalf("%s: %s: timed out after %s waiting for %s (%s; %v)\npage:\n%s", b.name, what, timeout, ready, readyExpr, err, b.pageText())
+		}
+		b.t.Logf("%s: %s: the network changed while the page loaded (%s); loading it again", b.name, what, networkChanged)
+	}
 }
 
 // do runs actions with a timeout.
@@ -357,14 +398,25 @@ func (b *tab) pageText() string {
 // waitJS waits until a JavaScript expression is truthy.
 func (b *tab) waitJS(what, expr string, timeout time.Duration) {
 	b.t.Helper()
+	if err := b.tryWaitJS(expr, timeout); err != nil {
+		b.t.Fatalf("%s: timed out after %s waiting for %s (%s; %v)\npage:\n%s", b.name, timeout, what, expr, err, b.pageText())
+	}
+}
+
+// tryWaitJS waits until a JavaScript expression is truthy, or returns
+// why it was not within timeout.
+func (b *tab) tryWaitJS(expr string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		ok, err := eval[bool](b, "!!("+expr+")")
 		if err == nil && ok {
-			return
+			return nil
 		}
 		if time.Now().After(deadline) {
-			b.t.Fatalf("%s: timed out after %s waiting for %s (%s; err %v)\npage:\n%s", b.name, timeout, what, expr, err, b.pageText())
+			if err == nil {
+				err = errors.New("still false")
+			}
+			return err
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
