@@ -14,9 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/stratus-cloud/stratus/agent/client"
 	"github.com/stratus-cloud/stratus/agent/console"
-	"github.com/stratus-cloud/stratus/agent/dataplane"
 	"github.com/stratus-cloud/stratus/agent/glance"
 	"github.com/stratus-cloud/stratus/agent/guest"
 	"github.com/stratus-cloud/stratus/agent/identity"
@@ -24,6 +22,8 @@ import (
 	"github.com/stratus-cloud/stratus/agent/neutron"
 	"github.com/stratus-cloud/stratus/agent/nova"
 	s3api "github.com/stratus-cloud/stratus/agent/s3"
+	"github.com/stratus-cloud/stratus/client"
+	"github.com/stratus-cloud/stratus/client/dataplane"
 	"github.com/stratus-cloud/stratus/gossip"
 	"github.com/stratus-cloud/stratus/internal/writeretry"
 	"github.com/stratus-cloud/stratus/rpc"

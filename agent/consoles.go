@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/stratus-cloud/stratus/agent/client"
 	"github.com/stratus-cloud/stratus/agent/console"
 	"github.com/stratus-cloud/stratus/agent/ui"
+	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/gossip"
 	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/virt"

@@ -6,13 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/stratus-cloud/stratus/agent/client"
-	"github.com/stratus-cloud/stratus/agent/dataplane"
+	"github.com/stratus-cloud/stratus/client"
+	"github.com/stratus-cloud/stratus/client/dataplane"
 )
 
 // DataplaneConfig is the client's dataplane block: whether the agent
 // wires this host's networking (Linux bridges, dnsmasq, nftables; see
-// agent/dataplane). Off by default: it needs root, and the fake driver's
+// client/dataplane). Off by default: it needs root, and the fake driver's
 // guests have no taps to wire.
 type DataplaneConfig struct {
 	Enabled bool `hcl:"enabled,optional"`

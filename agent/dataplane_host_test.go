@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stratus-cloud/stratus/agent/dataplane"
+	"github.com/stratus-cloud/stratus/client/dataplane"
 	"github.com/stratus-cloud/stratus/structs"
 )
 

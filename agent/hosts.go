@@ -8,8 +8,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/stratus-cloud/stratus/agent/client"
-	"github.com/stratus-cloud/stratus/agent/imagecache"
+	"github.com/stratus-cloud/stratus/client"
+	"github.com/stratus-cloud/stratus/client/imagecache"
 	"github.com/stratus-cloud/stratus/virt"
 	"github.com/stratus-cloud/stratus/virt/fake"
 	"github.com/stratus-cloud/stratus/virt/libvirt"
@@ -103,7 +103,12 @@ func (a *Agent) startHosts() error {
 		}
 		a.clients = append(a.clients, c)
 		if cache, ok := files.(*imagecache.Cache); ok {
-			a.startImagePrecache(c.HostID, cache, name)
+			p := imagecache.NewPrecacher(a.nodeRPC(), c.HostID, cache, a.logger.Named("precache").With("host", name), a.shutdownCh)
+			a.bgWG.Add(1)
+			go func() {
+				defer a.bgWG.Done()
+				p.Run()
+			}()
 		}
 		if i == 0 {
 			if err := a.startDataplane(c, dir); err != nil {

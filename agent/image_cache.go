@@ -5,8 +5,8 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/stratus-cloud/stratus/agent/client"
-	"github.com/stratus-cloud/stratus/agent/imagecache"
+	"github.com/stratus-cloud/stratus/client"
+	"github.com/stratus-cloud/stratus/client/imagecache"
 	"github.com/stratus-cloud/stratus/structs"
 )
 

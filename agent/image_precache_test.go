@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/stratus-cloud/stratus/client/imagecache"
 	"io"
 	"net/http"
 	"testing"
@@ -80,11 +81,10 @@ func TestAggregateImagePrecache(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	done := make(chan struct{})
-	p := &imagePrecacher{rpc: a.rpc, hostID: a.clients[0].HostID, cache: cache, logger: a.logger.Named("precache"),
-		shutdown: stop, seen: map[precacheKey]uint64{}}
+	p := imagecache.NewPrecacher(a.rpc, a.clients[0].HostID, cache, a.logger.Named("precache"), stop)
 	go func() {
 		defer close(done)
-		p.run()
+		p.Run()
 	}()
 	t.Cleanup(func() {
 		// Shutting the agent down ends the pre-cacher's blocking query.

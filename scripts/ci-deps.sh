@@ -10,7 +10,7 @@
 #     end-to-end tests (e2e/ui) drive, which fail under CI=true without it;
 #   - nftables, dnsmasq-base, busybox, netcat-openbsd and iputils-ping
 #     (scripts/netplane-setup.sh) for the network dataplane's tests
-#     (agent/dataplane), which fail under CI=true without them.
+#     (client/dataplane), which fail under CI=true without them.
 #   - cloud-init and genisoimage (isoinfo), whose readers check the
 #     metadata service's answers and config drives (agent/metadata,
 #     virt/configdrive), which fail under CI=true without them.

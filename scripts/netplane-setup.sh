@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the host tools the network dataplane (agent/dataplane) and its
+# Installs the host tools the network dataplane (client/dataplane) and its
 # tests use, from Debian's packages, as root: iproute2 (bridges, network
 # namespaces), nftables (security groups, NAT), dnsmasq-base (DHCP), and
 # for the tests busybox (udhcpc), netcat-openbsd and iputils-ping.

@@ -5,7 +5,7 @@ import (
 )
 
 // Node authentication. An agent generates a random node secret on first
-// start (agent/client/secret.go) and presents it in the AuthToken of
+// start (client/secret.go) and presents it in the AuthToken of
 // every call about its hosts. Host.Register stores its hash on the host
 // record; from then on every node-facing endpoint (Host.Register,
 // Host.Heartbeat, Alloc.GetHostAllocs, Alloc.GetAllocs,

@@ -1,5 +1,5 @@
-// Package metadata is the metadata service (Nova's nova-api-metadata) and
-// the content of config drives. Each client agent serves, on port 8775 by
+// Package metadata is the metadata service (Nova's nova-api-metadata).
+// Each client agent serves, on port 8775 by
 // default, the OpenStack format (/openstack/<version>/meta_data.json,
 // user_data, vendor_data.json, vendor_data2.json, network_data.json,
 // password) and the EC2 format (/<version>/meta-data/…, user-data) for
@@ -8,8 +8,8 @@
 // An instance sees only its own data: a request is matched by its source
 // address to the fixed IP of a port of an instance on one of the agent's
 // hosts, or, from a metadata proxy, by Nova's X-Instance-ID header signed
-// with the shared secret (HMAC-SHA256). The same tree, built by Files, is
-// what a config drive holds.
+// with the shared secret (HMAC-SHA256). What it answers is built by
+// client/instancedata, the same tree a config drive holds.
 //
 // The package holds no state of its own beyond a short cache, never
 // writes state except the guest's one password post (through the

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stratus-cloud/stratus/client/instancedata"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -31,7 +32,7 @@ func Sign(secret, instanceID string) string {
 // identify finds the instance a request is for: by the proxy's signed
 // headers when a shared secret is configured and they are present, else
 // by the request's source address.
-func (s *Service) identify(r *http.Request) (*InstanceData, error) {
+func (s *Service) identify(r *http.Request) (*instancedata.InstanceData, error) {
 	if s.cfg.SharedSecret != "" && r.Header.Get(headerInstanceID) != "" {
 		return s.identifyProxied(r)
 	}
@@ -45,7 +46,7 @@ func (s *Service) identify(r *http.Request) (*InstanceData, error) {
 // identifyProxied checks Nova's proxy headers: every one present once
 // (400 otherwise), the signature right (403), the instance existing and
 // of the tenant named (404).
-func (s *Service) identifyProxied(r *http.Request) (*InstanceData, error) {
+func (s *Service) identifyProxied(r *http.Request) (*instancedata.InstanceData, error) {
 	ids, sigs, tenants := r.Header.Values(headerInstanceID), r.Header.Values(headerSignature), r.Header.Values(headerTenantID)
 	switch {
 	case len(sigs) == 0:
@@ -78,7 +79,7 @@ func (s *Service) identifyProxied(r *http.Request) (*InstanceData, error) {
 // identifyByAddress finds the instance on one of this agent's hosts that
 // holds addr as a fixed IP; none, or more than one (overlapping tenant
 // networks), is a 404.
-func (s *Service) identifyByAddress(addr string) (*InstanceData, error) {
+func (s *Service) identifyByAddress(addr string) (*instancedata.InstanceData, error) {
 	ids, err := s.instancesAt(addr)
 	if err != nil {
 		return nil, err
@@ -137,7 +138,9 @@ func (s *Service) instancesAt(addr string) ([]string, error) {
 		}
 		for _, p := range out.Ports {
 			for _, ip := range p.FixedIPs {
-				byIP[ip.IPAddress] = appendNew(byIP[ip.IPAddress], p.DeviceID)
+				if p.DeviceID != "" && !slices.Contains(byIP[ip.IPAddress], p.DeviceID) {
+					byIP[ip.IPAddress] = append(byIP[ip.IPAddress], p.DeviceID)
+				}
 			}
 		}
 	}
@@ -149,14 +152,14 @@ func (s *Service) instancesAt(addr string) ([]string, error) {
 
 // data returns an instance's metadata, from the cache while it is
 // fresh. A missing instance is a 404.
-func (s *Service) data(id string) (*InstanceData, error) {
+func (s *Service) data(id string) (*instancedata.InstanceData, error) {
 	s.mu.Lock()
 	c, ok := s.cache[id]
 	s.mu.Unlock()
 	if ok && s.ttl > 0 && time.Since(c.at) < s.ttl {
 		return c.data, nil
 	}
-	d, err := Fetch(s.cfg.Call, id)
+	d, err := instancedata.Fetch(s.cfg.Call, id)
 	if err != nil {
 		if structs.KindOf(err) == structs.KindNotFound {
 			return nil, errNotFound

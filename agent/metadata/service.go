@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/stratus-cloud/stratus/client/instancedata"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -27,7 +28,7 @@ const DefaultCacheTTL = 15 * time.Second
 // Config configures the service.
 type Config struct {
 	// Call reaches the servers. Required.
-	Call CallFunc
+	Call instancedata.CallFunc
 	// HostIDs lists the ids of the hosts this agent runs; a request by
 	// source address is answered only for instances on one of them.
 	// When nil, the hosts are those whose GossipMember is Member.
@@ -60,7 +61,7 @@ type Service struct {
 }
 
 type cached struct {
-	data *InstanceData
+	data *instancedata.InstanceData
 	at   time.Time
 }
 
@@ -148,7 +149,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if p == "/" {
-		writeText(w, strings.Join(append(append([]string(nil), EC2Versions...), "latest"), "\n"), "text/plain")
+		writeText(w, strings.Join(append(append([]string(nil), instancedata.EC2Versions...), "latest"), "\n"), "text/plain")
 		return
 	}
 	d, err := s.identify(r)
@@ -169,20 +170,16 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // isPasswordPath reports whether p is /openstack/<version>/password.
 func isPasswordPath(p string) bool {
 	segs := strings.Split(strings.Trim(p, "/"), "/")
-	return len(segs) == 3 && segs[0] == "openstack" && segs[2] == passwordName
+	return len(segs) == 3 && segs[0] == "openstack" && segs[2] == instancedata.PasswordFile
 }
 
 // answer serves path p of instance d.
-func (s *Service) answer(w http.ResponseWriter, r *http.Request, d *InstanceData, p string) error {
+func (s *Service) answer(w http.ResponseWriter, r *http.Request, d *instancedata.InstanceData, p string) error {
 	segs := strings.Split(strings.Trim(p, "/"), "/")
 	if segs[0] == "openstack" {
 		return s.answerOpenStack(w, r, d, segs[1:])
 	}
-	v, ok := ec2Version(segs[0])
-	if !ok {
-		return errNotFound
-	}
-	out, ok := lookupTree(d.ec2Tree(v), segs[1:])
+	out, ok := d.EC2(segs[0], segs[1:])
 	if !ok {
 		return errNotFound
 	}
@@ -193,27 +190,27 @@ func (s *Service) answer(w http.ResponseWriter, r *http.Request, d *InstanceData
 var errNotFound = errStatus(http.StatusNotFound, "The resource could not be found.")
 
 // answerOpenStack serves /openstack/… of instance d.
-func (s *Service) answerOpenStack(w http.ResponseWriter, r *http.Request, d *InstanceData, segs []string) error {
+func (s *Service) answerOpenStack(w http.ResponseWriter, r *http.Request, d *instancedata.InstanceData, segs []string) error {
 	switch len(segs) {
 	case 0:
-		writeText(w, strings.Join(append(append([]string(nil), OpenStackVersions...), "latest"), "\n"), "text/plain")
+		writeText(w, strings.Join(append(append([]string(nil), instancedata.OpenStackVersions...), "latest"), "\n"), "text/plain")
 		return nil
 	case 1, 2:
 	default:
 		return errNotFound
 	}
-	v, ok := openStackVersion(segs[0])
+	listing, ok := d.OpenStackListing(segs[0])
 	if !ok {
 		return errNotFound
 	}
 	if len(segs) == 1 {
-		writeText(w, strings.Join(d.openStackListing(v), "\n"), "text/plain")
+		writeText(w, strings.Join(listing, "\n"), "text/plain")
 		return nil
 	}
-	if segs[1] == passwordName && atLeast(v, grizzly) {
+	if segs[1] == instancedata.PasswordFile && instancedata.HasPassword(segs[0]) {
 		return s.password(w, r, d)
 	}
-	b, ok, err := d.openStackFile(v, segs[1])
+	b, ok, err := d.OpenStackFile(segs[0], segs[1])
 	if err != nil {
 		return err
 	}
@@ -231,7 +228,7 @@ func (s *Service) answerOpenStack(w http.ResponseWriter, r *http.Request, d *Ins
 // password answers GET (the encrypted password, "" for none) and POST
 // (set it, once) of /openstack/<version>/password, as Nova's
 // password.handle_password.
-func (s *Service) password(w http.ResponseWriter, r *http.Request, d *InstanceData) error {
+func (s *Service) password(w http.ResponseWriter, r *http.Request, d *instancedata.InstanceData) error {
 	// Read fresh, not from the cache: an operator may just have cleared
 	// it through os-server-password.
 	var got structs.SingleInstanceResponse

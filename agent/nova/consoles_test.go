@@ -8,8 +8,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/stratus-cloud/stratus/agent/client"
 	"github.com/stratus-cloud/stratus/agent/console"
+	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/virt"
 	"github.com/stratus-cloud/stratus/virt/fake"
 )

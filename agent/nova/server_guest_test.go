@@ -10,8 +10,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/stratus-cloud/stratus/agent/client"
 	"github.com/stratus-cloud/stratus/agent/guest"
+	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/server"
 	"github.com/stratus-cloud/stratus/virt"
 	"github.com/stratus-cloud/stratus/virt/fake"

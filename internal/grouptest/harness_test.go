@@ -12,7 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/stratus-cloud/stratus/agent/client"
+	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/server"
 	"github.com/stratus-cloud/stratus/spec"
 	"github.com/stratus-cloud/stratus/structs"

@@ -11,7 +11,7 @@ import (
 	golibvirt "github.com/digitalocean/go-libvirt"
 	"github.com/google/uuid"
 
-	"github.com/stratus-cloud/stratus/agent/client"
+	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/server"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/virt/libvirt"

@@ -6,12 +6,12 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/stratus-cloud/stratus/agent/imagecache"
+	"github.com/stratus-cloud/stratus/client/imagecache"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
 // ImageFiles gives the local file of an image's data, downloading it
-// once (agent/imagecache.Cache).
+// once (client/imagecache.Cache).
 type ImageFiles interface {
 	Get(ctx context.Context, img imagecache.Image) (string, error)
 }

@@ -1,4 +1,4 @@
-package metadata
+package instancedata
 
 import (
 	"encoding/json"

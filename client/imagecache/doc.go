@@ -11,4 +11,11 @@
 // named by their SHA-512, so the cache is rebuilt from the directory
 // after a restart; a small index beside them keeps which image ids each
 // file serves and when it was last used.
+//
+// A Precacher follows the servers' image cache requests (Nova's 2.81
+// aggregate image pre-caching) and fetches the images of its host's
+// aggregates ahead of any boot.
+//
+// It must not decide what an instance runs on or talk to a hypervisor:
+// it only keeps files.
 package imagecache

@@ -1,4 +1,4 @@
-package agent
+package imagecache
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/stratus-cloud/stratus/agent/imagecache"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -23,15 +22,20 @@ const precacheWait = 5 * time.Minute
 // precacheRetry is the pause after a failed query.
 const precacheRetry = 5 * time.Second
 
-// imageGetter is what the pre-cacher needs of an image cache.
-type imageGetter interface {
-	Get(ctx context.Context, img imagecache.Image) (string, error)
+// RPC reaches the servers.
+type RPC interface {
+	RPC(method string, args, reply any) error
 }
 
-// imagePrecacher fetches the images of the cache requests of one host's
+// imageGetter is what the pre-cacher needs of an image cache.
+type imageGetter interface {
+	Get(ctx context.Context, img Image) (string, error)
+}
+
+// Precacher fetches the images of the cache requests of one host's
 // aggregates into its image cache.
-type imagePrecacher struct {
-	rpc      rpcCaller
+type Precacher struct {
+	rpc      RPC
 	hostID   func() string // "" until the host is registered
 	cache    imageGetter
 	logger   hclog.Logger
@@ -46,19 +50,14 @@ type precacheKey struct {
 	image     string
 }
 
-// startImagePrecache starts a host's pre-cacher in the background.
-func (a *Agent) startImagePrecache(hostID func() string, cache *imagecache.Cache, host string) {
-	p := &imagePrecacher{rpc: a.nodeRPC(), hostID: hostID, cache: cache, logger: a.logger.Named("precache").With("host", host),
-		shutdown: a.shutdownCh, seen: map[precacheKey]uint64{}}
-	a.bgWG.Add(1)
-	go func() {
-		defer a.bgWG.Done()
-		p.run()
-	}()
+// NewPrecacher builds the pre-cacher of one host: hostID is the host's
+// id ("" until it is registered), shutdown ends Run.
+func NewPrecacher(rpc RPC, hostID func() string, cache *Cache, logger hclog.Logger, shutdown <-chan struct{}) *Precacher {
+	return &Precacher{rpc: rpc, hostID: hostID, cache: cache, logger: logger, shutdown: shutdown, seen: map[precacheKey]uint64{}}
 }
 
-// run follows the requests until shutdown.
-func (p *imagePrecacher) run() {
+// Run follows the requests until shutdown.
+func (p *Precacher) Run() {
 	var index uint64
 	for {
 		select {
@@ -89,7 +88,7 @@ func (p *imagePrecacher) run() {
 }
 
 // pause waits d, false when the agent shuts down first.
-func (p *imagePrecacher) pause(d time.Duration) bool {
+func (p *Precacher) pause(d time.Duration) bool {
 	select {
 	case <-p.shutdown:
 		return false
@@ -100,7 +99,7 @@ func (p *imagePrecacher) pause(d time.Duration) bool {
 
 // handle fetches the images of the requests not yet handled at their
 // index whose aggregate holds this host.
-func (p *imagePrecacher) handle(reqs []*structs.ImageCacheRequest) {
+func (p *Precacher) handle(reqs []*structs.ImageCacheRequest) {
 	aggs := map[int64]*structs.Aggregate{}
 	for _, r := range reqs {
 		k := precacheKey{r.AggregateID, r.ImageID}
@@ -124,7 +123,7 @@ func (p *imagePrecacher) handle(reqs []*structs.ImageCacheRequest) {
 }
 
 // fetch puts one image into the cache.
-func (p *imagePrecacher) fetch(r *structs.ImageCacheRequest) {
+func (p *Precacher) fetch(r *structs.ImageCacheRequest) {
 	var out structs.SingleImageResponse
 	if err := p.rpc.RPC("Image.Get", &structs.ImageSpecificRequest{ImageID: r.ImageID}, &out); err != nil || out.Image == nil {
 		p.logger.Warn("cannot pre-cache image", "image", r.ImageID, "aggregate", r.AggregateID, "error", err)
@@ -145,7 +144,7 @@ func (p *imagePrecacher) fetch(r *structs.ImageCacheRequest) {
 		}
 	}()
 	start := time.Now()
-	if _, err := p.cache.Get(ctx, imagecache.Image{ID: img.ID, HashValue: img.HashValue, Size: img.Size}); err != nil {
+	if _, err := p.cache.Get(ctx, Image{ID: img.ID, HashValue: img.HashValue, Size: img.Size}); err != nil {
 		p.logger.Warn("pre-cache image", "image", img.ID, "aggregate", r.AggregateID, "error", err)
 		return
 	}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/stratus-cloud/stratus/agent/imagecache"
+	"github.com/stratus-cloud/stratus/client/imagecache"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/virt/fake"
 )

@@ -8,7 +8,7 @@ import (
 // nics reads an instance's ports (Net.List by device, in their order)
 // as the NICs its driver wires: the port, its MAC, the Linux bridge of
 // its network (brq + the network id's first 11 characters, Neutron's
-// linuxbridge name, which agent/dataplane wires) and its addresses. A
+// linuxbridge name, which client/dataplane wires) and its addresses. A
 // failure to read them spawns the instance without NICs rather than not
 // at all; the guest gets them back at its next spawn.
 func (r *runner) nics(instanceID string) []virt.NIC {

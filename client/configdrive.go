@@ -3,7 +3,7 @@ package client
 import (
 	"fmt"
 
-	"github.com/stratus-cloud/stratus/agent/metadata"
+	"github.com/stratus-cloud/stratus/client/instancedata"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/virt/configdrive"
 )
@@ -12,7 +12,7 @@ import (
 // tree (read from the servers now) as an ISO 9660 image labelled
 // config-2, staged in the client's data dir.
 func (r *runner) configDrive(inst *structs.Instance) ([]byte, error) {
-	data, err := metadata.FetchFor(r.c.call, inst)
+	data, err := instancedata.FetchFor(r.c.call, inst)
 	if err != nil {
 		return nil, fmt.Errorf("config drive: %w", err)
 	}
