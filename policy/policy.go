@@ -16,6 +16,11 @@ const (
 	// Public routes need no credential at all: health, version
 	// discovery, the one-time bootstrap.
 	Public
+	// Authenticated admits any verified credential, scoped to a project
+	// or not: Keystone's own routes (an unscoped token lists its
+	// projects), an S3 request's signature, a guest found by its address
+	// on the metadata service.
+	Authenticated
 	// Anyone admits any valid project-scoped token (Nova's "@" rules).
 	Anyone
 	// Reader admits the project's readers, members and admins.
@@ -26,7 +31,7 @@ const (
 	Admin
 )
 
-var accessNames = map[Access]string{Unset: "unset (no one)", Public: "public", Anyone: "any token", Reader: "reader", Member: "member", Admin: "admin"}
+var accessNames = map[Access]string{Unset: "unset (no one)", Public: "public", Authenticated: "authenticated", Anyone: "any token", Reader: "reader", Member: "member", Admin: "admin"}
 
 // String names the level as the policy tables in the docs do.
 func (a Access) String() string {
@@ -69,6 +74,9 @@ func (s *Subject) IsReader() bool { return s.IsMember() || s.HasRole("reader") }
 func (a Access) Allows(s *Subject) bool {
 	if a == Public {
 		return true
+	}
+	if a == Authenticated {
+		return s != nil
 	}
 	if s == nil || s.ProjectID == "" {
 		return false
