@@ -6,8 +6,8 @@
 // peer that verifies the name can tell a server from a client. It also
 // signs the user certificates of Nova's os-certificates API.
 //
-// It only builds and parses PEM material in memory: it reads and writes
-// no files, talks to no server and keeps no state. The cloudctl tls
+// It only builds and parses PEM material in memory: it must not read or
+// write files, talk to a server or keep state. The cloudctl tls
 // commands write what it returns; servers keep the cluster CA in
 // replicated state.
 package tlsutil

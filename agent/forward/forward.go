@@ -6,7 +6,8 @@
 // and type the other agent answered.
 //
 // It owns only that transport and the native error body both ends
-// speak; what to forward, and where, is its callers'.
+// speak; what to forward, and where, is its callers'. It must not
+// decide anything about the request it carries, nor hop twice.
 package forward
 
 import (

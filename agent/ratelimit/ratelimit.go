@@ -2,6 +2,9 @@
 // bucket per client credential (a token, an S3 access key) or per client
 // address. The agent's HTTP limits (agent/limits.go) use it to keep one
 // client from starving the others.
+//
+// It must not know HTTP or who a key belongs to: callers choose the keys
+// and answer refusals in their own API's format.
 package ratelimit
 
 import (

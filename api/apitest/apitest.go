@@ -10,7 +10,8 @@
 // blocking queries; it checks only the basics of what it is sent, and it
 // schedules nothing (tests move instances along with UpdateInstance, and
 // finish the operations they start with FinishAction).
-// Tests of the real server's behaviour belong with the server.
+// Tests of the real server's behaviour belong with the server: it must
+// not be the only test of a feature.
 package apitest
 
 import (

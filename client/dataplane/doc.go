@@ -19,4 +19,7 @@
 // Everything runs through the ip, nft and dnsmasq commands, optionally
 // inside a network namespace (Config.Netns), which is how the tests run
 // it without touching the host.
+//
+// It must not touch a device, rule or process it did not create, nor
+// write state other than the leases it reports.
 package dataplane

@@ -1,5 +1,6 @@
 // Command cloudctl is the command-line interface of Stratus: the client of
-// the native HTTP API and the agent itself ("cloudctl agent").
+// the native HTTP API and the agent itself ("cloudctl agent"). It must
+// not hold logic of its own: everything is in package command.
 package main
 
 import (

@@ -7,5 +7,6 @@
 // porcupine, then checks the cluster's invariants.
 //
 // It runs only when STRATUS_ROBUSTNESS=1 (make test-robustness);
-// STRATUS_ROBUSTNESS_DURATION bounds the workload (default 60s).
+// STRATUS_ROBUSTNESS_DURATION bounds the workload (default 60s). It must
+// not leave a process behind, whatever the faults.
 package robustness

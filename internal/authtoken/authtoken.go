@@ -2,7 +2,7 @@
 // tokens with Ed25519. The servers sign (they alone hold the private
 // keys); agents and servers verify with the public keys. It checks
 // signatures and expiry only: revocation is the caller's, against the
-// replicated revocation list. It does no I/O and keeps no state.
+// replicated revocation list. It must not do I/O or keep state.
 package authtoken
 
 import (

@@ -1,7 +1,8 @@
 // Package loadtest drives a Stratus cluster of real `cloudctl agent`
 // processes with many concurrent API clients and reports error rates,
 // latencies, memory and Raft storage growth. scripts/load is its command
-// line; it is a tool that prints figures, not a unit test.
+// line; it is a tool that prints figures, not a unit test, and it must
+// not be imported by production code.
 package loadtest
 
 import (

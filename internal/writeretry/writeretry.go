@@ -4,7 +4,7 @@
 // backoff for a bounded time, so that an election shows as latency.
 // Only writes that are safe to send twice go through it: creates that
 // carry an idempotency key, deletes, task submissions with their own
-// ids. It knows no endpoint and no API format.
+// ids. It must not know an endpoint or an API format.
 package writeretry
 
 import (

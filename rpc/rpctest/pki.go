@@ -1,6 +1,7 @@
 // Package rpctest provides test helpers for code that speaks Stratus RPC
 // over TLS: a throw-away certificate authority that issues server and
-// client certificates as PEM files. It is imported only by tests.
+// client certificates as PEM files. It must not be imported outside
+// tests.
 package rpctest
 
 import (

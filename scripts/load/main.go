@@ -5,7 +5,8 @@
 //
 //	go run ./scripts/load -duration 30m
 //
-// See website/robustness.md ("Load").
+// See website/robustness.md ("Load"). It must not run as part of make test:
+// its thirty minutes are for an operator who asks.
 package main
 
 import (
