@@ -115,17 +115,15 @@ func (e *MethodNotAllowedError) AllowHeader() string { return strings.Join(e.All
 // /os-hypervisors/statistics is gone at 2.88, not a hypervisor named
 // "statistics"). HEAD falls back to GET.
 func (t *Table[H]) Match(req Request) (*Match[H], error) {
-	if m, err := t.match(req, req.Method); err == nil || req.Method != "HEAD" {
-		return m, err
-	} else if m, gerr := t.match(req, "GET"); gerr == nil {
-		return m, nil
-	} else {
-		var na *MethodNotAllowedError
-		if errors.As(err, &na) {
-			return nil, err
+	if req.Method == "HEAD" {
+		// A HEAD route of its own wins; otherwise HEAD is GET in every
+		// respect, its 404s and 405s included.
+		if m, err := t.match(req, "HEAD"); err == nil {
+			return m, nil
 		}
-		return nil, gerr
+		return t.match(req, "GET")
 	}
+	return t.match(req, req.Method)
 }
 
 func (t *Table[H]) match(req Request, method string) (*Match[H], error) {

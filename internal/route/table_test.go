@@ -89,6 +89,10 @@ func TestMatchHonoursMicroversions(t *testing.T) {
 	if _, _, err := match(t, tb, "GET", "/os-hypervisors/statistics", 88); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("2.88 statistics: %v", err)
 	}
+	// HEAD is GET: gone at 2.88 too, not a 405.
+	if _, _, err := match(t, tb, "HEAD", "/os-hypervisors/statistics", 88); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("2.88 HEAD statistics: %v", err)
+	}
 	if got, _, _ := match(t, tb, "GET", "/os-hypervisors/h1", 88); got != "show" {
 		t.Fatalf("2.88 show = %q", got)
 	}
