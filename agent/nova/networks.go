@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -28,27 +29,27 @@ const (
 // proxyMax is the last microversion of Nova's network proxy APIs.
 const proxyMax = 35
 
-func (a *API) networkRoutes() []routeSpec {
-	return []routeSpec{
-		{pattern: "GET /servers/{id}/os-interface", access: reader, policy: interfaceRule + ":list", handle: a.interfaceList},
-		{pattern: "POST /servers/{id}/os-interface", access: member, policy: interfaceRule + ":create", handle: a.interfaceAttach},
-		{pattern: "GET /servers/{id}/os-interface/{port}", access: reader, policy: interfaceRule + ":show", handle: a.interfaceShow},
-		{pattern: "DELETE /servers/{id}/os-interface/{port}", access: member, policy: interfaceRule + ":delete", handle: a.interfaceDetach},
+func (a *API) networkRoutes() []route.Route[handler] {
+	return []route.Route[handler]{
+		{Pattern: "GET /servers/{id}/os-interface", Access: reader, Policy: interfaceRule + ":list", Handle: a.interfaceList},
+		{Pattern: "POST /servers/{id}/os-interface", Access: member, Policy: interfaceRule + ":create", Handle: a.interfaceAttach},
+		{Pattern: "GET /servers/{id}/os-interface/{port}", Access: reader, Policy: interfaceRule + ":show", Handle: a.interfaceShow},
+		{Pattern: "DELETE /servers/{id}/os-interface/{port}", Access: member, Policy: interfaceRule + ":delete", Handle: a.interfaceDetach},
 
-		{pattern: "GET /os-floating-ips", maxV: proxyMax, access: reader, policy: floatingRule + ":list", handle: a.floatingList},
-		{pattern: "POST /os-floating-ips", maxV: proxyMax, access: member, policy: floatingRule + ":create", handle: a.floatingCreate},
-		{pattern: "GET /os-floating-ips/{fip}", maxV: proxyMax, access: reader, policy: floatingRule + ":show", handle: a.floatingShow},
-		{pattern: "DELETE /os-floating-ips/{fip}", maxV: proxyMax, access: member, policy: floatingRule + ":delete", handle: a.floatingDelete},
-		{pattern: "GET /os-floating-ip-pools", maxV: proxyMax, access: reader, policy: poolRule + ":list", handle: a.poolList},
+		{Pattern: "GET /os-floating-ips", MaxVersion: proxyMax, Access: reader, Policy: floatingRule + ":list", Handle: a.floatingList},
+		{Pattern: "POST /os-floating-ips", MaxVersion: proxyMax, Access: member, Policy: floatingRule + ":create", Handle: a.floatingCreate},
+		{Pattern: "GET /os-floating-ips/{fip}", MaxVersion: proxyMax, Access: reader, Policy: floatingRule + ":show", Handle: a.floatingShow},
+		{Pattern: "DELETE /os-floating-ips/{fip}", MaxVersion: proxyMax, Access: member, Policy: floatingRule + ":delete", Handle: a.floatingDelete},
+		{Pattern: "GET /os-floating-ip-pools", MaxVersion: proxyMax, Access: reader, Policy: poolRule + ":list", Handle: a.poolList},
 
-		{pattern: "GET /os-security-groups", maxV: proxyMax, access: reader, policy: groupRule + ":get", handle: a.groupList},
-		{pattern: "POST /os-security-groups", maxV: proxyMax, access: member, policy: groupRule + ":create", handle: a.groupCreate},
-		{pattern: "GET /os-security-groups/{sg}", maxV: proxyMax, access: reader, policy: groupRule + ":show", handle: a.groupShow},
-		{pattern: "PUT /os-security-groups/{sg}", maxV: proxyMax, access: member, policy: groupRule + ":update", handle: a.groupUpdate},
-		{pattern: "DELETE /os-security-groups/{sg}", maxV: proxyMax, access: member, policy: groupRule + ":delete", handle: a.groupDelete},
-		{pattern: "POST /os-security-group-rules", maxV: proxyMax, access: member, policy: groupRule + ":rule:create", handle: a.ruleCreate},
-		{pattern: "DELETE /os-security-group-rules/{rule}", maxV: proxyMax, access: member, policy: groupRule + ":rule:delete", handle: a.ruleDelete},
-		{pattern: "GET /servers/{id}/os-security-groups", maxV: proxyMax, access: reader, policy: groupRule + ":list", handle: a.serverGroupsList},
+		{Pattern: "GET /os-security-groups", MaxVersion: proxyMax, Access: reader, Policy: groupRule + ":get", Handle: a.groupList},
+		{Pattern: "POST /os-security-groups", MaxVersion: proxyMax, Access: member, Policy: groupRule + ":create", Handle: a.groupCreate},
+		{Pattern: "GET /os-security-groups/{sg}", MaxVersion: proxyMax, Access: reader, Policy: groupRule + ":show", Handle: a.groupShow},
+		{Pattern: "PUT /os-security-groups/{sg}", MaxVersion: proxyMax, Access: member, Policy: groupRule + ":update", Handle: a.groupUpdate},
+		{Pattern: "DELETE /os-security-groups/{sg}", MaxVersion: proxyMax, Access: member, Policy: groupRule + ":delete", Handle: a.groupDelete},
+		{Pattern: "POST /os-security-group-rules", MaxVersion: proxyMax, Access: member, Policy: groupRule + ":rule:create", Handle: a.ruleCreate},
+		{Pattern: "DELETE /os-security-group-rules/{rule}", MaxVersion: proxyMax, Access: member, Policy: groupRule + ":rule:delete", Handle: a.ruleDelete},
+		{Pattern: "GET /servers/{id}/os-security-groups", MaxVersion: proxyMax, Access: reader, Policy: groupRule + ":list", Handle: a.serverGroupsList},
 	}
 }
 

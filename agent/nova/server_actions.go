@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/internal/writeretry"
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -11,9 +12,9 @@ import (
 // serverActionRoutes are the routes of server actions and of what they
 // leave behind: instance actions (os-instance-actions) and migrations
 // (os-migrations, /servers/{id}/migrations).
-func (a *API) serverActionRoutes() []routeSpec {
-	routes := []routeSpec{
-		{pattern: "POST /servers/{id}/action", access: reader, policy: serverRule + "action", handle: a.serverAction},
+func (a *API) serverActionRoutes() []route.Route[handler] {
+	routes := []route.Route[handler]{
+		{Pattern: "POST /servers/{id}/action", Access: reader, Policy: serverRule + "action", Handle: a.serverAction},
 	}
 	routes = append(routes, a.instanceActionRoutes()...)
 	return append(routes, a.migrationRoutes()...)
