@@ -79,7 +79,7 @@ func init() {
 		"unshelve":       {rule: shelveRule + "unshelve", schema: unshelveSchema, check: checkUnshelve, do: actUnshelve},
 		"forceDelete":    {rule: deferredRule + "force", do: actForceDelete},
 		"restore":        {rule: deferredRule + "restore", do: taskAction("restore", structs.OpRestore)},
-		// Networking (networks.go).
+		// Networking (floating_ips.go, security_groups.go).
 		"addFloatingIp": {rule: floatingRule + ":add", schema: func(int) *schema { return addFloatingSchema },
 			do: untilVersion(43, actAddFloatingIP)},
 		"removeFloatingIp": {rule: floatingRule + ":remove", schema: func(int) *schema { return removeFloatingSchema },
@@ -351,4 +351,15 @@ func actForceDelete(q *request, inst *structs.Instance, _ any) (*reply, error) {
 		return nil, err
 	}
 	return acceptedReply(nil)
+}
+
+// untilVersion limits an action to microversions up to last; later ones
+// answer 404 as Nova's removed actions do.
+func untilVersion(last int, do func(*request, *structs.Instance, any) (*reply, error)) func(*request, *structs.Instance, any) (*reply, error) {
+	return func(q *request, inst *structs.Instance, arg any) (*reply, error) {
+		if q.mv > last {
+			return nil, notFound(msgNotFound)
+		}
+		return do(q, inst, arg)
+	}
 }
