@@ -5,21 +5,22 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
 const aggregateRule = "os_compute_api:os-aggregates:"
 
-func (a *API) aggregateRoutes() []routeSpec {
-	return []routeSpec{
-		{pattern: "GET /os-aggregates", access: admin, policy: aggregateRule + "index", handle: a.aggregateList},
-		{pattern: "POST /os-aggregates", access: admin, policy: aggregateRule + "create", handle: a.aggregateCreate},
-		{pattern: "GET /os-aggregates/{id}", access: admin, policy: aggregateRule + "show", handle: a.aggregateShow},
-		{pattern: "PUT /os-aggregates/{id}", access: admin, policy: aggregateRule + "update", handle: a.aggregateUpdate},
-		{pattern: "DELETE /os-aggregates/{id}", access: admin, policy: aggregateRule + "delete", handle: a.aggregateDelete},
+func (a *API) aggregateRoutes() []route.Route[handler] {
+	return []route.Route[handler]{
+		{Pattern: "GET /os-aggregates", Access: admin, Policy: aggregateRule + "index", Handle: a.aggregateList},
+		{Pattern: "POST /os-aggregates", Access: admin, Policy: aggregateRule + "create", Handle: a.aggregateCreate},
+		{Pattern: "GET /os-aggregates/{id}", Access: admin, Policy: aggregateRule + "show", Handle: a.aggregateShow},
+		{Pattern: "PUT /os-aggregates/{id}", Access: admin, Policy: aggregateRule + "update", Handle: a.aggregateUpdate},
+		{Pattern: "DELETE /os-aggregates/{id}", Access: admin, Policy: aggregateRule + "delete", Handle: a.aggregateDelete},
 		// Each action has its own rule, checked once the body names it.
-		{pattern: "POST /os-aggregates/{id}/action", access: anyone, policy: aggregateRule + "add_host", handle: a.aggregateAction},
-		{pattern: "POST /os-aggregates/{id}/images", minV: 81, access: admin, policy: "compute:aggregates:images", handle: a.aggregateImages},
+		{Pattern: "POST /os-aggregates/{id}/action", Access: anyone, Policy: aggregateRule + "add_host", Handle: a.aggregateAction},
+		{Pattern: "POST /os-aggregates/{id}/images", MinVersion: 81, Access: admin, Policy: "compute:aggregates:images", Handle: a.aggregateImages},
 	}
 }
 

@@ -131,6 +131,16 @@ func TestRoutingErrors(t *testing.T) {
 		fault(t, 405, "badMethod", "not allowed")
 	h.req("GET", "/compute/v2.1/os-hypervisors/statistics", adminTok, "2.88", nil).fault(t, 404, "itemNotFound", "could not be found")
 	h.req("GET", "/compute/v2.1/os-hypervisors/statistics", adminTok, "2.87", nil).expect(t, 200)
+	// HEAD is GET, without a body; what GET lacks at a version HEAD lacks too.
+	if r := h.req("HEAD", "/compute/v2.1/flavors", memberTok, "", nil).expect(t, 200); len(r.raw) != 0 {
+		t.Fatalf("HEAD answered a body: %s", r.raw)
+	}
+	h.req("HEAD", "/compute/v2.1/os-hypervisors/statistics", adminTok, "2.88", nil).expect(t, 404)
+	if r := h.req("HEAD", "/compute/v2.1/os-keypairs/k/x", memberTok, "", nil); r.status != 404 {
+		t.Fatalf("HEAD on no route: %d", r.status)
+	}
+	// Authentication comes before routing: no token, no 404 either.
+	h.req("GET", "/compute/v2.1/nothing-here", "", "", nil).fault(t, 401, "unauthorized", "requires authentication")
 	h.req("GET", "/compute/v2.1/extensions", memberTok, "", nil).expect(t, 200)
 	h.req("GET", "/compute/v2.1/extensions/os-agents", memberTok, "", nil).fault(t, 404, "itemNotFound", "Unable to find extension")
 }

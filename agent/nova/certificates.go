@@ -3,6 +3,7 @@ package nova
 import (
 	"net/http"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -12,10 +13,10 @@ const certificateRule = "os_compute_api:os-certificates:"
 // answers from the cluster's certificate authority. Upstream Nova removed
 // it in Pike without a microversion bound; Stratus serves it at every
 // microversion for the clients that still use it.
-func (a *API) certificateRoutes() []routeSpec {
-	return []routeSpec{
-		{pattern: "POST /os-certificates", access: anyone, policy: certificateRule + "create", handle: a.certificateCreate},
-		{pattern: "GET /os-certificates/{id}", access: anyone, policy: certificateRule + "show", handle: a.certificateShow},
+func (a *API) certificateRoutes() []route.Route[handler] {
+	return []route.Route[handler]{
+		{Pattern: "POST /os-certificates", Access: anyone, Policy: certificateRule + "create", Handle: a.certificateCreate},
+		{Pattern: "GET /os-certificates/{id}", Access: anyone, Policy: certificateRule + "show", Handle: a.certificateShow},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/stratus-cloud/stratus/agent/console"
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -33,10 +34,10 @@ const (
 
 // consoleRoutes are remote consoles (2.6+) and the admin's look-up of a
 // console token.
-func (a *API) consoleRoutes() []routeSpec {
-	return []routeSpec{
-		{pattern: "POST /servers/{id}/remote-consoles", minV: 6, access: reader, policy: remoteConsolesRule, handle: a.remoteConsoleCreate},
-		{pattern: "GET /os-console-auth-tokens/{token}", access: admin, policy: consoleTokensRule, handle: a.consoleTokenShow},
+func (a *API) consoleRoutes() []route.Route[handler] {
+	return []route.Route[handler]{
+		{Pattern: "POST /servers/{id}/remote-consoles", MinVersion: 6, Access: reader, Policy: remoteConsolesRule, Handle: a.remoteConsoleCreate},
+		{Pattern: "GET /os-console-auth-tokens/{token}", Access: admin, Policy: consoleTokensRule, Handle: a.consoleTokenShow},
 	}
 }
 

@@ -3,6 +3,8 @@ package nova
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/stratus-cloud/stratus/structs"
 )
 
 // TestCreatedServerBodyEncodesAsMap checks that POST /servers's answer,
@@ -37,28 +39,25 @@ func (r *recordRPC) RPC(_ string, args, _ any) error {
 	return nil
 }
 
-// TestCallPassesToken checks that call sets the caller's token on a
-// request's AuthToken, embedded or not, every time (the field's index is
-// cached after the first), and leaves requests without one alone.
+// TestCallPassesToken checks that call sets the caller's token on every
+// request that carries a credential (structs.Credentialed: queries,
+// writes, streams), every time, and leaves other arguments alone.
 func TestCallPassesToken(t *testing.T) {
-	type embedded struct{ AuthToken string }
-	type outer struct {
-		Name string
-		embedded
-	}
-	type plain struct{ AuthToken string }
-	type notString struct{ AuthToken int }
+	type plain struct{ Name string }
 	rec := &recordRPC{}
 	q := &request{api: &API{rpc: rec}, authToken: "tok"}
 	for range 2 {
-		o, p, n := &outer{}, &plain{}, &notString{AuthToken: 7}
-		for _, args := range []any{o, p, n} {
+		query, write, stream, p := &structs.InstanceListRequest{}, &structs.InstanceCreateRequest{}, &structs.BlobGetRequest{}, &plain{Name: "n"}
+		for _, args := range []any{query, write, stream, p} {
 			if err := q.call("X.Y", args, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if o.AuthToken != "tok" || p.AuthToken != "tok" || n.AuthToken != 7 {
-			t.Fatalf("tokens: embedded %q, plain %q, int %d", o.AuthToken, p.AuthToken, n.AuthToken)
+		if query.AuthToken != "tok" || write.AuthToken != "tok" || stream.AuthToken != "tok" || p.Name != "n" {
+			t.Fatalf("tokens: query %q, write %q, stream %q, plain %+v", query.AuthToken, write.AuthToken, stream.AuthToken, p)
 		}
+	}
+	if len(rec.args) != 8 {
+		t.Fatalf("%d calls reached the servers, want 8", len(rec.args))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/stratus-cloud/stratus/agent/console"
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/virt"
 )
 
@@ -22,9 +23,9 @@ type Diagnoser interface {
 
 // diagnosticsRoutes are GET /servers/{id}/diagnostics, admin-only by
 // default as in Nova.
-func (a *API) diagnosticsRoutes() []routeSpec {
-	return []routeSpec{
-		{pattern: "GET /servers/{id}/diagnostics", access: admin, policy: diagnosticsRule, handle: a.serverDiagnostics},
+func (a *API) diagnosticsRoutes() []route.Route[handler] {
+	return []route.Route[handler]{
+		{Pattern: "GET /servers/{id}/diagnostics", Access: admin, Policy: diagnosticsRule, Handle: a.serverDiagnostics},
 	}
 }
 

@@ -10,7 +10,13 @@
 // A request goes through the same steps for every resource: a request id,
 // microversion negotiation (X-OpenStack-Nova-API-Version or
 // OpenStack-API-Version: compute X.Y), Keystone token verification,
-// routing through a declarative table (method, path, microversion range,
-// policy), Nova's default policy, and Nova's fault bodies for errors.
-// Each resource lives in its own file with its routes and views.
+// routing through the shared kit internal/route (each resource declares
+// route.Route values: method, path, microversion range, access, policy
+// rule), Nova's default policy, and Nova's fault bodies for errors (the
+// kit's error-kind statuses). Each resource lives in its own file with
+// its routes and views.
+//
+// It must not keep a matcher, a status table or a way of passing the
+// caller's token of its own: those are internal/route's, shared with the
+// other APIs, and every RPC goes out as the caller (route.AsCaller).
 package nova

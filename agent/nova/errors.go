@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -70,8 +71,14 @@ var faultNames = map[int]string{
 	http.StatusServiceUnavailable:    "serviceUnavailable",
 }
 
-// statusOf maps an error to the status Nova would answer: a fault keeps
-// its own, an RPC error's kind picks one.
+// statuses are the HTTP statuses of the servers' error kinds: Nova's
+// are the kit's defaults (a quota reached is a 403).
+var statuses = route.Default
+
+// statusOf is the status and message Nova answers an error with: a fault
+// keeps its own; a body over its limit is a 413; an RPC error's kind picks
+// the status and shows its message; anything else is a 500 whose text,
+// perhaps internal, stays in the log.
 func statusOf(err error) (int, string) {
 	var f *fault
 	if errors.As(err, &f) {
@@ -81,20 +88,11 @@ func statusOf(err error) (int, string) {
 	if errors.As(err, &tooBig) {
 		return http.StatusRequestEntityTooLarge, "Request is too large."
 	}
-	msg := structs.Message(err)
-	switch structs.KindOf(err) {
-	case structs.KindInvalid:
-		return http.StatusBadRequest, msg
-	case structs.KindNotFound:
-		return http.StatusNotFound, msg
-	case structs.KindConflict:
-		return http.StatusConflict, msg
-	case structs.KindPermission, structs.KindQuotaReached:
-		return http.StatusForbidden, msg
-	case structs.KindNoLeader, structs.KindUnavailable:
-		return http.StatusServiceUnavailable, msg
+	status, known := statuses.Of(err)
+	if !known {
+		return http.StatusInternalServerError, msgUnexpected
 	}
-	return http.StatusInternalServerError, msgUnexpected
+	return status, structs.Message(err)
 }
 
 // faultBody is Nova's error body: {"<name>": {"code": N, "message": "…"}}.

@@ -5,17 +5,18 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-func (a *API) extraSpecRoutes() []routeSpec {
+func (a *API) extraSpecRoutes() []route.Route[handler] {
 	const rule = "os_compute_api:os-flavor-extra-specs:"
-	return []routeSpec{
-		{pattern: "GET /flavors/{id}/os-extra_specs", access: reader, policy: rule + "index", handle: a.extraSpecList},
-		{pattern: "POST /flavors/{id}/os-extra_specs", access: admin, policy: rule + "create", handle: a.extraSpecCreate},
-		{pattern: "GET /flavors/{id}/os-extra_specs/{key}", access: reader, policy: rule + "show", handle: a.extraSpecShow},
-		{pattern: "PUT /flavors/{id}/os-extra_specs/{key}", access: admin, policy: rule + "update", handle: a.extraSpecUpdate},
-		{pattern: "DELETE /flavors/{id}/os-extra_specs/{key}", access: admin, policy: rule + "delete", handle: a.extraSpecDelete},
+	return []route.Route[handler]{
+		{Pattern: "GET /flavors/{id}/os-extra_specs", Access: reader, Policy: rule + "index", Handle: a.extraSpecList},
+		{Pattern: "POST /flavors/{id}/os-extra_specs", Access: admin, Policy: rule + "create", Handle: a.extraSpecCreate},
+		{Pattern: "GET /flavors/{id}/os-extra_specs/{key}", Access: reader, Policy: rule + "show", Handle: a.extraSpecShow},
+		{Pattern: "PUT /flavors/{id}/os-extra_specs/{key}", Access: admin, Policy: rule + "update", Handle: a.extraSpecUpdate},
+		{Pattern: "DELETE /flavors/{id}/os-extra_specs/{key}", Access: admin, Policy: rule + "delete", Handle: a.extraSpecDelete},
 	}
 }
 

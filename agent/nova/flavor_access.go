@@ -3,6 +3,7 @@ package nova
 import (
 	"net/http"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -10,10 +11,10 @@ import (
 
 const flavorAccessRule = "os_compute_api:os-flavor-access"
 
-func (a *API) flavorAccessRoutes() []routeSpec {
-	return []routeSpec{
-		{pattern: "GET /flavors/{id}/os-flavor-access", access: admin, policy: flavorAccessRule, handle: a.flavorAccessList},
-		{pattern: "POST /flavors/{id}/action", access: admin, policy: flavorAccessRule + ":add_tenant_access", handle: a.flavorAction},
+func (a *API) flavorAccessRoutes() []route.Route[handler] {
+	return []route.Route[handler]{
+		{Pattern: "GET /flavors/{id}/os-flavor-access", Access: admin, Policy: flavorAccessRule, Handle: a.flavorAccessList},
+		{Pattern: "POST /flavors/{id}/action", Access: admin, Policy: flavorAccessRule + ":add_tenant_access", Handle: a.flavorAction},
 	}
 }
 

@@ -9,17 +9,18 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-func (a *API) flavorRoutes() []routeSpec {
-	routes := []routeSpec{
-		{pattern: "GET /flavors", access: anyone, policy: "os_compute_api:flavors:index", handle: a.flavorList},
-		{pattern: "GET /flavors/detail", access: anyone, policy: "os_compute_api:flavors:detail", handle: a.flavorDetail},
-		{pattern: "GET /flavors/{id}", access: anyone, policy: "os_compute_api:flavors:show", handle: a.flavorShow},
-		{pattern: "POST /flavors", access: admin, policy: "os_compute_api:os-flavor-manage:create", handle: a.flavorCreate},
-		{pattern: "PUT /flavors/{id}", minV: 55, access: admin, policy: "os_compute_api:os-flavor-manage:update", handle: a.flavorUpdate},
-		{pattern: "DELETE /flavors/{id}", access: admin, policy: "os_compute_api:os-flavor-manage:delete", handle: a.flavorDelete},
+func (a *API) flavorRoutes() []route.Route[handler] {
+	routes := []route.Route[handler]{
+		{Pattern: "GET /flavors", Access: anyone, Policy: "os_compute_api:flavors:index", Handle: a.flavorList},
+		{Pattern: "GET /flavors/detail", Access: anyone, Policy: "os_compute_api:flavors:detail", Handle: a.flavorDetail},
+		{Pattern: "GET /flavors/{id}", Access: anyone, Policy: "os_compute_api:flavors:show", Handle: a.flavorShow},
+		{Pattern: "POST /flavors", Access: admin, Policy: "os_compute_api:os-flavor-manage:create", Handle: a.flavorCreate},
+		{Pattern: "PUT /flavors/{id}", MinVersion: 55, Access: admin, Policy: "os_compute_api:os-flavor-manage:update", Handle: a.flavorUpdate},
+		{Pattern: "DELETE /flavors/{id}", Access: admin, Policy: "os_compute_api:os-flavor-manage:delete", Handle: a.flavorDelete},
 	}
 	return append(routes, a.flavorAccessRoutes()...)
 }

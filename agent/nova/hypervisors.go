@@ -8,20 +8,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
 const hypervisorRule = "os_compute_api:os-hypervisors:"
 
-func (a *API) hypervisorRoutes() []routeSpec {
-	return []routeSpec{
-		{pattern: "GET /os-hypervisors", access: admin, policy: hypervisorRule + "list", handle: a.hypervisorList},
-		{pattern: "GET /os-hypervisors/detail", access: admin, policy: hypervisorRule + "list-detail", handle: a.hypervisorDetail},
-		{pattern: "GET /os-hypervisors/statistics", maxV: 87, access: admin, policy: hypervisorRule + "statistics", handle: a.hypervisorStatistics},
-		{pattern: "GET /os-hypervisors/{id}", access: admin, policy: hypervisorRule + "show", handle: a.hypervisorShow},
-		{pattern: "GET /os-hypervisors/{id}/uptime", maxV: 87, access: admin, policy: hypervisorRule + "uptime", handle: a.hypervisorUptime},
-		{pattern: "GET /os-hypervisors/{pattern}/search", maxV: 52, access: admin, policy: hypervisorRule + "search", handle: a.hypervisorSearch},
-		{pattern: "GET /os-hypervisors/{pattern}/servers", maxV: 52, access: admin, policy: hypervisorRule + "servers", handle: a.hypervisorServers},
+func (a *API) hypervisorRoutes() []route.Route[handler] {
+	return []route.Route[handler]{
+		{Pattern: "GET /os-hypervisors", Access: admin, Policy: hypervisorRule + "list", Handle: a.hypervisorList},
+		{Pattern: "GET /os-hypervisors/detail", Access: admin, Policy: hypervisorRule + "list-detail", Handle: a.hypervisorDetail},
+		{Pattern: "GET /os-hypervisors/statistics", MaxVersion: 87, Access: admin, Policy: hypervisorRule + "statistics", Handle: a.hypervisorStatistics},
+		{Pattern: "GET /os-hypervisors/{id}", Access: admin, Policy: hypervisorRule + "show", Handle: a.hypervisorShow},
+		{Pattern: "GET /os-hypervisors/{id}/uptime", MaxVersion: 87, Access: admin, Policy: hypervisorRule + "uptime", Handle: a.hypervisorUptime},
+		{Pattern: "GET /os-hypervisors/{pattern}/search", MaxVersion: 52, Access: admin, Policy: hypervisorRule + "search", Handle: a.hypervisorSearch},
+		{Pattern: "GET /os-hypervisors/{pattern}/servers", MaxVersion: 52, Access: admin, Policy: hypervisorRule + "servers", Handle: a.hypervisorServers},
 	}
 }
 

@@ -6,25 +6,26 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
 // Nova's image proxy (deprecated): images until 2.35, their metadata
 // until 2.38, read from and written to the image records with Glance's
 // visibility rules, in Nova's shapes.
-func (a *API) imageRoutes() []routeSpec {
+func (a *API) imageRoutes() []route.Route[handler] {
 	const rule = "os_compute_api:image-metadata:"
-	return []routeSpec{
-		{pattern: "GET /images", maxV: 35, access: anyone, policy: "os_compute_api:images:index", handle: a.imageList},
-		{pattern: "GET /images/detail", maxV: 35, access: anyone, policy: "os_compute_api:images:detail", handle: a.imageDetail},
-		{pattern: "GET /images/{id}", maxV: 35, access: anyone, policy: "os_compute_api:images:show", handle: a.imageShow},
-		{pattern: "DELETE /images/{id}", maxV: 35, access: member, policy: "os_compute_api:images:delete", handle: a.imageDelete},
-		{pattern: "GET /images/{id}/metadata", maxV: 38, access: anyone, policy: rule + "index", handle: a.imageMetadataList},
-		{pattern: "POST /images/{id}/metadata", maxV: 38, access: member, policy: rule + "create", handle: a.imageMetadataMerge},
-		{pattern: "PUT /images/{id}/metadata", maxV: 38, access: member, policy: rule + "update_all", handle: a.imageMetadataReplace},
-		{pattern: "GET /images/{id}/metadata/{key}", maxV: 38, access: anyone, policy: rule + "show", handle: a.imageMetadataShow},
-		{pattern: "PUT /images/{id}/metadata/{key}", maxV: 38, access: member, policy: rule + "update", handle: a.imageMetadataSet},
-		{pattern: "DELETE /images/{id}/metadata/{key}", maxV: 38, access: member, policy: rule + "delete", handle: a.imageMetadataDelete},
+	return []route.Route[handler]{
+		{Pattern: "GET /images", MaxVersion: 35, Access: anyone, Policy: "os_compute_api:images:index", Handle: a.imageList},
+		{Pattern: "GET /images/detail", MaxVersion: 35, Access: anyone, Policy: "os_compute_api:images:detail", Handle: a.imageDetail},
+		{Pattern: "GET /images/{id}", MaxVersion: 35, Access: anyone, Policy: "os_compute_api:images:show", Handle: a.imageShow},
+		{Pattern: "DELETE /images/{id}", MaxVersion: 35, Access: member, Policy: "os_compute_api:images:delete", Handle: a.imageDelete},
+		{Pattern: "GET /images/{id}/metadata", MaxVersion: 38, Access: anyone, Policy: rule + "index", Handle: a.imageMetadataList},
+		{Pattern: "POST /images/{id}/metadata", MaxVersion: 38, Access: member, Policy: rule + "create", Handle: a.imageMetadataMerge},
+		{Pattern: "PUT /images/{id}/metadata", MaxVersion: 38, Access: member, Policy: rule + "update_all", Handle: a.imageMetadataReplace},
+		{Pattern: "GET /images/{id}/metadata/{key}", MaxVersion: 38, Access: anyone, Policy: rule + "show", Handle: a.imageMetadataShow},
+		{Pattern: "PUT /images/{id}/metadata/{key}", MaxVersion: 38, Access: member, Policy: rule + "update", Handle: a.imageMetadataSet},
+		{Pattern: "DELETE /images/{id}/metadata/{key}", MaxVersion: 38, Access: member, Policy: rule + "delete", Handle: a.imageMetadataDelete},
 	}
 }
 

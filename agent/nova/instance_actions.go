@@ -4,15 +4,16 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
 const instanceActionsRule = "os_compute_api:os-instance-actions:"
 
-func (a *API) instanceActionRoutes() []routeSpec {
-	return []routeSpec{
-		{pattern: "GET /servers/{id}/os-instance-actions", access: reader, policy: instanceActionsRule + "list", handle: a.instanceActionList},
-		{pattern: "GET /servers/{id}/os-instance-actions/{request_id}", access: reader, policy: instanceActionsRule + "show", handle: a.instanceActionShow},
+func (a *API) instanceActionRoutes() []route.Route[handler] {
+	return []route.Route[handler]{
+		{Pattern: "GET /servers/{id}/os-instance-actions", Access: reader, Policy: instanceActionsRule + "list", Handle: a.instanceActionList},
+		{Pattern: "GET /servers/{id}/os-instance-actions/{request_id}", Access: reader, Policy: instanceActionsRule + "show", Handle: a.instanceActionShow},
 	}
 }
 

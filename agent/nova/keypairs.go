@@ -4,17 +4,18 @@ import (
 	"net/http"
 	"regexp"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
 const keypairRule = "os_compute_api:os-keypairs:"
 
-func (a *API) keypairRoutes() []routeSpec {
-	return []routeSpec{
-		{pattern: "GET /os-keypairs", access: anyone, policy: keypairRule + "index", handle: a.keypairList},
-		{pattern: "POST /os-keypairs", access: anyone, policy: keypairRule + "create", handle: a.keypairCreate},
-		{pattern: "GET /os-keypairs/{name}", access: anyone, policy: keypairRule + "show", handle: a.keypairShow},
-		{pattern: "DELETE /os-keypairs/{name}", access: anyone, policy: keypairRule + "delete", handle: a.keypairDelete},
+func (a *API) keypairRoutes() []route.Route[handler] {
+	return []route.Route[handler]{
+		{Pattern: "GET /os-keypairs", Access: anyone, Policy: keypairRule + "index", Handle: a.keypairList},
+		{Pattern: "POST /os-keypairs", Access: anyone, Policy: keypairRule + "create", Handle: a.keypairCreate},
+		{Pattern: "GET /os-keypairs/{name}", Access: anyone, Policy: keypairRule + "show", Handle: a.keypairShow},
+		{Pattern: "DELETE /os-keypairs/{name}", Access: anyone, Policy: keypairRule + "delete", Handle: a.keypairDelete},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -15,13 +16,13 @@ const (
 
 // The server migration routes check their admin-only policy after
 // looking the server up, so another project's server stays a 404.
-func (a *API) migrationRoutes() []routeSpec {
-	return []routeSpec{
-		{pattern: "GET /os-migrations", access: admin, policy: migrationsRule, handle: a.migrationList},
-		{pattern: "GET /servers/{id}/migrations", minV: 23, access: reader, policy: serverMigrationsRule + "index", handle: a.serverMigrationList},
-		{pattern: "GET /servers/{id}/migrations/{migration_id}", minV: 23, access: reader, policy: serverMigrationsRule + "show", handle: a.serverMigrationShow},
-		{pattern: "DELETE /servers/{id}/migrations/{migration_id}", minV: 24, access: reader, policy: serverMigrationsRule + "delete", handle: a.serverMigrationAbort},
-		{pattern: "POST /servers/{id}/migrations/{migration_id}/action", minV: 22, access: reader, policy: serverMigrationsRule + "force_complete", handle: a.serverMigrationAction},
+func (a *API) migrationRoutes() []route.Route[handler] {
+	return []route.Route[handler]{
+		{Pattern: "GET /os-migrations", Access: admin, Policy: migrationsRule, Handle: a.migrationList},
+		{Pattern: "GET /servers/{id}/migrations", MinVersion: 23, Access: reader, Policy: serverMigrationsRule + "index", Handle: a.serverMigrationList},
+		{Pattern: "GET /servers/{id}/migrations/{migration_id}", MinVersion: 23, Access: reader, Policy: serverMigrationsRule + "show", Handle: a.serverMigrationShow},
+		{Pattern: "DELETE /servers/{id}/migrations/{migration_id}", MinVersion: 24, Access: reader, Policy: serverMigrationsRule + "delete", Handle: a.serverMigrationAbort},
+		{Pattern: "POST /servers/{id}/migrations/{migration_id}/action", MinVersion: 22, Access: reader, Policy: serverMigrationsRule + "force_complete", Handle: a.serverMigrationAction},
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/stratus-cloud/stratus/agent/identity"
 	"github.com/stratus-cloud/stratus/internal/httpx"
+	"github.com/stratus-cloud/stratus/internal/route"
 )
 
 // MountPath is where the agent serves the API, as devstack does; the
@@ -65,9 +64,8 @@ type API struct {
 	// guests sets passwords in guests and reads hosts' uptime
 	// (server_guest.go).
 	guests Guests
-	routes []*route
-	// collections are the first path segments of the routes.
-	collections map[string]bool
+	// table routes every request under /v2.1.
+	table *route.Table[handler]
 }
 
 // New builds the API from its config.
@@ -81,20 +79,7 @@ func New(cfg Config) *API {
 		servers = func() []ServerMember { return nil }
 	}
 	a := &API{rpc: cfg.RPC, verifier: cfg.Verifier, logger: logger, servers: servers, writeRetry: cfg.WriteRetry}
-	for _, table := range [][]routeSpec{
-		a.versionRoutes(), a.flavorRoutes(), a.extraSpecRoutes(), a.serverRoutes(), a.serverActionRoutes(),
-		a.metadataRoutes(), a.tagRoutes(), a.keypairRoutes(), a.limitRoutes(), a.quotaRoutes(), a.zoneRoutes(),
-		a.hypervisorRoutes(), a.serviceRoutes(), a.aggregateRoutes(), a.serverGroupRoutes(), a.usageRoutes(), a.networkRoutes(),
-		a.imageRoutes(), a.serverPasswordRoutes(), a.consoleRoutes(), a.diagnosticsRoutes(), a.certificateRoutes(),
-	} {
-		for _, spec := range table {
-			a.routes = append(a.routes, spec.compile())
-		}
-	}
-	// Literal segments win over parameters: /flavors/detail before
-	// /flavors/{id}.
-	sort.SliceStable(a.routes, func(i, j int) bool { return moreSpecific(a.routes[i], a.routes[j]) })
-	a.collections = topLevel(a.routes)
+	a.table = a.routeTable()
 	return a
 }
 
@@ -165,14 +150,4 @@ func baseURL(r *http.Request) string {
 		scheme = p
 	}
 	return scheme + "://" + r.Host + MountPath
-}
-
-// splitPath splits a URL path into its segments, ignoring a trailing
-// slash.
-func splitPath(p string) []string {
-	p = strings.Trim(p, "/")
-	if p == "" {
-		return nil
-	}
-	return strings.Split(p, "/")
 }

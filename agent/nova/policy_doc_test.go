@@ -29,19 +29,15 @@ func versions(minV, maxV int) string {
 func renderComputePolicy(a *API) string {
 	var b strings.Builder
 	b.WriteString("| route | microversions | who may call it | Nova rule |\n| --- | --- | --- | --- |\n")
-	specs := make([]routeSpec, 0, len(a.routes))
-	for _, rt := range a.routes {
-		specs = append(specs, rt.routeSpec)
-	}
+	specs := a.table.Routes()
 	sort.SliceStable(specs, func(i, j int) bool {
-		pi, pj := specs[i].pattern[strings.Index(specs[i].pattern, " ")+1:], specs[j].pattern[strings.Index(specs[j].pattern, " ")+1:]
-		if pi != pj {
+		if pi, pj := specs[i].Path(), specs[j].Path(); pi != pj {
 			return pi < pj
 		}
-		return specs[i].pattern < specs[j].pattern
+		return specs[i].Pattern < specs[j].Pattern
 	})
 	for _, s := range specs {
-		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` |\n", s.pattern, versions(s.minV, s.maxV), s.access, s.policy)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` |\n", s.Pattern, versions(s.MinVersion, s.MaxVersion), s.Access, s.Policy)
 	}
 	b.WriteString("\nServer actions (`POST /servers/{server_id}/action`), on top of the route's level:\n\n")
 	b.WriteString("| action | who may call it | Nova rule |\n| --- | --- | --- |\n")
@@ -65,12 +61,12 @@ func renderComputePolicy(a *API) string {
 // table equal to the route table and the server actions.
 func TestComputePolicyIsDocumented(t *testing.T) {
 	a := New(Config{})
-	for _, rt := range a.routes {
-		if rt.access == policy.Unset {
-			t.Errorf("route %s has no access level", rt.pattern)
+	for _, rt := range a.table.Routes() {
+		if rt.Access == policy.Unset {
+			t.Errorf("route %s has no access level", rt.Pattern)
 		}
-		if rt.policy == "" && rt.access != policy.Public {
-			t.Errorf("route %s has a level but no Nova rule to name", rt.pattern)
+		if rt.Policy == "" && rt.Access != policy.Public {
+			t.Errorf("route %s has a level but no Nova rule to name", rt.Pattern)
 		}
 	}
 	if err := docgen.Sync(filepath.Join("..", "..", "website", "policy.md"), "compute-policy", renderComputePolicy(a)); err != nil {

@@ -3,6 +3,7 @@ package nova
 import (
 	"regexp"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -49,17 +50,17 @@ func (q *request) shownInClass(qt quota) bool {
 	return q.mv >= qt.classMinV && (qt.classMaxV == 0 || q.mv <= qt.classMaxV)
 }
 
-func (a *API) quotaRoutes() []routeSpec {
+func (a *API) quotaRoutes() []route.Route[handler] {
 	const rule = "os_compute_api:os-quota-sets:"
 	const classRule = "os_compute_api:os-quota-class-sets:"
-	return []routeSpec{
-		{pattern: "GET /os-quota-sets/{project}", access: reader, policy: rule + "show", handle: a.quotaShow},
-		{pattern: "GET /os-quota-sets/{project}/defaults", access: anyone, policy: rule + "defaults", handle: a.quotaDefaults},
-		{pattern: "GET /os-quota-sets/{project}/detail", access: reader, policy: rule + "detail", handle: a.quotaDetail},
-		{pattern: "PUT /os-quota-sets/{project}", access: admin, policy: rule + "update", handle: a.quotaUpdate},
-		{pattern: "DELETE /os-quota-sets/{project}", access: admin, policy: rule + "delete", handle: a.quotaDelete},
-		{pattern: "GET /os-quota-class-sets/{class}", access: admin, policy: classRule + "show", handle: a.quotaClassShow},
-		{pattern: "PUT /os-quota-class-sets/{class}", access: admin, policy: classRule + "update", handle: a.quotaClassUpdate},
+	return []route.Route[handler]{
+		{Pattern: "GET /os-quota-sets/{project}", Access: reader, Policy: rule + "show", Handle: a.quotaShow},
+		{Pattern: "GET /os-quota-sets/{project}/defaults", Access: anyone, Policy: rule + "defaults", Handle: a.quotaDefaults},
+		{Pattern: "GET /os-quota-sets/{project}/detail", Access: reader, Policy: rule + "detail", Handle: a.quotaDetail},
+		{Pattern: "PUT /os-quota-sets/{project}", Access: admin, Policy: rule + "update", Handle: a.quotaUpdate},
+		{Pattern: "DELETE /os-quota-sets/{project}", Access: admin, Policy: rule + "delete", Handle: a.quotaDelete},
+		{Pattern: "GET /os-quota-class-sets/{class}", Access: admin, Policy: classRule + "show", Handle: a.quotaClassShow},
+		{Pattern: "PUT /os-quota-class-sets/{class}", Access: admin, Policy: classRule + "update", Handle: a.quotaClassUpdate},
 	}
 }
 
@@ -276,8 +277,8 @@ func (a *API) quotaClassUpdate(q *request) (*reply, error) {
 	return okReply(q.quotaClassSet("", out.Limits))
 }
 
-func (a *API) limitRoutes() []routeSpec {
-	return []routeSpec{{pattern: "GET /limits", access: anyone, policy: "os_compute_api:limits", handle: a.limits}}
+func (a *API) limitRoutes() []route.Route[handler] {
+	return []route.Route[handler]{{Pattern: "GET /limits", Access: anyone, Policy: "os_compute_api:limits", Handle: a.limits}}
 }
 
 // limits answers GET /limits: the project's absolute limits with its

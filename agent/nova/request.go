@@ -3,12 +3,11 @@ package nova
 import (
 	"net/http"
 	"net/url"
-	"reflect"
 	"strings"
-	"sync"
 
 	"github.com/stratus-cloud/stratus/agent/identity"
 	"github.com/stratus-cloud/stratus/internal/httpx"
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -28,7 +27,7 @@ type request struct {
 	// project is the project id when the URL carries one (it then
 	// appears in links too, as in Nova).
 	project string
-	params  map[string]string
+	params  route.Params
 	// base is the scheme, host and MountPath the client used.
 	base string
 	// allow is the Allow header of a 405.
@@ -90,36 +89,10 @@ func (q *request) authorize(level access, rule string) error {
 	return nil
 }
 
-// call makes an RPC on the caller's behalf, passing its token along.
+// call makes an RPC on the caller's behalf: the request carries the
+// caller's token (structs.Credentialed), which the servers check.
 func (q *request) call(method string, args, reply any) error {
-	v := reflect.ValueOf(args).Elem()
-	if index := authTokenField(v.Type()); index != nil {
-		if f := v.FieldByIndex(index); f.CanSet() {
-			f.SetString(q.authToken)
-		}
-	}
-	return q.api.rpc.RPC(method, args, reply)
-}
-
-// authTokenFields caches, by request type, the index of its AuthToken
-// field (nil when it has none): reflect's FieldByName searches the
-// embedded structs and allocates on every call, and every RPC of every
-// request asks it.
-var authTokenFields sync.Map // reflect.Type -> []int
-
-// authTokenField is the index of t's string field AuthToken, or nil.
-func authTokenField(t reflect.Type) []int {
-	if index, ok := authTokenFields.Load(t); ok {
-		return index.([]int)
-	}
-	var index []int
-	if t.Kind() == reflect.Struct {
-		if f, ok := t.FieldByName("AuthToken"); ok && f.Type.Kind() == reflect.String && f.IsExported() {
-			index = f.Index
-		}
-	}
-	authTokenFields.Store(t, index)
-	return index
+	return route.AsCaller(q.api.rpc, q.authToken).RPC(method, args, reply)
 }
 
 // projectPath is "/<project>" when the URL carried the project id.

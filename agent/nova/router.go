@@ -1,10 +1,12 @@
 package nova
 
 import (
+	"errors"
 	"net/http"
-	"sort"
+	"net/url"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/policy"
 )
 
@@ -24,66 +26,10 @@ const (
 	admin = policy.Admin
 )
 
-// routeSpec declares one route: "METHOD /path/{param}", the microversion
-// range it exists in (0 for unbounded), who may call it and the Nova
-// policy rule named in a refusal.
-type routeSpec struct {
-	pattern    string
-	minV, maxV int
-	access     access
-	policy     string
-	handle     func(*request) (*reply, error)
-}
-
-// route is a compiled routeSpec.
-type route struct {
-	routeSpec
-	method string
-	segs   []string
-}
-
-func (s routeSpec) compile() *route {
-	method, path, ok := strings.Cut(s.pattern, " ")
-	if !ok {
-		panic("nova: route pattern without a method: " + s.pattern)
-	}
-	return &route{routeSpec: s, method: method, segs: splitPath(path)}
-}
-
-// match reports whether path fits the route's segments, and its params.
-func (rt *route) match(path []string) (map[string]string, bool) {
-	if len(path) != len(rt.segs) {
-		return nil, false
-	}
-	var params map[string]string
-	for i, seg := range rt.segs {
-		if strings.HasPrefix(seg, "{") {
-			if params == nil {
-				params = map[string]string{}
-			}
-			params[strings.Trim(seg, "{}")] = path[i]
-		} else if seg != path[i] {
-			return nil, false
-		}
-	}
-	return params, true
-}
-
-// moreSpecific orders routes so that, segment by segment, a literal
-// comes before a parameter.
-func moreSpecific(a, b *route) bool {
-	for i := 0; i < len(a.segs) && i < len(b.segs); i++ {
-		pa, pb := strings.HasPrefix(a.segs[i], "{"), strings.HasPrefix(b.segs[i], "{")
-		if pa != pb {
-			return pb
-		}
-	}
-	return false
-}
-
-func (rt *route) inVersion(mv int) bool {
-	return mv >= max(rt.minV, minMicroversion) && (rt.maxV == 0 || mv <= rt.maxV)
-}
+// handler answers one routed request. Each resource file declares its
+// routes as route.Route[handler] in a ...Routes method; New compiles
+// them into one route.Table.
+type handler func(*request) (*reply, error)
 
 // reply is a handler's answer.
 type reply struct {
@@ -98,22 +44,22 @@ func acceptedReply(body any) (*reply, error) {
 }
 func noContent() (*reply, error) { return &reply{status: http.StatusNoContent}, nil }
 
-// topLevel is every collection the router serves at the root; a first
-// segment that is not one of them is Nova's optional project id.
-func topLevel(routes []*route) map[string]bool {
-	out := map[string]bool{}
-	for _, rt := range routes {
-		if len(rt.segs) > 0 {
-			out[rt.segs[0]] = true
-		}
-	}
-	return out
+// routeTable compiles every resource's routes. The tables are source:
+// a mistake in them (a duplicate, a route without an access level) is a
+// programming error, and MustTable panics at New.
+func (a *API) routeTable() *route.Table[handler] {
+	return route.MustTable(
+		a.versionRoutes(), a.flavorRoutes(), a.extraSpecRoutes(), a.serverRoutes(), a.serverActionRoutes(),
+		a.metadataRoutes(), a.tagRoutes(), a.keypairRoutes(), a.limitRoutes(), a.quotaRoutes(), a.zoneRoutes(),
+		a.hypervisorRoutes(), a.serviceRoutes(), a.aggregateRoutes(), a.serverGroupRoutes(), a.usageRoutes(), a.interfaceRoutes(), a.floatingIPRoutes(), a.securityGroupRoutes(),
+		a.imageRoutes(), a.serverPasswordRoutes(), a.consoleRoutes(), a.diagnosticsRoutes(), a.certificateRoutes(),
+	)
 }
 
 // dispatch answers one request: version discovery without a token,
 // everything else under /v2.1 with one.
 func (a *API) dispatch(q *request) (*reply, error) {
-	path := splitPath(strings.TrimPrefix(q.r.URL.Path, MountPath))
+	path := route.Split(strings.TrimPrefix(q.r.URL.EscapedPath(), MountPath))
 	mv, verr := negotiate(q.r.Header)
 	if verr == nil {
 		q.mv = mv
@@ -133,6 +79,8 @@ func (a *API) dispatch(q *request) (*reply, error) {
 		}
 		return a.versionShow(q)
 	}
+	// Authentication comes before routing: without a valid token every
+	// path, even one no route has, is a 401.
 	if err := q.authenticate(); err != nil {
 		return nil, err
 	}
@@ -140,65 +88,49 @@ func (a *API) dispatch(q *request) (*reply, error) {
 		return nil, verr
 	}
 	path = path[1:]
-	if top := a.collections; !top[path[0]] && len(path) > 1 && top[path[1]] {
-		if path[0] != q.token.ProjectID {
-			return nil, badRequest("Malformed request URL: URL's project_id '%s' doesn't match Context's project_id '%s'", path[0], q.token.ProjectID)
+	// A first segment no route starts with, followed by one a route does,
+	// is Nova's optional project id: /v2.1/{project_id}/servers.
+	if len(path) > 1 && !a.table.HasFirst(path[0]) && a.table.HasFirst(path[1]) {
+		project, err := url.PathUnescape(path[0])
+		if err != nil || project != q.token.ProjectID {
+			return nil, badRequest("Malformed request URL: URL's project_id '%s' doesn't match Context's project_id '%s'", project, q.token.ProjectID)
 		}
-		q.project, path = path[0], path[1:]
+		q.project, path = project, path[1:]
 	}
-	rt, err := a.route(q, path)
+	m, err := a.match(q, path)
 	if err != nil {
 		return nil, err
 	}
-	if err := q.authorize(rt.access, rt.policy); err != nil {
+	if err := q.authorize(m.Route.Access, m.Route.Policy); err != nil {
 		return nil, err
 	}
-	return rt.handle(q)
+	q.params = m.Params
+	return m.Route.Handle(q)
 }
 
-// route finds the route for the request's method, path and version:
-// 404 when no path matches (or not at this version), 405 when only
-// other methods do.
-func (a *API) route(q *request, path []string) (*route, error) {
+// match finds the route for the request's method, path and version:
+// 404 when no path matches (or not at this version), 405 with the
+// methods allowed when only other methods do.
+func (a *API) match(q *request, path []string) (*route.Match[handler], error) {
 	method := q.r.Method
+	// Nova declares no HEAD route: HEAD is GET throughout, so that a path
+	// GET lacks at this version stays a 404 for HEAD too.
 	if method == http.MethodHead {
 		method = http.MethodGet
 	}
-	allowed := map[string]bool{}
-	// outOfVersion is a route for this path that the microversion lacks;
-	// it hides less specific routes (/os-hypervisors/statistics at 2.88
-	// is gone, not a hypervisor named "statistics").
-	var outOfVersion *route
-	for _, rt := range a.routes {
-		params, ok := rt.match(path)
-		if !ok {
-			continue
-		}
-		if !rt.inVersion(q.mv) {
-			if rt.method == method && outOfVersion == nil {
-				outOfVersion = rt
-			}
-			continue
-		}
-		if rt.method != method {
-			allowed[rt.method] = true
-			continue
-		}
-		if outOfVersion != nil && moreSpecific(outOfVersion, rt) {
-			return nil, notFound(msgNotFound)
-		}
-		q.params = params
-		return rt, nil
-	}
-	if len(allowed) > 0 {
-		return nil, q.notAllowed(sortedKeys(allowed)...)
+	m, err := a.table.Match(route.Request{Method: method, Path: path, Query: q.r.URL.Query(), Version: q.mv})
+	var na *route.MethodNotAllowedError
+	switch {
+	case err == nil:
+		return m, nil
+	case errors.As(err, &na):
+		return nil, q.notAllowed(na.Allow...)
 	}
 	return nil, notFound(msgNotFound)
 }
 
-// notAllowed is Nova's 405 with an Allow header.
+// notAllowed is Nova's 405 with an Allow header; methods come sorted.
 func (q *request) notAllowed(methods ...string) error {
-	sort.Strings(methods)
 	q.allow = strings.Join(methods, ", ")
 	return faultf(http.StatusMethodNotAllowed, msgMethodNotAllow)
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/internal/writeretry"
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -11,9 +12,9 @@ import (
 // serverActionRoutes are the routes of server actions and of what they
 // leave behind: instance actions (os-instance-actions) and migrations
 // (os-migrations, /servers/{id}/migrations).
-func (a *API) serverActionRoutes() []routeSpec {
-	routes := []routeSpec{
-		{pattern: "POST /servers/{id}/action", access: reader, policy: serverRule + "action", handle: a.serverAction},
+func (a *API) serverActionRoutes() []route.Route[handler] {
+	routes := []route.Route[handler]{
+		{Pattern: "POST /servers/{id}/action", Access: reader, Policy: serverRule + "action", Handle: a.serverAction},
 	}
 	routes = append(routes, a.instanceActionRoutes()...)
 	return append(routes, a.migrationRoutes()...)
@@ -78,7 +79,7 @@ func init() {
 		"unshelve":       {rule: shelveRule + "unshelve", schema: unshelveSchema, check: checkUnshelve, do: actUnshelve},
 		"forceDelete":    {rule: deferredRule + "force", do: actForceDelete},
 		"restore":        {rule: deferredRule + "restore", do: taskAction("restore", structs.OpRestore)},
-		// Networking (networks.go).
+		// Networking (floating_ips.go, security_groups.go).
 		"addFloatingIp": {rule: floatingRule + ":add", schema: func(int) *schema { return addFloatingSchema },
 			do: untilVersion(43, actAddFloatingIP)},
 		"removeFloatingIp": {rule: floatingRule + ":remove", schema: func(int) *schema { return removeFloatingSchema },
@@ -350,4 +351,15 @@ func actForceDelete(q *request, inst *structs.Instance, _ any) (*reply, error) {
 		return nil, err
 	}
 	return acceptedReply(nil)
+}
+
+// untilVersion limits an action to microversions up to last; later ones
+// answer 404 as Nova's removed actions do.
+func untilVersion(last int, do func(*request, *structs.Instance, any) (*reply, error)) func(*request, *structs.Instance, any) (*reply, error) {
+	return func(q *request, inst *structs.Instance, arg any) (*reply, error) {
+		if q.mv > last {
+			return nil, notFound(msgNotFound)
+		}
+		return do(q, inst, arg)
+	}
 }

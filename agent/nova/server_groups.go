@@ -5,17 +5,18 @@ import (
 	"regexp"
 	"strconv"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
 const serverGroupRule = "os_compute_api:os-server-groups:"
 
-func (a *API) serverGroupRoutes() []routeSpec {
-	return []routeSpec{
-		{pattern: "GET /os-server-groups", access: reader, policy: serverGroupRule + "index", handle: a.serverGroupList},
-		{pattern: "POST /os-server-groups", access: member, policy: serverGroupRule + "create", handle: a.serverGroupCreate},
-		{pattern: "GET /os-server-groups/{id}", access: reader, policy: serverGroupRule + "show", handle: a.serverGroupShow},
-		{pattern: "DELETE /os-server-groups/{id}", access: member, policy: serverGroupRule + "delete", handle: a.serverGroupDelete},
+func (a *API) serverGroupRoutes() []route.Route[handler] {
+	return []route.Route[handler]{
+		{Pattern: "GET /os-server-groups", Access: reader, Policy: serverGroupRule + "index", Handle: a.serverGroupList},
+		{Pattern: "POST /os-server-groups", Access: member, Policy: serverGroupRule + "create", Handle: a.serverGroupCreate},
+		{Pattern: "GET /os-server-groups/{id}", Access: reader, Policy: serverGroupRule + "show", Handle: a.serverGroupShow},
+		{Pattern: "DELETE /os-server-groups/{id}", Access: member, Policy: serverGroupRule + "delete", Handle: a.serverGroupDelete},
 	}
 }
 

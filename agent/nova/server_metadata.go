@@ -3,20 +3,21 @@ package nova
 import (
 	"net/http"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-func (a *API) metadataRoutes() []routeSpec {
+func (a *API) metadataRoutes() []route.Route[handler] {
 	const rule = "os_compute_api:server-metadata:"
-	return []routeSpec{
-		{pattern: "GET /servers/{id}/metadata", access: reader, policy: rule + "index", handle: a.metadataList},
-		{pattern: "POST /servers/{id}/metadata", access: member, policy: rule + "create", handle: a.metadataMerge},
-		{pattern: "PUT /servers/{id}/metadata", access: member, policy: rule + "update_all", handle: a.metadataReplace},
-		{pattern: "GET /servers/{id}/metadata/{key}", access: reader, policy: rule + "show", handle: a.metadataShow},
-		{pattern: "PUT /servers/{id}/metadata/{key}", access: member, policy: rule + "update", handle: a.metadataSet},
-		{pattern: "DELETE /servers/{id}/metadata/{key}", access: member, policy: rule + "delete", handle: a.metadataDelete},
-		{pattern: "GET /servers/{id}/ips", access: reader, policy: "os_compute_api:ips:index", handle: a.ipsList},
-		{pattern: "GET /servers/{id}/ips/{network}", access: reader, policy: "os_compute_api:ips:show", handle: a.ipsShow},
+	return []route.Route[handler]{
+		{Pattern: "GET /servers/{id}/metadata", Access: reader, Policy: rule + "index", Handle: a.metadataList},
+		{Pattern: "POST /servers/{id}/metadata", Access: member, Policy: rule + "create", Handle: a.metadataMerge},
+		{Pattern: "PUT /servers/{id}/metadata", Access: member, Policy: rule + "update_all", Handle: a.metadataReplace},
+		{Pattern: "GET /servers/{id}/metadata/{key}", Access: reader, Policy: rule + "show", Handle: a.metadataShow},
+		{Pattern: "PUT /servers/{id}/metadata/{key}", Access: member, Policy: rule + "update", Handle: a.metadataSet},
+		{Pattern: "DELETE /servers/{id}/metadata/{key}", Access: member, Policy: rule + "delete", Handle: a.metadataDelete},
+		{Pattern: "GET /servers/{id}/ips", Access: reader, Policy: "os_compute_api:ips:index", Handle: a.ipsList},
+		{Pattern: "GET /servers/{id}/ips/{network}", Access: reader, Policy: "os_compute_api:ips:show", Handle: a.ipsShow},
 	}
 }
 

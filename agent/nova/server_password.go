@@ -4,16 +4,17 @@ import (
 	"encoding/base64"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
 // serverPasswordRoutes are Nova's os-server-password: the encrypted
 // password the guest posted to the metadata service, read and cleared.
-func (a *API) serverPasswordRoutes() []routeSpec {
+func (a *API) serverPasswordRoutes() []route.Route[handler] {
 	const rule = "os_compute_api:os-server-password:"
-	return []routeSpec{
-		{pattern: "GET /servers/{id}/os-server-password", access: reader, policy: rule + "show", handle: a.serverPasswordShow},
-		{pattern: "DELETE /servers/{id}/os-server-password", access: member, policy: rule + "clear", handle: a.serverPasswordClear},
+	return []route.Route[handler]{
+		{Pattern: "GET /servers/{id}/os-server-password", Access: reader, Policy: rule + "show", Handle: a.serverPasswordShow},
+		{Pattern: "DELETE /servers/{id}/os-server-password", Access: member, Policy: rule + "clear", Handle: a.serverPasswordClear},
 	}
 }
 

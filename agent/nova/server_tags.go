@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -12,15 +13,15 @@ import (
 // in the replicated instance record and changed through Instance.Update,
 // so concurrent adds and removes never lose each other.
 
-func (a *API) tagRoutes() []routeSpec {
+func (a *API) tagRoutes() []route.Route[handler] {
 	const rule = "os_compute_api:os-server-tags:"
-	return []routeSpec{
-		{pattern: "GET /servers/{id}/tags", minV: 26, access: reader, policy: rule + "index", handle: a.tagList},
-		{pattern: "GET /servers/{id}/tags/{tag}", minV: 26, access: reader, policy: rule + "show", handle: a.tagShow},
-		{pattern: "PUT /servers/{id}/tags", minV: 26, access: member, policy: rule + "update_all", handle: a.tagReplace},
-		{pattern: "PUT /servers/{id}/tags/{tag}", minV: 26, access: member, policy: rule + "update", handle: a.tagAdd},
-		{pattern: "DELETE /servers/{id}/tags", minV: 26, access: member, policy: rule + "delete_all", handle: a.tagDeleteAll},
-		{pattern: "DELETE /servers/{id}/tags/{tag}", minV: 26, access: member, policy: rule + "delete", handle: a.tagDelete},
+	return []route.Route[handler]{
+		{Pattern: "GET /servers/{id}/tags", MinVersion: 26, Access: reader, Policy: rule + "index", Handle: a.tagList},
+		{Pattern: "GET /servers/{id}/tags/{tag}", MinVersion: 26, Access: reader, Policy: rule + "show", Handle: a.tagShow},
+		{Pattern: "PUT /servers/{id}/tags", MinVersion: 26, Access: member, Policy: rule + "update_all", Handle: a.tagReplace},
+		{Pattern: "PUT /servers/{id}/tags/{tag}", MinVersion: 26, Access: member, Policy: rule + "update", Handle: a.tagAdd},
+		{Pattern: "DELETE /servers/{id}/tags", MinVersion: 26, Access: member, Policy: rule + "delete_all", Handle: a.tagDeleteAll},
+		{Pattern: "DELETE /servers/{id}/tags/{tag}", MinVersion: 26, Access: member, Policy: rule + "delete", Handle: a.tagDelete},
 	}
 }
 

@@ -8,20 +8,21 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/internal/writeretry"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
 const serverRule = "os_compute_api:servers:"
 
-func (a *API) serverRoutes() []routeSpec {
-	return []routeSpec{
-		{pattern: "GET /servers", access: reader, policy: serverRule + "index", handle: a.serverList},
-		{pattern: "GET /servers/detail", access: reader, policy: serverRule + "detail", handle: a.serverDetail},
-		{pattern: "POST /servers", access: member, policy: serverRule + "create", handle: a.serverCreate},
-		{pattern: "GET /servers/{id}", access: reader, policy: serverRule + "show", handle: a.serverShow},
-		{pattern: "PUT /servers/{id}", access: member, policy: serverRule + "update", handle: a.serverUpdate},
-		{pattern: "DELETE /servers/{id}", access: member, policy: serverRule + "delete", handle: a.serverDelete},
+func (a *API) serverRoutes() []route.Route[handler] {
+	return []route.Route[handler]{
+		{Pattern: "GET /servers", Access: reader, Policy: serverRule + "index", Handle: a.serverList},
+		{Pattern: "GET /servers/detail", Access: reader, Policy: serverRule + "detail", Handle: a.serverDetail},
+		{Pattern: "POST /servers", Access: member, Policy: serverRule + "create", Handle: a.serverCreate},
+		{Pattern: "GET /servers/{id}", Access: reader, Policy: serverRule + "show", Handle: a.serverShow},
+		{Pattern: "PUT /servers/{id}", Access: member, Policy: serverRule + "update", Handle: a.serverUpdate},
+		{Pattern: "DELETE /servers/{id}", Access: member, Policy: serverRule + "delete", Handle: a.serverDelete},
 	}
 }
 

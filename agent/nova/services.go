@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -23,12 +24,12 @@ const (
 // serviceNamespace derives stable service UUIDs (2.53) from names.
 var serviceNamespace = uuid.MustParse("6f1c3e4a-8d0b-5c7e-9a2f-3b4d5e6f7a8b")
 
-func (a *API) serviceRoutes() []routeSpec {
-	return []routeSpec{
-		{pattern: "GET /os-services", access: admin, policy: serviceRule + "list", handle: a.serviceList},
-		{pattern: "PUT /os-services/{action}", maxV: 52, access: admin, policy: serviceRule + "update", handle: a.serviceAction},
-		{pattern: "PUT /os-services/{id}", minV: 53, access: admin, policy: serviceRule + "update", handle: a.serviceUpdate},
-		{pattern: "DELETE /os-services/{id}", access: admin, policy: serviceRule + "delete", handle: a.serviceDelete},
+func (a *API) serviceRoutes() []route.Route[handler] {
+	return []route.Route[handler]{
+		{Pattern: "GET /os-services", Access: admin, Policy: serviceRule + "list", Handle: a.serviceList},
+		{Pattern: "PUT /os-services/{action}", MaxVersion: 52, Access: admin, Policy: serviceRule + "update", Handle: a.serviceAction},
+		{Pattern: "PUT /os-services/{id}", MinVersion: 53, Access: admin, Policy: serviceRule + "update", Handle: a.serviceUpdate},
+		{Pattern: "DELETE /os-services/{id}", Access: admin, Policy: serviceRule + "delete", Handle: a.serviceDelete},
 	}
 }
 

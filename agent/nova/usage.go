@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -18,10 +19,10 @@ const usageRule = "os_compute_api:os-simple-tenant-usage:"
 // usageRoutes are os-simple-tenant-usage: every project's usage for
 // admins, one project's for its readers (another project's is a 403, as
 // Nova's policy checks the project in the URL).
-func (a *API) usageRoutes() []routeSpec {
-	return []routeSpec{
-		{pattern: "GET /os-simple-tenant-usage", access: admin, policy: usageRule + "list", handle: a.usageList},
-		{pattern: "GET /os-simple-tenant-usage/{tenant_id}", access: reader, policy: usageRule + "show", handle: a.usageShow},
+func (a *API) usageRoutes() []route.Route[handler] {
+	return []route.Route[handler]{
+		{Pattern: "GET /os-simple-tenant-usage", Access: admin, Policy: usageRule + "list", Handle: a.usageList},
+		{Pattern: "GET /os-simple-tenant-usage/{tenant_id}", Access: reader, Policy: usageRule + "show", Handle: a.usageShow},
 	}
 }
 

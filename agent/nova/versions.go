@@ -1,14 +1,18 @@
 package nova
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/stratus-cloud/stratus/internal/route"
+)
 
 // v21Updated is the "updated" stamp Nova gives the v2.1 API.
 const v21Updated = "2013-07-23T11:33:21Z"
 
-func (a *API) versionRoutes() []routeSpec {
-	return []routeSpec{
-		{pattern: "GET /extensions", access: anyone, policy: "os_compute_api:extensions", handle: a.extensionList},
-		{pattern: "GET /extensions/{alias}", access: anyone, policy: "os_compute_api:extensions", handle: a.extensionShow},
+func (a *API) versionRoutes() []route.Route[handler] {
+	return []route.Route[handler]{
+		{Pattern: "GET /extensions", Access: anyone, Policy: "os_compute_api:extensions", Handle: a.extensionList},
+		{Pattern: "GET /extensions/{alias}", Access: anyone, Policy: "os_compute_api:extensions", Handle: a.extensionShow},
 	}
 }
 

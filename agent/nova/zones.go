@@ -4,17 +4,18 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
 // internalZone is where Nova lists its control-plane services.
 const internalZone = "internal"
 
-func (a *API) zoneRoutes() []routeSpec {
+func (a *API) zoneRoutes() []route.Route[handler] {
 	const rule = "os_compute_api:os-availability-zone:"
-	return []routeSpec{
-		{pattern: "GET /os-availability-zone", access: anyone, policy: rule + "list", handle: a.zoneList},
-		{pattern: "GET /os-availability-zone/detail", access: admin, policy: rule + "detail", handle: a.zoneDetail},
+	return []route.Route[handler]{
+		{Pattern: "GET /os-availability-zone", Access: anyone, Policy: rule + "list", Handle: a.zoneList},
+		{Pattern: "GET /os-availability-zone/detail", Access: admin, Policy: rule + "detail", Handle: a.zoneDetail},
 	}
 }
 
