@@ -25,7 +25,7 @@ import (
 	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/client/dataplane"
 	"github.com/stratus-cloud/stratus/gossip"
-	"github.com/stratus-cloud/stratus/internal/writeretry"
+	"github.com/stratus-cloud/stratus/internal/retry"
 	"github.com/stratus-cloud/stratus/rpc"
 	"github.com/stratus-cloud/stratus/server"
 	"github.com/stratus-cloud/stratus/structs"
@@ -115,7 +115,7 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	a = &Agent{config: cfg, logger: logger, shutdownCh: make(chan struct{}), writeRetry: writeretry.Budget}
+	a = &Agent{config: cfg, logger: logger, shutdownCh: make(chan struct{}), writeRetry: retry.Budget}
 	// Undo a failed start. The named result is nil by then, so hold on
 	// to the agent itself.
 	started := a

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/stratus-cloud/stratus/internal/writeretry"
+	"github.com/stratus-cloud/stratus/internal/retry"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -130,7 +130,7 @@ func (a *Agent) instanceCreate(w http.ResponseWriter, r *http.Request) (any, err
 	var out structs.InstanceCreateResponse
 	// The key makes a retry safe: a create that committed before its
 	// answer was lost to an election is answered, not made again.
-	err = writeretry.DoFor(r.Context(), a.writeRetry, func(bool) error {
+	err = retry.DoFor(r.Context(), a.writeRetry, func(bool) error {
 		out, args.Forwarded = structs.InstanceCreateResponse{}, false
 		return a.rpc.RPC("Instance.Create", &args, &out)
 	})
@@ -147,7 +147,7 @@ func (a *Agent) instanceCreate(w http.ResponseWriter, r *http.Request) (any, err
 func idempotencyKey(r *http.Request) (string, error) {
 	key := r.Header.Get("Idempotency-Key")
 	if key == "" {
-		return writeretry.NewKey(), nil
+		return retry.NewKey(), nil
 	}
 	return key, structs.ValidateIdempotencyKey(key)
 }
@@ -171,7 +171,7 @@ func (a *Agent) instanceDelete(w http.ResponseWriter, r *http.Request) (any, err
 	var out structs.GenericResponse
 	// A delete is safe to send again; "not found" after an attempt that
 	// may have gone through means that attempt did.
-	err = writeretry.DoFor(r.Context(), a.writeRetry, func(retried bool) error {
+	err = retry.DoFor(r.Context(), a.writeRetry, func(retried bool) error {
 		out, args.Forwarded = structs.GenericResponse{}, false
 		err := a.rpc.RPC("Instance.Delete", &args, &out)
 		if retried && structs.KindOf(err) == structs.KindNotFound {

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/stratus-cloud/stratus/internal/writeretry"
+	"github.com/stratus-cloud/stratus/internal/retry"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -174,7 +174,7 @@ func (a *Agent) submitTask(r *http.Request, args *structs.InstanceTaskRequest) (
 		return nil, err
 	}
 	var out structs.InstanceTaskResponse
-	err = writeretry.DoFor(r.Context(), a.writeRetry, func(bool) error {
+	err = retry.DoFor(r.Context(), a.writeRetry, func(bool) error {
 		out, args.Forwarded = structs.InstanceTaskResponse{}, false
 		return a.rpc.RPC("Instance.Task", args, &out)
 	})

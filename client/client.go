@@ -3,7 +3,7 @@ package client
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
+	"github.com/stratus-cloud/stratus/internal/retry"
 	"sync"
 	"time"
 
@@ -134,7 +134,7 @@ func (c *Client) Start() error {
 			// not fix itself: fail instead of retrying forever.
 			return err
 		}
-		wait := b.next()
+		wait := b.Next()
 		c.logger.Warn("registration failed; retrying", "error", err, "retry_in", wait)
 		if !c.sleep(wait) {
 			return errShutdown
@@ -206,45 +206,12 @@ func (c *Client) call(method string, args, reply any) error {
 
 // sleep waits d or until shutdown; it reports whether the client is
 // still running.
-func (c *Client) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-c.ctx.Done():
-		return false
-	}
-}
+func (c *Client) sleep(d time.Duration) bool { return retry.SleepContext(c.ctx, d) }
 
-// backoff is a capped exponential backoff with jitter.
-type backoff struct {
-	min, max, cur time.Duration
-}
-
-func (c *Client) newBackoff() *backoff {
-	return &backoff{min: c.backoffMin, max: c.backoffMax}
-}
-
-// next returns the next wait: min, then doubling up to max, ±10 %.
-func (b *backoff) next() time.Duration {
-	if b.cur == 0 {
-		b.cur = b.min
-	} else {
-		b.cur = min(2*b.cur, b.max)
-	}
-	return jitter(b.cur)
-}
-
-// reset starts the backoff over after a success.
-func (b *backoff) reset() { b.cur = 0 }
-
-// jitter returns d ±10 %.
-func jitter(d time.Duration) time.Duration {
-	if d <= 0 {
-		return d
-	}
-	return time.Duration(float64(d) * (0.9 + 0.2*rand.Float64()))
+// newBackoff is the backoff of the client's retry loops: backoffMin,
+// doubling up to backoffMax, ±10 %.
+func (c *Client) newBackoff() *retry.Backoff {
+	return &retry.Backoff{Min: c.backoffMin, Max: c.backoffMax, Jitter: 0.1}
 }
 
 // runner returns the runner of an allocation, or nil.

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"github.com/stratus-cloud/stratus/internal/retry"
 	"time"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -58,7 +59,7 @@ func (c *Client) heartbeatInterval() time.Duration {
 	if ttl <= 0 {
 		ttl = c.defaultHeartbeatTTL
 	}
-	return jitter(ttl / 2)
+	return retry.Jitter(ttl/2, 0.1)
 }
 
 // heartbeat sends Host.Heartbeat and records the TTL it returns.
@@ -120,10 +121,10 @@ func (c *Client) heartbeatLoop() {
 			case c.ctx.Err() != nil:
 				return
 			case err == nil:
-				b.reset()
+				b.Reset()
 				hb.Reset(c.heartbeatInterval())
 			default:
-				wait := min(b.next(), c.heartbeatInterval())
+				wait := min(b.Next(), c.heartbeatInterval())
 				c.logger.Warn("heartbeat failed", "error", err, "retry_in", wait)
 				hb.Reset(wait)
 			}

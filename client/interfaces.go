@@ -34,14 +34,14 @@ func (c *Client) interfaceLoop() {
 			if c.ctx.Err() != nil {
 				return
 			}
-			wait := b.next()
+			wait := b.Next()
 			c.logger.Warn("cannot watch the host's ports for interface changes", "error", err, "retry_in", wait)
 			if !c.sleep(wait) {
 				return
 			}
 			continue
 		}
-		b.reset()
+		b.Reset()
 		if out.Index < index {
 			index = 0 // the servers' state was restored
 		} else {

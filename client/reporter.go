@@ -1,6 +1,7 @@
 package client
 
 import (
+	"github.com/stratus-cloud/stratus/internal/retry"
 	"slices"
 	"strings"
 	"sync"
@@ -99,7 +100,7 @@ func (r *reporter) pendingCount() int {
 // run sends batches until shutdown.
 func (r *reporter) run() {
 	c := r.c
-	b := &backoff{min: max(c.cfg.ReportInterval, c.backoffMin), max: c.backoffMax}
+	b := &retry.Backoff{Min: max(c.cfg.ReportInterval, c.backoffMin), Max: c.backoffMax, Jitter: 0.1}
 	for {
 		select {
 		case <-c.ctx.Done():
@@ -118,14 +119,14 @@ func (r *reporter) run() {
 			unsent, err := r.send(t.updates)
 			if len(unsent) == 0 {
 				r.forget(t)
-				b.reset()
+				b.Reset()
 				break
 			}
 			r.putBack(t, unsent)
 			if c.ctx.Err() != nil {
 				return
 			}
-			wait := b.next()
+			wait := b.Next()
 			c.logger.Warn("sending allocation reports failed; retrying", "error", err, "reports", len(unsent), "retry_in", wait)
 			if !c.sleep(wait) {
 				return

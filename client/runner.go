@@ -234,7 +234,7 @@ func (r *runner) destroyVanished() {
 			if r.c.ctx.Err() != nil {
 				return
 			}
-			wait := b.next()
+			wait := b.Next()
 			r.logger.Warn("destroying the instance of a vanished allocation failed; retrying", "error", err, "retry_in", wait)
 			if !r.c.sleep(wait) {
 				return

@@ -39,14 +39,14 @@ func (c *Client) watchAllocs() {
 			if c.ctx.Err() != nil {
 				return
 			}
-			wait := b.next()
+			wait := b.Next()
 			c.logger.Warn("allocation sync failed; retrying", "error", err, "retry_in", wait)
 			if !c.sleep(wait) {
 				return
 			}
 			continue
 		}
-		b.reset()
+		b.Reset()
 		if behind {
 			// The server that answered GetAllocs had not yet caught up
 			// with the listing: list again soon rather than wait for

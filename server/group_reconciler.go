@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/stratus-cloud/stratus/internal/retry"
 	"sort"
 	"strconv"
 	"strings"
@@ -155,11 +156,7 @@ func backoff(n int) time.Duration {
 	if n <= 1 {
 		return 0
 	}
-	d := groupRetryBase
-	for i := 2; i < n && d < groupRetryMax; i++ {
-		d *= 2
-	}
-	return min(d, groupRetryMax)
+	return retry.Exponential(groupRetryBase, groupRetryMax, n-1)
 }
 
 func (r *groupReconciler) ready(m map[string]*retryState, key string) bool {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stratus-cloud/stratus/internal/writeretry"
+	"github.com/stratus-cloud/stratus/internal/retry"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -91,7 +91,7 @@ type keyedWrites struct {
 // connection, for up to 120 s. args is called for each attempt's
 // request, and reply is zeroed before each attempt.
 func (k *keyedWrites) call(method string, args func() any, reply any) error {
-	return writeretry.DoFor(context.Background(), 120*time.Second, func(retried bool) error {
+	return retry.DoFor(context.Background(), 120*time.Second, func(retried bool) error {
 		if retried {
 			k.nRetried.Add(1)
 		}

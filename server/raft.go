@@ -147,6 +147,11 @@ func (s *Server) raftApply(entry []byte) (uint64, any, error) {
 			// The caller may retry: the entry may or may not commit.
 			return 0, nil, structs.Errorf(structs.KindNoLeader, "raft apply: %v", err)
 		}
+		if errors.Is(err, raft.ErrEnqueueTimeout) || errors.Is(err, raft.ErrRaftShutdown) {
+			// Not proposed, or its outcome unknown to this server: the
+			// kind tells callers across RPC hops that they may retry.
+			return 0, nil, structs.Errorf(structs.KindUnavailable, "raft apply: %v", err)
+		}
 		return 0, nil, fmt.Errorf("raft apply: %w", err)
 	}
 	resp := future.Response()

@@ -46,8 +46,13 @@ func (s *Server) forward(method string, info structs.RPCInfo, args, reply any) (
 		if addr != "" && addr != raft.ServerAddress(s.rpcAdvertise) {
 			info.SetForwarded()
 			err := s.connPool.RPC(string(addr), method, args, reply)
-			if err == nil || !rpc.IsConnError(err) || time.Now().After(deadline) {
+			if err == nil || !rpc.IsConnError(err) {
 				return true, err
+			}
+			if time.Now().After(deadline) {
+				// Only the text of a transport failure crosses the next
+				// hop: give it the kind that says "try again".
+				return true, structs.Errorf(structs.KindUnavailable, "forward %s to the leader %s: %v", method, addr, err)
 			}
 			// The leader we knew is unreachable: wait for a new one.
 		}

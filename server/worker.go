@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/stratus-cloud/stratus/internal/retry"
 	"hash/fnv"
 	"math/rand/v2"
 	"sync"
@@ -68,7 +69,7 @@ func (w *worker) run() {
 	for range hostCaches {
 		w.caches <- &scheduler.HostCache{}
 	}
-	backoff := 50 * time.Millisecond
+	b := &retry.Backoff{Min: 50 * time.Millisecond, Max: 2 * time.Second}
 	for !w.srv.isShuttingDown() {
 		select {
 		case slots <- struct{}{}:
@@ -79,13 +80,10 @@ func (w *worker) run() {
 		err := w.srv.RPC("Eval.Dequeue", &structs.EvalDequeueRequest{Timeout: dequeueWait}, &resp)
 		if err != nil {
 			<-slots
-			w.sleep(backoff)
-			if backoff < 2*time.Second {
-				backoff *= 2
-			}
+			retry.Sleep(w.srv.shutdownCh, b.Next())
 			continue
 		}
-		backoff = 50 * time.Millisecond
+		b.Reset()
 		if resp.Eval == nil {
 			<-slots
 			continue
@@ -109,13 +107,6 @@ func (w *worker) handle(resp *structs.EvalDequeueResponse) {
 	}
 	if err := w.srv.RPC("Eval.Ack", &structs.EvalAckRequest{EvalID: resp.Eval.ID, Token: resp.Token}, &structs.GenericResponse{}); err != nil {
 		w.srv.logger.Debug("eval ack", "eval", resp.Eval.ID, "error", err)
-	}
-}
-
-func (w *worker) sleep(d time.Duration) {
-	select {
-	case <-w.srv.shutdownCh:
-	case <-time.After(d):
 	}
 }
 

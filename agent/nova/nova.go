@@ -48,7 +48,7 @@ type Config struct {
 	Servers func() []ServerMember
 	// WriteRetry is how long an idempotent write (a boot with its
 	// idempotency key, a delete) is retried across leader elections
-	// (internal/writeretry); zero sends it once.
+	// (internal/retry); zero sends it once.
 	WriteRetry time.Duration
 }
 

@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/retry"
 	"github.com/stratus-cloud/stratus/internal/route"
-	"github.com/stratus-cloud/stratus/internal/writeretry"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -182,12 +182,12 @@ func (q *request) runTask(inst *structs.Instance, action, op string, fill func(*
 	// task that started before an election lost its answer is answered,
 	// not refused as a conflict with itself.
 	if args.IdempotencyKey = q.r.Header.Get("Idempotency-Key"); args.IdempotencyKey == "" {
-		args.IdempotencyKey = writeretry.NewKey()
+		args.IdempotencyKey = retry.NewKey()
 	} else if err := structs.ValidateIdempotencyKey(args.IdempotencyKey); err != nil {
 		return nil, badRequest("%s", structs.Message(err))
 	}
 	var out structs.InstanceTaskResponse
-	err := writeretry.DoFor(q.r.Context(), q.api.writeRetry, func(bool) error {
+	err := retry.DoFor(q.r.Context(), q.api.writeRetry, func(bool) error {
 		out, args.Forwarded = structs.InstanceTaskResponse{}, false
 		return q.call("Instance.Task", args, &out)
 	})

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/stratus-cloud/stratus/internal/writeretry"
+	"github.com/stratus-cloud/stratus/internal/retry"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -185,12 +185,12 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 	// boot that committed before an election lost its answer is
 	// answered, not made again.
 	if args.IdempotencyKey = q.r.Header.Get("Idempotency-Key"); args.IdempotencyKey == "" {
-		args.IdempotencyKey = writeretry.NewKey()
+		args.IdempotencyKey = retry.NewKey()
 	} else if err := structs.ValidateIdempotencyKey(args.IdempotencyKey); err != nil {
 		return nil, badRequest("%s", structs.Message(err))
 	}
 	var out structs.InstanceCreateResponse
-	err = writeretry.DoFor(q.r.Context(), q.api.writeRetry, func(bool) error {
+	err = retry.DoFor(q.r.Context(), q.api.writeRetry, func(bool) error {
 		out, args.Forwarded = structs.InstanceCreateResponse{}, false
 		return q.call("Instance.Create", &args, &out)
 	})

@@ -8,8 +8,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/retry"
 	"github.com/stratus-cloud/stratus/internal/route"
-	"github.com/stratus-cloud/stratus/internal/writeretry"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -109,7 +109,7 @@ func (q *request) deleteServer(inst *structs.Instance, force bool) error {
 		UserID: q.token.UserID, Admin: q.isAdmin(), RequestID: q.id}
 	// Safe to send again across an election; "not found" after an
 	// attempt that may have gone through means it did.
-	err := writeretry.DoFor(q.r.Context(), q.api.writeRetry, func(retried bool) error {
+	err := retry.DoFor(q.r.Context(), q.api.writeRetry, func(retried bool) error {
 		args.Forwarded = false // an in-process attempt may have set it
 		err := q.call("Instance.Delete", args, &structs.GenericResponse{})
 		if retried && structs.KindOf(err) == structs.KindNotFound {

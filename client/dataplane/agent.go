@@ -3,6 +3,7 @@ package dataplane
 import (
 	"context"
 	"errors"
+	"github.com/stratus-cloud/stratus/internal/retry"
 	"sync"
 	"time"
 
@@ -104,7 +105,7 @@ func (a *Agent) Resync() {
 // every change.
 func (a *Agent) watchLoop() {
 	var index uint64
-	backoff := time.Second
+	b := &retry.Backoff{Min: time.Second, Max: 30 * time.Second, Jitter: 0.1}
 	for a.ctx.Err() == nil {
 		var out structs.NetListResponse
 		req := &structs.NetListRequest{Kind: structs.NetKindPort, HostID: a.cfg.HostID,
@@ -114,14 +115,14 @@ func (a *Agent) watchLoop() {
 			if a.ctx.Err() != nil {
 				return
 			}
-			a.logger.Warn("cannot watch the host's ports", "error", err, "retry_in", backoff)
-			if !a.sleep(backoff) {
+			wait := b.Next()
+			a.logger.Warn("cannot watch the host's ports", "error", err, "retry_in", wait)
+			if !a.sleep(wait) {
 				return
 			}
-			backoff = min(2*backoff, 30*time.Second)
 			continue
 		}
-		backoff = time.Second
+		b.Reset()
 		if out.Index != index {
 			index = out.Index
 			a.Resync()
@@ -228,13 +229,4 @@ func (a *Agent) call(method string, args, reply any) error {
 }
 
 // sleep waits d or until Stop; it reports whether the agent still runs.
-func (a *Agent) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-a.ctx.Done():
-		return false
-	}
-}
+func (a *Agent) sleep(d time.Duration) bool { return retry.SleepContext(a.ctx, d) }

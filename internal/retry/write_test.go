@@ -1,4 +1,4 @@
-package writeretry
+package retry
 
 import (
 	"context"
@@ -21,12 +21,19 @@ func TestRetryableMeansNoLeaderOrLostConnectionOnly(t *testing.T) {
 		{nil, false},
 		{structs.ErrNoLeader, true},
 		{structs.Errorf(structs.KindNoLeader, "raft apply: node is not the leader"), true},
-		// The same errors after an RPC hop: only their text is left.
+		// The same errors after an RPC hop: their kind rides in the text.
 		{rpc.ServerError("InstanceCreate: no leader: raft apply: leadership lost while committing log"), true},
-		{rpc.ServerError("InstanceCreate: raft apply: timed out enqueuing operation"), true},
+		{rpc.ServerError("InstanceCreate: unavailable: raft apply: timed out enqueuing operation"), true},
 		{rpc.ServerError("unavailable: server is shutting down"), true},
+		{rpc.ServerError("unavailable: forward Instance.Create to the leader 10.0.0.1:8776: rpc: dial: connection refused"), true},
 		{structs.Errorf(structs.KindUnavailable, "no server reachable: dial tcp: connection refused"), true},
+		// A transport failure of this hop, classified by the RPC layer.
 		{fmt.Errorf("call Instance.Create: %w", io.ErrUnexpectedEOF), true},
+		// Text alone decides nothing: an error without a kind is not
+		// retried, whatever it says (the servers give every transient
+		// failure a kind before it leaves them).
+		{rpc.ServerError("InstanceCreate: raft apply: timed out enqueuing operation"), false},
+		{rpc.ServerError("connection reset by peer"), false},
 		// Refusals are answers: never retried, whatever their text says.
 		{structs.Errorf(structs.KindInvalid, "name must be 1-255 characters"), false},
 		{structs.Errorf(structs.KindQuotaReached, "Quota exceeded for instances"), false},
