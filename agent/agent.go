@@ -19,6 +19,7 @@ import (
 	"github.com/stratus-cloud/stratus/agent/guest"
 	"github.com/stratus-cloud/stratus/agent/identity"
 	"github.com/stratus-cloud/stratus/agent/metadata"
+	"github.com/stratus-cloud/stratus/agent/native"
 	"github.com/stratus-cloud/stratus/agent/neutron"
 	"github.com/stratus-cloud/stratus/agent/nova"
 	s3api "github.com/stratus-cloud/stratus/agent/s3"
@@ -94,6 +95,9 @@ type Agent struct {
 	consoleLn     net.Listener
 	consoleServer *http.Server
 	hostDrivers   []hostDriver
+
+	// native serves the native /v1 API (agent/native).
+	native *native.API
 
 	// metadata is the metadata service of a client agent, listening at
 	// metadataAddr (agent/metadata_service.go).
@@ -190,6 +194,7 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 		_ = ln.Close()
 		return nil, err
 	}
+	a.startNative()
 
 	a.httpServer = a.httpLimits().newHTTPServer(a.routes(), ifaceAuto, logger)
 	a.bgWG.Add(1)

@@ -632,6 +632,12 @@ func (c *Config) gossipKey() ([]byte, error) {
 	return key, nil
 }
 
+// mustRetention parses a deleted_retention Validate already accepted.
+func mustRetention(v string) time.Duration {
+	d, _ := deletedRetention(v)
+	return d
+}
+
 // mustDuration parses a lifecycle timer Validate already accepted.
 func mustDuration(v string) time.Duration {
 	d, _ := lifecycleDuration(v, true)

@@ -12,7 +12,6 @@ import (
 	"github.com/stratus-cloud/stratus/agent/ui"
 	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/gossip"
-	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/virt"
 )
 
@@ -163,22 +162,6 @@ func (a *Agent) mountConsoleProxy(mux *http.ServeMux) {
 	h := a.consoles.Handler()
 	mux.Handle("GET "+console.VNCPath, h)
 	mux.Handle("GET "+console.SerialPath, h)
-}
-
-// consoleRoutes are the native API's console routes.
-func (a *Agent) consoleRoutes() []route {
-	return []route{
-		{"GET /v1/instances/{id}/console-output", policy.Member, a.consoleOutput},
-		{"POST /v1/instances/{id}/consoles", policy.Member, a.consoleOpen},
-	}
-}
-
-func (a *Agent) consoleOutput(w http.ResponseWriter, r *http.Request) (any, error) {
-	return a.consoles.HandleOutput(w, r)
-}
-
-func (a *Agent) consoleOpen(w http.ResponseWriter, r *http.Request) (any, error) {
-	return a.consoles.HandleOpen(w, r)
 }
 
 // localDriver is the driver of a host this agent runs, or nil.

@@ -5,7 +5,18 @@ import (
 	"os"
 	"testing"
 
+	"github.com/stratus-cloud/stratus/agent/native"
 	"github.com/stratus-cloud/stratus/structs"
+)
+
+// The native API's bodies, as the full-agent tests decode them.
+type (
+	httpError          = native.ErrorBody
+	instanceJSON       = native.Instance
+	hostJSON           = native.Host
+	clusterStatusJSON  = native.ClusterStatus
+	watchInstancesJSON = native.InstanceWatch
+	bootstrapJSON      = native.Bootstrap
 )
 
 func writeFile(t *testing.T, path, content string) {

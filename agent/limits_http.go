@@ -15,10 +15,17 @@ import (
 	"time"
 
 	"github.com/stratus-cloud/stratus/agent/glance"
+	"github.com/stratus-cloud/stratus/agent/native"
 	"github.com/stratus-cloud/stratus/agent/neutron"
 	"github.com/stratus-cloud/stratus/agent/nova"
 	s3api "github.com/stratus-cloud/stratus/agent/s3"
 )
+
+// The request limits of the HTTP port are the daemon's, not an API's:
+// they run before any API is chosen, for every API on the port (and the
+// dedicated S3 and console listeners), and answer a refusal in the
+// format of the API the path belongs to. The limiter itself is
+// agent/ratelimit, which knows nothing of HTTP.
 
 // apiInterface is which API a request belongs to, so a refusal is
 // answered in that API's own error format.
@@ -215,9 +222,9 @@ func writeOverLimit(w http.ResponseWriter, r *http.Request, iface apiInterface, 
 	default:
 		kind := "rate limited"
 		if status == http.StatusRequestEntityTooLarge {
-			kind = string(kindTooLarge)
+			kind = string(native.KindTooLarge)
 		}
-		body = httpError{Error: msg, Kind: kind}
+		body = native.ErrorBody{Error: msg, Kind: kind}
 	}
 	data, _ := json.Marshal(body)
 	h.Set("Content-Type", "application/json")

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/stratus-cloud/stratus/agent/native"
 )
 
 // limitedAgent starts a dev agent with the limits block; it waits for the
@@ -233,7 +235,7 @@ func TestBodyOverTheLimitIsRefusedUnread(t *testing.T) {
 			}
 		}},
 		{"native", "POST", "/v1/flavors", 413, func(t *testing.T, body []byte) {
-			if limitsJSON(t, body, "kind") != string(kindTooLarge) {
+			if limitsJSON(t, body, "kind") != string(native.KindTooLarge) {
 				t.Fatalf("native: %s", body)
 			}
 		}},

@@ -42,7 +42,9 @@ func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 }
 
-func (m *metrics) observeHTTP(route string, code int, d time.Duration) {
+// ObserveHTTP counts and times one request of an API route (the native
+// API's Observer).
+func (m *metrics) ObserveHTTP(route string, code int, d time.Duration) {
 	m.httpRequests.WithLabelValues(route, strconv.Itoa(code)).Inc()
 	m.httpDuration.WithLabelValues(route).Observe(d.Seconds())
 }

@@ -1,13 +1,9 @@
 package agent
 
 import (
-	"net/http"
 	"os"
 	"strings"
 	"time"
-
-	"github.com/stratus-cloud/stratus/policy"
-	"github.com/stratus-cloud/stratus/structs"
 )
 
 // Node introduction (server/node_intro.go): with ACLs on, the servers
@@ -53,38 +49,4 @@ func (a *Agent) introToken(hostName string) string {
 		return strings.TrimSpace(string(raw))
 	}
 	return strings.TrimSpace(os.Getenv(IntroTokenEnv))
-}
-
-// nodeIntroRoutes is the native API's route to issue introductions.
-func (a *Agent) nodeIntroRoutes() []route {
-	return []route{{"POST /v1/operator/node-intro", policy.Admin, a.nodeIntroCreate}}
-}
-
-// nodeIntroBody is the body of POST /v1/operator/node-intro: a TTL ("1h")
-// and the host it is for ("" for any new host).
-type nodeIntroBody struct {
-	TTL      string
-	HostName string
-}
-
-// nodeIntroCreate issues an introduction token.
-func (a *Agent) nodeIntroCreate(w http.ResponseWriter, r *http.Request) (any, error) {
-	var body nodeIntroBody
-	if err := decodeJSON(w, r, &body); err != nil {
-		return nil, err
-	}
-	args := structs.NodeIntroCreateRequest{HostName: body.HostName}
-	if body.TTL != "" {
-		d, err := time.ParseDuration(body.TTL)
-		if err != nil {
-			return nil, structs.Errorf(structs.KindInvalid, "TTL %q: %v", body.TTL, err)
-		}
-		args.TTL = d
-	}
-	args.AuthToken = requestToken(r)
-	var out structs.NodeIntroCreateResponse
-	if err := a.rpc.RPC("Operator.NodeIntroCreate", &args, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
 }

@@ -8,8 +8,9 @@ import (
 
 // The credentials of the agent's RPCs. With ACLs on, the servers check
 // every call against their rule table (server/rpc_policy.go):
-//   - a call made for a user carries that user's token (the handlers set
-//     AuthToken from the request), through a.rpc, which adds nothing;
+//   - a call made for a user carries that user's token (the APIs stamp
+//     it from the request, route.AsCaller), through a.rpc, which adds
+//     nothing;
 //   - a call the agent makes on its own behalf carries its own
 //     credential, through a.self: the server's own when the agent runs
 //     the server role, else its node secret;

@@ -7,11 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	s3api "github.com/stratus-cloud/stratus/agent/s3"
-	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/rpc"
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -159,123 +157,4 @@ func (d *s3Data) Complete(req *structs.S3CompleteRequest) (*structs.S3Object, er
 // Open reads a range of an object's blob, as image downloads do.
 func (d *s3Data) Open(token, hash string, locs []*structs.ImageLocation, offset, length int64) (io.ReadCloser, error) {
 	return d.a.imageData.Download(token, &structs.Image{HashValue: hash, Locations: locs}, offset, length)
-}
-
-// s3Routes are the native API's S3 routes: turning an object into an
-// image, and EC2 credentials. The native API is the operator's: it may
-// use any bucket and manage anyone's credentials.
-func (a *Agent) s3Routes() []route {
-	return []route{
-		{"POST /v1/images/import", policy.Admin, a.imageImport},
-		{"GET /v1/s3/credentials", policy.Admin, a.s3CredentialList},
-		{"POST /v1/s3/credentials", policy.Admin, a.s3CredentialCreate},
-		{"DELETE /v1/s3/credentials/{access}", policy.Admin, a.s3CredentialDelete},
-	}
-}
-
-// imageImportBody is the body of POST /v1/images/import.
-type imageImportBody struct {
-	Bucket string
-	Key    string
-	Image  *structs.Image
-}
-
-// imageImport creates an active image whose data is an object's.
-func (a *Agent) imageImport(w http.ResponseWriter, r *http.Request) (any, error) {
-	var body imageImportBody
-	if err := decodeJSON(w, r, &body); err != nil {
-		return nil, err
-	}
-	if body.Image == nil {
-		body.Image = &structs.Image{}
-	}
-	args := structs.S3ImageImportRequest{Bucket: body.Bucket, Key: body.Key, Image: body.Image,
-		Caller: structs.S3Caller{ProjectID: body.Image.Owner, Admin: true}}
-	args.AuthToken = requestToken(r)
-	var out structs.SingleImageResponse
-	if err := a.rpc.RPC("S3.ImageImport", &args, &out); err != nil {
-		return nil, err
-	}
-	setIndex(w, out.Index)
-	return out.Image, nil
-}
-
-// identityID resolves a user or project given by id or name.
-func (a *Agent) identityID(r *http.Request, kind, ref string) (string, error) {
-	for _, req := range []*structs.IdentityListRequest{{Kind: kind, ID: ref}, {Kind: kind, Name: ref}} {
-		req.AuthToken = requestToken(r)
-		var out structs.IdentityListResponse
-		if err := a.rpc.RPC("Identity.List", req, &out); err != nil {
-			return "", err
-		}
-		switch {
-		case kind == structs.IdentityKindUsers && len(out.Users) == 1:
-			return out.Users[0].ID, nil
-		case kind == structs.IdentityKindProjects && len(out.Projects) == 1:
-			return out.Projects[0].ID, nil
-		}
-	}
-	return "", structs.Errorf(structs.KindNotFound, "no %s %q", strings.TrimSuffix(kind, "s"), ref)
-}
-
-func (a *Agent) s3CredentialList(w http.ResponseWriter, r *http.Request) (any, error) {
-	ref := r.URL.Query().Get("user")
-	if ref == "" {
-		return nil, structs.Errorf(structs.KindInvalid, "name the user: ?user=<id or name>")
-	}
-	userID, err := a.identityID(r, structs.IdentityKindUsers, ref)
-	if err != nil {
-		return nil, err
-	}
-	var out structs.EC2CredentialListResponse
-	args := structs.EC2CredentialListRequest{UserID: userID}
-	args.AuthToken = requestToken(r)
-	if err := a.rpc.RPC("S3.CredentialList", &args, &out); err != nil {
-		return nil, err
-	}
-	if out.Credentials == nil {
-		out.Credentials = []*structs.EC2Credential{}
-	}
-	return out.Credentials, nil
-}
-
-// s3CredentialBody is the body of POST /v1/s3/credentials: a user and a
-// project, each by id or name.
-type s3CredentialBody struct {
-	User    string
-	Project string
-}
-
-func (a *Agent) s3CredentialCreate(w http.ResponseWriter, r *http.Request) (any, error) {
-	var body s3CredentialBody
-	if err := decodeJSON(w, r, &body); err != nil {
-		return nil, err
-	}
-	userID, err := a.identityID(r, structs.IdentityKindUsers, body.User)
-	if err != nil {
-		return nil, err
-	}
-	projectID, err := a.identityID(r, structs.IdentityKindProjects, body.Project)
-	if err != nil {
-		return nil, err
-	}
-	var out structs.EC2CredentialResponse
-	args := structs.EC2CredentialCreateRequest{UserID: userID, ProjectID: projectID}
-	args.AuthToken = requestToken(r)
-	if err := a.rpc.RPC("S3.CredentialCreate", &args, &out); err != nil {
-		return nil, err
-	}
-	setIndex(w, out.Index)
-	return out.Credential, nil
-}
-
-func (a *Agent) s3CredentialDelete(w http.ResponseWriter, r *http.Request) (any, error) {
-	var out structs.GenericResponse
-	args := structs.EC2CredentialDeleteRequest{Access: r.PathValue("access")}
-	args.AuthToken = requestToken(r)
-	if err := a.rpc.RPC("S3.CredentialDelete", &args, &out); err != nil {
-		return nil, err
-	}
-	setIndex(w, out.Index)
-	return nil, nil
 }

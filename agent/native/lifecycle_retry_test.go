@@ -1,4 +1,4 @@
-package agent
+package native
 
 import (
 	"net/http/httptest"

@@ -1,4 +1,4 @@
-package agent
+package native
 
 import (
 	"reflect"
@@ -79,7 +79,7 @@ func TestGroupRoutesRefuseBadBodies(t *testing.T) {
 		{"POST", "/v1/groups/web/stop", `{"Purge":"yes"}`, "not valid"},
 	} {
 		rec := serve(h, tc.method, tc.path, tc.body)
-		e := decodeBody[httpError](t, rec)
+		e := decodeBody[ErrorBody](t, rec)
 		if rec.Code != 400 || !strings.Contains(e.Error, tc.want) {
 			t.Errorf("%s %s %s: %d %+v, want %q", tc.method, tc.path, tc.body, rec.Code, e, tc.want)
 		}

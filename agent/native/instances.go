@@ -1,4 +1,4 @@
-package agent
+package native
 
 import (
 	"net/http"
@@ -12,21 +12,21 @@ import (
 // quota check would.
 const maxInstanceCount = 1000
 
-// instanceJSON is an instance as the native API shows it: the stored
+// Instance is an instance as the native API shows it: the stored
 // record plus the status Nova's API derives from its states.
-type instanceJSON struct {
+type Instance struct {
 	*structs.Instance
 	Status string
 }
 
-func newInstanceJSON(inst *structs.Instance) *instanceJSON {
-	return &instanceJSON{Instance: inst, Status: inst.Status()}
+func newInstance(inst *structs.Instance) *Instance {
+	return &Instance{Instance: inst, Status: inst.Status()}
 }
 
-func instancesJSON(list []*structs.Instance) []*instanceJSON {
-	out := make([]*instanceJSON, 0, len(list))
+func newInstances(list []*structs.Instance) []*Instance {
+	out := make([]*Instance, 0, len(list))
 	for _, inst := range list {
-		out = append(out, newInstanceJSON(inst))
+		out = append(out, newInstance(inst))
 	}
 	return out
 }
@@ -70,33 +70,33 @@ func (b *instanceCreateBody) validate() error {
 
 // instanceCreateJSON is the answer of POST /v1/instances.
 type instanceCreateJSON struct {
-	Instances []*instanceJSON
+	Instances []*Instance
 	EvalID    string
 }
 
-func (a *Agent) instanceList(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.InstanceListRequest{HostID: r.URL.Query().Get("host"), ProjectID: r.URL.Query().Get("project")}
-	if p := restrictedProject(r); p != "" {
+func (a *API) instanceList(w http.ResponseWriter, q *request) (any, error) {
+	args := structs.InstanceListRequest{HostID: q.URL.Query().Get("host"), ProjectID: q.URL.Query().Get("project")}
+	if p := q.restrictedProject(); p != "" {
 		args.ProjectID = p
 	}
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.InstanceListResponse
-	if err := a.rpc.RPC("Instance.List", &args, &out); err != nil {
+	if err := q.rpc.RPC("Instance.List", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
-	return instancesJSON(out.Instances), nil
+	return newInstances(out.Instances), nil
 }
 
-func (a *Agent) instanceGet(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.InstanceSpecificRequest{InstanceID: r.PathValue("id")}
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+func (a *API) instanceGet(w http.ResponseWriter, q *request) (any, error) {
+	args := structs.InstanceSpecificRequest{InstanceID: q.param("id")}
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.SingleInstanceResponse
-	if err := a.rpc.RPC("Instance.Get", &args, &out); err != nil {
+	if err := q.rpc.RPC("Instance.Get", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -106,9 +106,9 @@ func (a *Agent) instanceGet(w http.ResponseWriter, r *http.Request) (any, error)
 	return &instanceDetailJSON{Instance: out.Instance, Status: out.Instance.Status(), Allocation: out.Allocation}, nil
 }
 
-func (a *Agent) instanceCreate(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) instanceCreate(w http.ResponseWriter, q *request) (any, error) {
 	body := instanceCreateBody{Count: 1}
-	err := decodeJSON(w, r, &body)
+	err := decodeJSON(w, q, &body)
 	if err != nil {
 		return nil, err
 	}
@@ -119,33 +119,32 @@ func (a *Agent) instanceCreate(w http.ResponseWriter, r *http.Request) (any, err
 		Name: body.Name, FlavorID: body.Flavor, ImageID: body.Image, ImageProperties: body.ImageProperties,
 		AZ: body.AZ, KeyName: body.KeyName, Metadata: body.Metadata, Count: body.Count,
 	}
-	if s := subjectOf(r); s != nil {
+	if s := q.subject; s != nil {
 		// The caller's own project and user own what it boots.
 		args.ProjectID, args.UserID = s.ProjectID, s.UserID
 	}
-	args.AuthToken = requestToken(r)
-	if args.IdempotencyKey, err = idempotencyKey(r); err != nil {
+	if args.IdempotencyKey, err = idempotencyKey(q); err != nil {
 		return nil, err
 	}
 	var out structs.InstanceCreateResponse
 	// The key makes a retry safe: a create that committed before its
 	// answer was lost to an election is answered, not made again.
-	err = retry.DoFor(r.Context(), a.writeRetry, func(bool) error {
+	err = retry.DoFor(q.Context(), a.cfg.WriteRetry, func(bool) error {
 		out, args.Forwarded = structs.InstanceCreateResponse{}, false
-		return a.rpc.RPC("Instance.Create", &args, &out)
+		return q.rpc.RPC("Instance.Create", &args, &out)
 	})
 	if err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
-	return &instanceCreateJSON{Instances: instancesJSON(out.Instances), EvalID: out.EvalID}, nil
+	return &instanceCreateJSON{Instances: newInstances(out.Instances), EvalID: out.EvalID}, nil
 }
 
 // idempotencyKey is a create's idempotency key: the client's
 // Idempotency-Key header, or a fresh one the agent keeps across its own
 // retries.
-func idempotencyKey(r *http.Request) (string, error) {
-	key := r.Header.Get("Idempotency-Key")
+func idempotencyKey(q *request) (string, error) {
+	key := q.Header.Get("Idempotency-Key")
 	if key == "" {
 		return retry.NewKey(), nil
 	}
@@ -156,24 +155,23 @@ func idempotencyKey(r *http.Request) (string, error) {
 // delete configured (reclaim_instance_interval) a delete is soft and
 // restorable; ?force deletes at once, soft-deleted instances included
 // (Nova's forceDelete). A locked instance refuses a delete.
-func (a *Agent) instanceDelete(w http.ResponseWriter, r *http.Request) (any, error) {
-	force, err := boolParam(r, "force")
+func (a *API) instanceDelete(w http.ResponseWriter, q *request) (any, error) {
+	force, err := boolParam(q, "force")
 	if err != nil {
 		return nil, err
 	}
-	args := structs.InstanceDeleteRequest{InstanceIDs: []string{r.PathValue("id")}, Force: force}
-	if s := subjectOf(r); s != nil {
+	args := structs.InstanceDeleteRequest{InstanceIDs: []string{q.param("id")}, Force: force}
+	if s := q.subject; s != nil {
 		// An admin's token deletes locked instances, as in Nova; without
 		// ACLs a lock stops the native API's deletes.
 		args.ProjectID, args.UserID, args.Admin = s.ProjectID, s.UserID, s.IsAdmin()
 	}
-	args.AuthToken = requestToken(r)
 	var out structs.GenericResponse
 	// A delete is safe to send again; "not found" after an attempt that
 	// may have gone through means that attempt did.
-	err = retry.DoFor(r.Context(), a.writeRetry, func(retried bool) error {
+	err = retry.DoFor(q.Context(), a.cfg.WriteRetry, func(retried bool) error {
 		out, args.Forwarded = structs.GenericResponse{}, false
-		err := a.rpc.RPC("Instance.Delete", &args, &out)
+		err := q.rpc.RPC("Instance.Delete", &args, &out)
 		if retried && structs.KindOf(err) == structs.KindNotFound {
 			return nil
 		}
@@ -186,13 +184,13 @@ func (a *Agent) instanceDelete(w http.ResponseWriter, r *http.Request) (any, err
 	return nil, nil
 }
 
-func (a *Agent) evalList(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) evalList(w http.ResponseWriter, q *request) (any, error) {
 	var args structs.EvalListRequest
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.EvalListResponse
-	if err := a.rpc.RPC("Eval.List", &args, &out); err != nil {
+	if err := q.rpc.RPC("Eval.List", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -202,13 +200,13 @@ func (a *Agent) evalList(w http.ResponseWriter, r *http.Request) (any, error) {
 	return out.Evals, nil
 }
 
-func (a *Agent) evalGet(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.EvalSpecificRequest{EvalID: r.PathValue("id")}
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+func (a *API) evalGet(w http.ResponseWriter, q *request) (any, error) {
+	args := structs.EvalSpecificRequest{EvalID: q.param("id")}
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.SingleEvalResponse
-	if err := a.rpc.RPC("Eval.Get", &args, &out); err != nil {
+	if err := q.rpc.RPC("Eval.Get", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -216,25 +214,4 @@ func (a *Agent) evalGet(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, notFound("evaluation", args.EvalID)
 	}
 	return out.Eval, nil
-}
-
-// boolParam reads a boolean URL parameter: absent is false, present
-// without a value ("?force") or "true" is true, "false" is false.
-func boolParam(r *http.Request, name string) (bool, error) {
-	v := r.URL.Query()
-	if !v.Has(name) {
-		return false, nil
-	}
-	switch v.Get(name) {
-	case "", "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return false, structs.Errorf(structs.KindInvalid, "%s %q is not true or false", name, v.Get(name))
-}
-
-// notFound is the error of a read whose RPC answered no object.
-func notFound(what, id string) error {
-	return structs.Errorf(structs.KindNotFound, "%s %q not found", what, id)
 }

@@ -1,36 +1,20 @@
-package agent
+package native
 
 import (
 	"net/http"
 	"sort"
 	"strconv"
 
-	"github.com/stratus-cloud/stratus/agent/ui"
 	"github.com/stratus-cloud/stratus/gossip"
-	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-// uiRoutes are the two reads the web UI needs beyond the rest of /v1:
-// the cluster's health in one answer, and an instance watch that answers
-// only an index.
-func (a *Agent) uiRoutes() []route {
-	return []route{
-		{"GET /v1/status/cluster", policy.Anyone, a.statusCluster},
-		{"GET /v1/watch/instances", policy.Anyone, a.watchInstances},
-	}
-}
+// The two reads the web UI needs beyond the rest of /v1: the cluster's
+// health in one answer, and an instance watch that answers only an
+// index.
 
-// mountUI serves the web UI (agent/ui) at /ui and redirects / there.
-func (a *Agent) mountUI(mux *http.ServeMux) {
-	handler := ui.Handler()
-	mux.Handle(ui.MountPath, handler)
-	mux.Handle(ui.MountPath+"/", handler)
-	mux.Handle("GET /{$}", http.RedirectHandler(ui.MountPath+"/", http.StatusFound))
-}
-
-// clusterStatusJSON is the body of GET /v1/status/cluster.
-type clusterStatusJSON struct {
+// ClusterStatus is the body of GET /v1/status/cluster.
+type ClusterStatus struct {
 	Region string
 	// Leader is the leader's RPC address and LeaderName its node name,
 	// both "" when no leader is known.
@@ -38,7 +22,7 @@ type clusterStatusJSON struct {
 	// Servers are the Raft servers with their gossip status; when the
 	// Raft configuration cannot be read (no leader), the servers gossip
 	// knows, and RaftError says why.
-	Servers   []clusterServerJSON
+	Servers   []ClusterServer
 	RaftError string `json:",omitempty"`
 	// Raft is the Raft statistics of this agent's server (applied_index,
 	// commit_index, last_log_index, state, term, …); null on a
@@ -47,12 +31,12 @@ type clusterStatusJSON struct {
 	// Index is the newest Raft index this agent knows: its server's
 	// applied index, or the index of the host read on a client-only agent.
 	Index uint64
-	Hosts clusterHostsJSON
+	Hosts ClusterHosts
 	// Capacity sums each resource class over the hosts that are up.
-	Capacity map[string]hostCapacity
+	Capacity map[string]HostCapacity
 }
 
-type clusterServerJSON struct {
+type ClusterServer struct {
 	ID, Name, Address string
 	// Status is the gossip status (alive, suspect, failed, left), or
 	// unknown when gossip does not see the server.
@@ -60,7 +44,7 @@ type clusterServerJSON struct {
 	Leader, Voter bool
 }
 
-type clusterHostsJSON struct {
+type ClusterHosts struct {
 	Total, Up, Down, Disabled, Draining int
 }
 
@@ -68,25 +52,25 @@ type clusterHostsJSON struct {
 // Raft index, hosts up and down and capacity, in one read for dashboards.
 // It blocks like GET /v1/hosts (?index=&wait=) and answers the hosts
 // table's index; servers and leader are read when it answers.
-func (a *Agent) statusCluster(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) statusCluster(w http.ResponseWriter, q *request) (any, error) {
 	var args structs.HostListRequest
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	// Counts and sums for any token: the agent reads the hosts with its
 	// own credential unless the caller is an admin (a client agent's
 	// node secret may not list hosts: there only admins get them).
-	var caller rpcCaller = a.rpc
-	if s := subjectOf(r); s != nil && !s.IsAdmin() {
-		args.AuthToken, caller = "", a.self
+	caller := q.rpc
+	if s := q.subject; s != nil && !s.IsAdmin() {
+		caller = a.cfg.Self
 	}
 	var hosts structs.HostListResponse
 	if err := caller.RPC("Host.List", &args, &hosts); err != nil {
 		return nil, err
 	}
 	setMeta(w, &hosts.QueryMeta)
-	out := clusterStatusJSON{Region: a.config.Region, Servers: []clusterServerJSON{},
-		Capacity: map[string]hostCapacity{}, Index: hosts.Index}
+	out := ClusterStatus{Region: a.cfg.Agent.Region, Servers: []ClusterServer{},
+		Capacity: map[string]HostCapacity{}, Index: hosts.Index}
 	for _, h := range hosts.Hosts {
 		out.Hosts.Total++
 		switch {
@@ -104,7 +88,7 @@ func (a *Agent) statusCluster(w http.ResponseWriter, r *http.Request) (any, erro
 		if !h.Up() {
 			continue
 		}
-		for class, c := range newHostJSON(h).Capacity {
+		for class, c := range newHost(h).Capacity {
 			sum := out.Capacity[class]
 			sum.Total += c.Total
 			sum.Used += c.Used
@@ -112,8 +96,8 @@ func (a *Agent) statusCluster(w http.ResponseWriter, r *http.Request) (any, erro
 			out.Capacity[class] = sum
 		}
 	}
-	if a.server != nil {
-		stats := a.server.Raft().Stats()
+	if a.cfg.RaftStats != nil {
+		stats := a.cfg.RaftStats()
 		out.Raft = map[string]string{}
 		for _, k := range []string{"state", "term", "applied_index", "commit_index", "last_log_index", "last_snapshot_index", "num_peers"} {
 			out.Raft[k] = stats[k]
@@ -128,23 +112,23 @@ func (a *Agent) statusCluster(w http.ResponseWriter, r *http.Request) (any, erro
 
 // clusterServers fills the servers and leader from the Raft
 // configuration and gossip.
-func (a *Agent) clusterServers(out *clusterStatusJSON) {
+func (a *API) clusterServers(out *ClusterStatus) {
 	gossipByID := map[string]gossip.Member{}
-	for _, m := range a.gossip.Members() {
-		if m.Meta.Role == gossip.RoleServer && m.Meta.Region == a.config.Region {
+	for _, m := range a.cfg.Gossip.Members() {
+		if m.Meta.Role == gossip.RoleServer && m.Meta.Region == a.cfg.Agent.Region {
 			gossipByID[m.Meta.ID] = m
 		}
 	}
 	var raftConf structs.RaftConfigurationResponse
-	err := a.self.RPC("Operator.RaftGetConfiguration", &structs.GenericRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}, &raftConf)
+	err := a.cfg.Self.RPC("Operator.RaftGetConfiguration", &structs.GenericRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}, &raftConf)
 	if err != nil {
 		out.RaftError = structs.Message(err)
 		for id, m := range gossipByID {
-			out.Servers = append(out.Servers, clusterServerJSON{ID: id, Name: m.Name, Address: m.Meta.RPCAddr, Status: string(m.Status)})
+			out.Servers = append(out.Servers, ClusterServer{ID: id, Name: m.Name, Address: m.Meta.RPCAddr, Status: string(m.Status)})
 		}
 	}
 	for _, s := range raftConf.Servers {
-		row := clusterServerJSON{ID: s.ID, Name: s.Node, Address: s.Address, Leader: s.Leader, Voter: s.Voter, Status: "unknown"}
+		row := ClusterServer{ID: s.ID, Name: s.Node, Address: s.Address, Leader: s.Leader, Voter: s.Voter, Status: "unknown"}
 		if m, ok := gossipByID[s.ID]; ok {
 			row.Status = string(m.Status)
 			if row.Name == "" {
@@ -159,8 +143,8 @@ func (a *Agent) clusterServers(out *clusterStatusJSON) {
 	sort.Slice(out.Servers, func(i, j int) bool { return out.Servers[i].Name < out.Servers[j].Name })
 }
 
-// watchInstancesJSON is the body of GET /v1/watch/instances.
-type watchInstancesJSON struct {
+// InstanceWatch is the body of GET /v1/watch/instances.
+type InstanceWatch struct {
 	Index uint64
 }
 
@@ -169,15 +153,15 @@ type watchInstancesJSON struct {
 // table's index. A client that reads instances elsewhere — the web UI
 // reads them through the Compute API, where project policy applies —
 // learns when to read again without receiving anyone's instances.
-func (a *Agent) watchInstances(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) watchInstances(w http.ResponseWriter, q *request) (any, error) {
 	var args structs.InstanceListRequest
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.InstanceListResponse
-	if err := a.rpc.RPC("Instance.List", &args, &out); err != nil {
+	if err := q.rpc.RPC("Instance.List", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
-	return watchInstancesJSON{Index: out.Index}, nil
+	return InstanceWatch{Index: out.Index}, nil
 }

@@ -1,4 +1,4 @@
-package agent
+package native
 
 import (
 	"net/http"
@@ -19,10 +19,10 @@ type keyPairCreateJSON struct {
 }
 
 // keyPairOwner returns whose key pairs a request is about.
-func (a *Agent) keyPairOwner(r *http.Request, bodyUser string) (string, error) {
-	if s := subjectOf(r); s != nil {
+func (a *API) keyPairOwner(q *request, bodyUser string) (string, error) {
+	if s := q.subject; s != nil {
 		if bodyUser == "" {
-			bodyUser = r.URL.Query().Get("user_id")
+			bodyUser = q.URL.Query().Get("user_id")
 		}
 		if bodyUser != "" && bodyUser != s.UserID && !s.IsAdmin() {
 			return "", structs.Errorf(structs.KindPermission, "only an admin may manage another user's key pairs")
@@ -32,8 +32,8 @@ func (a *Agent) keyPairOwner(r *http.Request, bodyUser string) (string, error) {
 		}
 		return s.UserID, nil
 	}
-	if raw := requestToken(r); raw != "" && a.identity != nil {
-		if tok, err := a.identity.Verify(raw); err == nil && tok != nil && tok.UserID != "" {
+	if raw := q.token; raw != "" && a.cfg.Verifier != nil {
+		if tok, err := a.cfg.Verifier.Verify(raw); err == nil && tok != nil && tok.UserID != "" {
 			if bodyUser != "" && bodyUser != tok.UserID && !tok.IsAdmin() {
 				return "", structs.Errorf(structs.KindPermission, "only an admin may manage another user's key pairs")
 			}
@@ -44,7 +44,7 @@ func (a *Agent) keyPairOwner(r *http.Request, bodyUser string) (string, error) {
 		}
 	}
 	if bodyUser == "" {
-		bodyUser = r.URL.Query().Get("user_id")
+		bodyUser = q.URL.Query().Get("user_id")
 	}
 	if bodyUser == "" {
 		return "", structs.Errorf(structs.KindInvalid, "a key pair belongs to a user: send an identity token (X-Stratus-Token) or name the user with user_id")
@@ -52,17 +52,17 @@ func (a *Agent) keyPairOwner(r *http.Request, bodyUser string) (string, error) {
 	return bodyUser, nil
 }
 
-func (a *Agent) keyPairList(w http.ResponseWriter, r *http.Request) (any, error) {
-	user, err := a.keyPairOwner(r, "")
+func (a *API) keyPairList(w http.ResponseWriter, q *request) (any, error) {
+	user, err := a.keyPairOwner(q, "")
 	if err != nil {
 		return nil, err
 	}
 	args := structs.KeyPairListRequest{UserID: user}
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.KeyPairListResponse
-	if err := a.rpc.RPC("KeyPair.List", &args, &out); err != nil {
+	if err := q.rpc.RPC("KeyPair.List", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -72,29 +72,29 @@ func (a *Agent) keyPairList(w http.ResponseWriter, r *http.Request) (any, error)
 	return out.KeyPairs, nil
 }
 
-func (a *Agent) keyPairGet(w http.ResponseWriter, r *http.Request) (any, error) {
-	user, err := a.keyPairOwner(r, "")
+func (a *API) keyPairGet(w http.ResponseWriter, q *request) (any, error) {
+	user, err := a.keyPairOwner(q, "")
 	if err != nil {
 		return nil, err
 	}
-	args := structs.KeyPairSpecificRequest{UserID: user, Name: r.PathValue("name")}
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+	args := structs.KeyPairSpecificRequest{UserID: user, Name: q.param("name")}
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.SingleKeyPairResponse
-	if err := a.rpc.RPC("KeyPair.Get", &args, &out); err != nil {
+	if err := q.rpc.RPC("KeyPair.Get", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
 	return out.KeyPair, nil
 }
 
-func (a *Agent) keyPairCreate(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) keyPairCreate(w http.ResponseWriter, q *request) (any, error) {
 	var body keyPairCreateJSON
-	if err := decodeJSON(w, r, &body); err != nil {
+	if err := decodeJSON(w, q, &body); err != nil {
 		return nil, err
 	}
-	user, err := a.keyPairOwner(r, body.UserID)
+	user, err := a.keyPairOwner(q, body.UserID)
 	if err != nil {
 		return nil, err
 	}
@@ -105,24 +105,22 @@ func (a *Agent) keyPairCreate(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, structs.Errorf(structs.KindInvalid, "a public key is required (cloudctl keypair create generates one locally)")
 	}
 	args := structs.KeyPairCreateRequest{KeyPair: &structs.KeyPair{Name: body.Name, UserID: user, Type: body.Type, PublicKey: body.PublicKey}}
-	args.AuthToken = requestToken(r)
 	var out structs.SingleKeyPairResponse
-	if err := a.rpc.RPC("KeyPair.Create", &args, &out); err != nil {
+	if err := q.rpc.RPC("KeyPair.Create", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
 	return out.KeyPair, nil
 }
 
-func (a *Agent) keyPairDelete(w http.ResponseWriter, r *http.Request) (any, error) {
-	user, err := a.keyPairOwner(r, "")
+func (a *API) keyPairDelete(w http.ResponseWriter, q *request) (any, error) {
+	user, err := a.keyPairOwner(q, "")
 	if err != nil {
 		return nil, err
 	}
-	args := structs.KeyPairDeleteRequest{UserID: user, Names: []string{r.PathValue("name")}}
-	args.AuthToken = requestToken(r)
+	args := structs.KeyPairDeleteRequest{UserID: user, Names: []string{q.param("name")}}
 	var out structs.GenericResponse
-	if err := a.rpc.RPC("KeyPair.Delete", &args, &out); err != nil {
+	if err := q.rpc.RPC("KeyPair.Delete", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)

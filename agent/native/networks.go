@@ -1,33 +1,13 @@
-package agent
+package native
 
 import (
 	"net/http"
 
-	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
 // The native API's networks, subnets and ports. The native API is the
 // operator's: it sees and changes every project's objects.
-
-// networkRoutes are the /v1 networking routes, added to the route
-// table.
-func (a *Agent) networkRoutes() []route {
-	return []route{
-		{"GET /v1/networks", policy.Admin, a.netList(structs.NetKindNetwork)},
-		{"POST /v1/networks", policy.Admin, a.networkCreate},
-		{"GET /v1/networks/{id}", policy.Admin, a.netGet(structs.NetKindNetwork)},
-		{"DELETE /v1/networks/{id}", policy.Admin, a.netDelete(structs.NetKindNetwork)},
-		{"GET /v1/subnets", policy.Admin, a.netList(structs.NetKindSubnet)},
-		{"POST /v1/subnets", policy.Admin, a.subnetCreate},
-		{"GET /v1/subnets/{id}", policy.Admin, a.netGet(structs.NetKindSubnet)},
-		{"DELETE /v1/subnets/{id}", policy.Admin, a.netDelete(structs.NetKindSubnet)},
-		{"GET /v1/ports", policy.Admin, a.netList(structs.NetKindPort)},
-		{"POST /v1/ports", policy.Admin, a.portCreate},
-		{"GET /v1/ports/{id}", policy.Admin, a.netGet(structs.NetKindPort)},
-		{"DELETE /v1/ports/{id}", policy.Admin, a.netDelete(structs.NetKindPort)},
-	}
-}
 
 // operator is the native API's caller: an admin of no project.
 var operator = structs.NetCaller{Admin: true}
@@ -73,18 +53,18 @@ func netViews(kind string, objs *structs.NetObjects) []any {
 	return out
 }
 
-func (a *Agent) netList(kind string) func(http.ResponseWriter, *http.Request) (any, error) {
-	return func(w http.ResponseWriter, r *http.Request) (any, error) {
-		args := structs.NetListRequest{Kind: kind, Caller: operator, NetworkID: r.URL.Query().Get("network"),
-			ProjectID: r.URL.Query().Get("project")}
-		if d := r.URL.Query().Get("device"); d != "" {
+func (a *API) netList(kind string) handler {
+	return func(w http.ResponseWriter, q *request) (any, error) {
+		args := structs.NetListRequest{Kind: kind, Caller: operator, NetworkID: q.URL.Query().Get("network"),
+			ProjectID: q.URL.Query().Get("project")}
+		if d := q.URL.Query().Get("device"); d != "" {
 			args.DeviceIDs = []string{d}
 		}
-		if err := parseQuery(r, &args.QueryOptions); err != nil {
+		if err := parseQuery(q, &args.QueryOptions); err != nil {
 			return nil, err
 		}
 		var out structs.NetListResponse
-		if err := a.rpc.RPC("Net.List", &args, &out); err != nil {
+		if err := q.rpc.RPC("Net.List", &args, &out); err != nil {
 			return nil, err
 		}
 		setMeta(w, &out.QueryMeta)
@@ -93,14 +73,14 @@ func (a *Agent) netList(kind string) func(http.ResponseWriter, *http.Request) (a
 }
 
 // findNet reads an object by id or, when exactly one has it, by name.
-func (a *Agent) findNet(w http.ResponseWriter, r *http.Request, kind string) (*structs.NetObjects, error) {
-	ref := r.PathValue("id")
+func (a *API) findNet(w http.ResponseWriter, q *request, kind string) (*structs.NetObjects, error) {
+	ref := q.param("id")
 	args := structs.NetGetRequest{Kind: kind, ID: ref, Caller: operator}
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.NetListResponse
-	err := a.rpc.RPC("Net.Get", &args, &out)
+	err := q.rpc.RPC("Net.Get", &args, &out)
 	if err == nil {
 		setMeta(w, &out.QueryMeta)
 		return &out.NetObjects, nil
@@ -109,7 +89,7 @@ func (a *Agent) findNet(w http.ResponseWriter, r *http.Request, kind string) (*s
 		return nil, err
 	}
 	var list structs.NetListResponse
-	if err := a.rpc.RPC("Net.List", &structs.NetListRequest{Kind: kind, Caller: operator, QueryOptions: args.QueryOptions}, &list); err != nil {
+	if err := q.rpc.RPC("Net.List", &structs.NetListRequest{Kind: kind, Caller: operator, QueryOptions: args.QueryOptions}, &list); err != nil {
 		return nil, err
 	}
 	var ids []string
@@ -124,7 +104,7 @@ func (a *Agent) findNet(w http.ResponseWriter, r *http.Request, kind string) (*s
 		return nil, err
 	case 1:
 		args.ID = ids[0]
-		if err := a.rpc.RPC("Net.Get", &args, &out); err != nil {
+		if err := q.rpc.RPC("Net.Get", &args, &out); err != nil {
 			return nil, err
 		}
 		setMeta(w, &out.QueryMeta)
@@ -145,35 +125,34 @@ func netName(v any) (string, string) {
 	return "", ""
 }
 
-func (a *Agent) netGet(kind string) func(http.ResponseWriter, *http.Request) (any, error) {
-	return func(w http.ResponseWriter, r *http.Request) (any, error) {
-		objs, err := a.findNet(w, r, kind)
+func (a *API) netGet(kind string) handler {
+	return func(w http.ResponseWriter, q *request) (any, error) {
+		objs, err := a.findNet(w, q, kind)
 		if err != nil {
 			return nil, err
 		}
 		views := netViews(kind, objs)
 		if len(views) == 0 {
-			return nil, structs.NetNotFound(kind, r.PathValue("id"))
+			return nil, structs.NetNotFound(kind, q.param("id"))
 		}
 		return views[0], nil
 	}
 }
 
-func (a *Agent) netDelete(kind string) func(http.ResponseWriter, *http.Request) (any, error) {
-	return func(w http.ResponseWriter, r *http.Request) (any, error) {
-		objs, err := a.findNet(w, r, kind)
+func (a *API) netDelete(kind string) handler {
+	return func(w http.ResponseWriter, q *request) (any, error) {
+		objs, err := a.findNet(w, q, kind)
 		if err != nil {
 			return nil, err
 		}
 		views := netViews(kind, objs)
 		if len(views) == 0 {
-			return nil, structs.NetNotFound(kind, r.PathValue("id"))
+			return nil, structs.NetNotFound(kind, q.param("id"))
 		}
 		id, _ := netName(views[0])
 		args := structs.NetWriteRequest{Kind: kind, ID: id, Caller: operator}
-		args.AuthToken = requestToken(r)
 		var out structs.NetWriteResponse
-		if err := a.rpc.RPC("Net.Delete", &args, &out); err != nil {
+		if err := q.rpc.RPC("Net.Delete", &args, &out); err != nil {
 			return nil, err
 		}
 		setIndex(w, out.Index)
@@ -182,11 +161,10 @@ func (a *Agent) netDelete(kind string) func(http.ResponseWriter, *http.Request) 
 }
 
 // netCreate creates one object and answers its view.
-func (a *Agent) netCreate(w http.ResponseWriter, r *http.Request, args *structs.NetWriteRequest) (any, error) {
+func (a *API) netCreate(w http.ResponseWriter, q *request, args *structs.NetWriteRequest) (any, error) {
 	args.Caller = operator
-	args.AuthToken = requestToken(r)
 	var out structs.NetWriteResponse
-	if err := a.rpc.RPC("Net.Create", args, &out); err != nil {
+	if err := q.rpc.RPC("Net.Create", args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -197,9 +175,9 @@ func (a *Agent) netCreate(w http.ResponseWriter, r *http.Request, args *structs.
 	return views[0], nil
 }
 
-func (a *Agent) networkCreate(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) networkCreate(w http.ResponseWriter, q *request) (any, error) {
 	n := structs.Network{AdminStateUp: true, PortSecurityEnabled: true}
-	if err := decodeJSON(w, r, &n); err != nil {
+	if err := decodeJSON(w, q, &n); err != nil {
 		return nil, err
 	}
 	args := &structs.NetWriteRequest{Kind: structs.NetKindNetwork, Network: &n}
@@ -209,12 +187,12 @@ func (a *Agent) networkCreate(w http.ResponseWriter, r *http.Request) (any, erro
 	if n.External {
 		args.Fields = append(args.Fields, "router:external")
 	}
-	return a.netCreate(w, r, args)
+	return a.netCreate(w, q, args)
 }
 
-func (a *Agent) subnetCreate(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) subnetCreate(w http.ResponseWriter, q *request) (any, error) {
 	s := structs.Subnet{EnableDHCP: true}
-	if err := decodeJSON(w, r, &s); err != nil {
+	if err := decodeJSON(w, q, &s); err != nil {
 		return nil, err
 	}
 	if s.IPVersion == 0 {
@@ -227,12 +205,12 @@ func (a *Agent) subnetCreate(w http.ResponseWriter, r *http.Request) (any, error
 	if s.GatewayIP != "" {
 		args.Fields = append(args.Fields, "gateway_ip")
 	}
-	return a.netCreate(w, r, args)
+	return a.netCreate(w, q, args)
 }
 
-func (a *Agent) portCreate(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) portCreate(w http.ResponseWriter, q *request) (any, error) {
 	p := structs.Port{AdminStateUp: true}
-	if err := decodeJSON(w, r, &p); err != nil {
+	if err := decodeJSON(w, q, &p); err != nil {
 		return nil, err
 	}
 	args := &structs.NetWriteRequest{Kind: structs.NetKindPort, Port: &p}
@@ -242,5 +220,5 @@ func (a *Agent) portCreate(w http.ResponseWriter, r *http.Request) (any, error) 
 	if p.MACAddress != "" {
 		args.Fields = append(args.Fields, "mac_address")
 	}
-	return a.netCreate(w, r, args)
+	return a.netCreate(w, q, args)
 }

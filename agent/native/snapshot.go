@@ -1,4 +1,4 @@
-package agent
+package native
 
 import (
 	"maps"
@@ -28,14 +28,14 @@ type instanceSnapshotBody struct {
 type instanceSnapshotJSON struct {
 	ImageID   string
 	RequestID string
-	Instance  *instanceJSON
+	Instance  *Instance
 }
 
 // instanceSnapshot snapshots an instance into a new image, as the Nova
 // API's createImage and createBackup do.
-func (a *Agent) instanceSnapshot(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) instanceSnapshot(w http.ResponseWriter, q *request) (any, error) {
 	var body instanceSnapshotBody
-	if err := decodeJSON(w, r, &body); err != nil {
+	if err := decodeJSON(w, q, &body); err != nil {
 		return nil, err
 	}
 	name := strings.TrimSpace(body.Name)
@@ -47,11 +47,9 @@ func (a *Agent) instanceSnapshot(w http.ResponseWriter, r *http.Request) (any, e
 	case body.Rotation > 0 && body.BackupType == "":
 		return nil, structs.Errorf(structs.KindInvalid, "Rotation applies to backups only: set BackupType")
 	}
-	token := requestToken(r)
-	get := structs.InstanceSpecificRequest{InstanceID: r.PathValue("id")}
-	get.AuthToken = token
+	get := structs.InstanceSpecificRequest{InstanceID: q.param("id")}
 	var found structs.SingleInstanceResponse
-	if err := a.rpc.RPC("Instance.Get", &get, &found); err != nil {
+	if err := q.rpc.RPC("Instance.Get", &get, &found); err != nil {
 		return nil, err
 	}
 	if found.Instance == nil {
@@ -70,23 +68,20 @@ func (a *Agent) instanceSnapshot(w http.ResponseWriter, r *http.Request) (any, e
 		props[structs.ImagePropBackupType] = body.BackupType
 	}
 	create := structs.ImageCreateRequest{Image: structs.SnapshotImage(inst, name, "", props)}
-	create.AuthToken = token
 	var created structs.SingleImageResponse
-	if err := a.rpc.RPC("Image.Create", &create, &created); err != nil {
+	if err := q.rpc.RPC("Image.Create", &create, &created); err != nil {
 		return nil, err
 	}
 	task := &structs.InstanceTaskRequest{InstanceID: inst.ID, Op: op, ImageID: created.Image.ID, Rotation: body.Rotation}
-	task.ProjectID, task.UserID, task.Admin = caller(r)
-	task.AuthToken = token
-	out, err := a.submitTask(r, task)
+	task.ProjectID, task.UserID, task.Admin = q.caller()
+	out, err := a.submitTask(q, task)
 	imageID := created.Image.ID
 	if err != nil || out.ImageID != "" && out.ImageID != imageID {
 		// Refused, or a retry (same Idempotency-Key) of a snapshot that
 		// started before: the image made for this request gets no data.
 		del := structs.ImageDeleteRequest{ImageID: imageID}
-		del.AuthToken = token
 		var gone structs.GenericResponse
-		_ = a.rpc.RPC("Image.Delete", &del, &gone)
+		_ = q.rpc.RPC("Image.Delete", &del, &gone)
 		if err != nil {
 			return nil, err
 		}
@@ -95,7 +90,7 @@ func (a *Agent) instanceSnapshot(w http.ResponseWriter, r *http.Request) (any, e
 	setIndex(w, out.Index)
 	resp := &instanceSnapshotJSON{ImageID: imageID, RequestID: out.RequestID}
 	if out.Instance != nil {
-		resp.Instance = newInstanceJSON(out.Instance)
+		resp.Instance = newInstance(out.Instance)
 	}
 	return resp, nil
 }

@@ -1,4 +1,4 @@
-package agent
+package native
 
 import (
 	"encoding/json"
@@ -46,14 +46,12 @@ func (f *fakeRPC) last(t *testing.T) rpcCall {
 
 func (f *fakeRPC) count() int { return len(f.calls) }
 
-// bootRoutes returns the agent's HTTP handler over a fake RPC layer; no
-// server or gossip pool is started.
+// bootRoutes returns the API's handler over a fake RPC layer, with ACLs
+// off (these tests are about routing and error mapping); no server or
+// gossip pool is started.
 func bootRoutes(answer func(method string, args, reply any) error) (http.Handler, *fakeRPC) {
 	f := &fakeRPC{answer: answer}
-	off := false // these tests are about routing and error mapping
-	a := &Agent{config: &Config{ACL: &ACLConfig{Enabled: &off}}, logger: hclog.NewNullLogger(), rpc: f}
-	a.metrics = newMetrics(a)
-	return a.routes(), f
+	return New(Config{RPC: f, Logger: hclog.NewNullLogger()}).Handler(), f
 }
 
 // serve sends one request with the token "tok" and returns the recorder.
@@ -255,7 +253,7 @@ func TestInstanceCreateBody(t *testing.T) {
 		{"no flavor", `{"Name":"w"}`, "flavor is required"},
 	} {
 		rec := serve(h, "POST", "/v1/instances", tc.body)
-		e := decodeBody[httpError](t, rec)
+		e := decodeBody[ErrorBody](t, rec)
 		if rec.Code != 400 || e.Kind != string(structs.KindInvalid) || !strings.Contains(e.Error, tc.want) {
 			t.Errorf("%s: %d %+v, want 400 %q", tc.name, rec.Code, e, tc.want)
 		}
@@ -326,7 +324,7 @@ func TestBootRoutesMapRPCErrors(t *testing.T) {
 		rpcErr = tc.err
 		for _, rt := range routes {
 			rec := serve(h, rt[0], rt[1], rt[2])
-			e := decodeBody[httpError](t, rec)
+			e := decodeBody[ErrorBody](t, rec)
 			if rec.Code != tc.code || e.Kind != tc.kind || e.Error != tc.text {
 				t.Errorf("%v on %s %s: %d %+v", tc.err, rt[0], rt[1], rec.Code, e)
 			}

@@ -1,28 +1,14 @@
-package agent
+package native
 
 import (
 	"net/http"
 
-	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
 // The native API's instance groups (HCL instance specs): their versions,
 // plans computed by the servers (so the CLI and the UI show the same
 // diff), and their deployments.
-
-// groupRoutes are the /v1/groups routes, added to the route table.
-func (a *Agent) groupRoutes() []route {
-	return []route{
-		{"GET /v1/groups", policy.Admin, a.groupList},
-		{"POST /v1/groups", policy.Admin, a.groupRegister},
-		{"GET /v1/groups/{name}", policy.Admin, a.groupGet},
-		{"GET /v1/groups/{name}/versions", policy.Admin, a.groupVersions},
-		{"POST /v1/groups/{name}/plan", policy.Admin, a.groupPlan},
-		{"POST /v1/groups/{name}/stop", policy.Admin, a.groupStop},
-		{"POST /v1/groups/{name}/revert", policy.Admin, a.groupRevert},
-	}
-}
 
 // groupRegisterBody is the body of POST /v1/groups and of a plan.
 type groupRegisterBody struct {
@@ -57,7 +43,7 @@ type groupWriteJSON struct {
 type groupStatusJSON struct {
 	Group      *structs.InstanceGroup
 	Deployment *structs.GroupDeployment
-	Members    []*instanceJSON
+	Members    []*Instance
 }
 
 func groupWrite(w http.ResponseWriter, out *structs.InstanceGroupRegisterResponse) *groupWriteJSON {
@@ -65,13 +51,13 @@ func groupWrite(w http.ResponseWriter, out *structs.InstanceGroupRegisterRespons
 	return &groupWriteJSON{Name: out.Name, Version: out.Version, Changed: out.Changed, GroupModifyIndex: out.GroupModifyIndex}
 }
 
-func (a *Agent) groupList(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) groupList(w http.ResponseWriter, q *request) (any, error) {
 	var args structs.InstanceGroupListRequest
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.InstanceGroupListResponse
-	if err := a.rpc.RPC("InstanceGroup.List", &args, &out); err != nil {
+	if err := q.rpc.RPC("InstanceGroup.List", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -81,26 +67,26 @@ func (a *Agent) groupList(w http.ResponseWriter, r *http.Request) (any, error) {
 	return out.Groups, nil
 }
 
-func (a *Agent) groupGet(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.InstanceGroupSpecificRequest{Name: r.PathValue("name")}
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+func (a *API) groupGet(w http.ResponseWriter, q *request) (any, error) {
+	args := structs.InstanceGroupSpecificRequest{Name: q.param("name")}
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.InstanceGroupResponse
-	if err := a.rpc.RPC("InstanceGroup.Get", &args, &out); err != nil {
+	if err := q.rpc.RPC("InstanceGroup.Get", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
-	return &groupStatusJSON{Group: out.Group, Deployment: out.Deployment, Members: instancesJSON(out.Members)}, nil
+	return &groupStatusJSON{Group: out.Group, Deployment: out.Deployment, Members: newInstances(out.Members)}, nil
 }
 
-func (a *Agent) groupVersions(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.InstanceGroupSpecificRequest{Name: r.PathValue("name")}
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+func (a *API) groupVersions(w http.ResponseWriter, q *request) (any, error) {
+	args := structs.InstanceGroupSpecificRequest{Name: q.param("name")}
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.InstanceGroupVersionsResponse
-	if err := a.rpc.RPC("InstanceGroup.Versions", &args, &out); err != nil {
+	if err := q.rpc.RPC("InstanceGroup.Versions", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -119,9 +105,9 @@ type groupVersionJSON struct {
 
 // decodeSpecBody reads a register or plan body; for a plan the spec's
 // name must be the path's.
-func decodeSpecBody(w http.ResponseWriter, r *http.Request, name string) (*groupRegisterBody, error) {
+func decodeSpecBody(w http.ResponseWriter, q *request, name string) (*groupRegisterBody, error) {
 	var body groupRegisterBody
-	if err := decodeJSON(w, r, &body); err != nil {
+	if err := decodeJSON(w, q, &body); err != nil {
 		return nil, err
 	}
 	if body.Spec == nil {
@@ -133,63 +119,60 @@ func decodeSpecBody(w http.ResponseWriter, r *http.Request, name string) (*group
 	return &body, nil
 }
 
-func (a *Agent) groupRegister(w http.ResponseWriter, r *http.Request) (any, error) {
-	body, err := decodeSpecBody(w, r, "")
+func (a *API) groupRegister(w http.ResponseWriter, q *request) (any, error) {
+	body, err := decodeSpecBody(w, q, "")
 	if err != nil {
 		return nil, err
 	}
 	args := structs.InstanceGroupRegisterRequest{Spec: body.Spec, EnforceIndex: body.EnforceIndex, CheckIndex: body.CheckIndex}
-	args.AuthToken = requestToken(r)
 	var out structs.InstanceGroupRegisterResponse
-	if err := a.rpc.RPC("InstanceGroup.Register", &args, &out); err != nil {
+	if err := q.rpc.RPC("InstanceGroup.Register", &args, &out); err != nil {
 		return nil, err
 	}
 	return groupWrite(w, &out), nil
 }
 
-func (a *Agent) groupPlan(w http.ResponseWriter, r *http.Request) (any, error) {
-	body, err := decodeSpecBody(w, r, r.PathValue("name"))
+func (a *API) groupPlan(w http.ResponseWriter, q *request) (any, error) {
+	body, err := decodeSpecBody(w, q, q.param("name"))
 	if err != nil {
 		return nil, err
 	}
 	args := structs.InstanceGroupPlanRequest{Spec: body.Spec}
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.InstanceGroupPlanResponse
-	if err := a.rpc.RPC("InstanceGroup.Plan", &args, &out); err != nil {
+	if err := q.rpc.RPC("InstanceGroup.Plan", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
 	return out.Plan, nil
 }
 
-func (a *Agent) groupStop(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) groupStop(w http.ResponseWriter, q *request) (any, error) {
 	var body groupStopBody
-	if err := decodeJSON(w, r, &body); err != nil {
+	if err := decodeJSON(w, q, &body); err != nil {
 		return nil, err
 	}
-	args := structs.InstanceGroupStopRequest{Name: r.PathValue("name"), Purge: body.Purge, EnforceIndex: body.EnforceIndex, CheckIndex: body.CheckIndex}
-	args.AuthToken = requestToken(r)
+	args := structs.InstanceGroupStopRequest{Name: q.param("name"), Purge: body.Purge, EnforceIndex: body.EnforceIndex, CheckIndex: body.CheckIndex}
 	var out structs.InstanceGroupRegisterResponse
-	if err := a.rpc.RPC("InstanceGroup.Stop", &args, &out); err != nil {
+	if err := q.rpc.RPC("InstanceGroup.Stop", &args, &out); err != nil {
 		return nil, err
 	}
 	return groupWrite(w, &out), nil
 }
 
-func (a *Agent) groupRevert(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) groupRevert(w http.ResponseWriter, q *request) (any, error) {
 	var body groupRevertBody
-	if err := decodeJSON(w, r, &body); err != nil {
+	if err := decodeJSON(w, q, &body); err != nil {
 		return nil, err
 	}
 	if body.Version == 0 {
 		return nil, structs.Errorf(structs.KindInvalid, "the body needs the Version to revert to")
 	}
-	args := structs.InstanceGroupRevertRequest{Name: r.PathValue("name"), Version: body.Version, EnforceIndex: body.EnforceIndex, CheckIndex: body.CheckIndex}
-	args.AuthToken = requestToken(r)
+	args := structs.InstanceGroupRevertRequest{Name: q.param("name"), Version: body.Version, EnforceIndex: body.EnforceIndex, CheckIndex: body.CheckIndex}
 	var out structs.InstanceGroupRegisterResponse
-	if err := a.rpc.RPC("InstanceGroup.Revert", &args, &out); err != nil {
+	if err := q.rpc.RPC("InstanceGroup.Revert", &args, &out); err != nil {
 		return nil, err
 	}
 	return groupWrite(w, &out), nil

@@ -1,4 +1,4 @@
-package agent
+package native
 
 import (
 	"errors"
@@ -19,10 +19,7 @@ import (
 // retryRoutes is bootRoutes with the production retry budget.
 func retryRoutes(answer func(method string, args, reply any) error) (http.Handler, *fakeRPC) {
 	f := &fakeRPC{answer: answer}
-	off := false
-	a := &Agent{config: &Config{ACL: &ACLConfig{Enabled: &off}}, logger: hclog.NewNullLogger(), rpc: f, writeRetry: time.Minute}
-	a.metrics = newMetrics(a)
-	return a.routes(), f
+	return New(Config{RPC: f, Logger: hclog.NewNullLogger(), WriteRetry: time.Minute}).Handler(), f
 }
 
 // electionRoutes is retryRoutes over servers that fail the first

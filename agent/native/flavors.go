@@ -1,4 +1,4 @@
-package agent
+package native
 
 import (
 	"net/http"
@@ -6,18 +6,18 @@ import (
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-func (a *Agent) flavorList(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) flavorList(w http.ResponseWriter, q *request) (any, error) {
 	var args structs.FlavorListRequest
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.FlavorListResponse
-	if err := a.rpc.RPC("Flavor.List", &args, &out); err != nil {
+	if err := q.rpc.RPC("Flavor.List", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
 	list := []*structs.Flavor{}
-	project := restrictedProject(r)
+	project := q.restrictedProject()
 	for _, f := range out.Flavors {
 		// A confined caller sees the flavors its project may boot.
 		if project == "" || f.CanUse(project) {
@@ -27,26 +27,26 @@ func (a *Agent) flavorList(w http.ResponseWriter, r *http.Request) (any, error) 
 	return list, nil
 }
 
-func (a *Agent) flavorGet(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.FlavorSpecificRequest{ID: r.PathValue("id")}
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+func (a *API) flavorGet(w http.ResponseWriter, q *request) (any, error) {
+	args := structs.FlavorSpecificRequest{ID: q.param("id")}
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.SingleFlavorResponse
-	if err := a.rpc.RPC("Flavor.Get", &args, &out); err != nil {
+	if err := q.rpc.RPC("Flavor.Get", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
-	if project := restrictedProject(r); out.Flavor == nil || (project != "" && !out.Flavor.CanUse(project)) {
+	if project := q.restrictedProject(); out.Flavor == nil || (project != "" && !out.Flavor.CanUse(project)) {
 		return nil, notFound("flavor", args.ID)
 	}
 	return out.Flavor, nil
 }
 
-func (a *Agent) flavorCreate(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) flavorCreate(w http.ResponseWriter, q *request) (any, error) {
 	// Nova's defaults for fields the body leaves out.
 	f := structs.Flavor{IsPublic: true, RxTxFactor: 1.0}
-	if err := decodeJSON(w, r, &f); err != nil {
+	if err := decodeJSON(w, q, &f); err != nil {
 		return nil, err
 	}
 	// Indexes are the server's to set.
@@ -55,9 +55,8 @@ func (a *Agent) flavorCreate(w http.ResponseWriter, r *http.Request) (any, error
 		f.ExtraSpecs = map[string]string{}
 	}
 	args := structs.FlavorUpsertRequest{Flavors: []*structs.Flavor{&f}, CreateOnly: true}
-	args.AuthToken = requestToken(r)
 	var out structs.FlavorUpsertResponse
-	if err := a.rpc.RPC("Flavor.Upsert", &args, &out); err != nil {
+	if err := q.rpc.RPC("Flavor.Upsert", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -67,11 +66,10 @@ func (a *Agent) flavorCreate(w http.ResponseWriter, r *http.Request) (any, error
 	return out.Flavors[0], nil
 }
 
-func (a *Agent) flavorDelete(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.FlavorDeleteRequest{IDs: []string{r.PathValue("id")}}
-	args.AuthToken = requestToken(r)
+func (a *API) flavorDelete(w http.ResponseWriter, q *request) (any, error) {
+	args := structs.FlavorDeleteRequest{IDs: []string{q.param("id")}}
 	var out structs.GenericResponse
-	if err := a.rpc.RPC("Flavor.Delete", &args, &out); err != nil {
+	if err := q.rpc.RPC("Flavor.Delete", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)

@@ -1,11 +1,10 @@
-package agent
+package native
 
 import (
 	"io"
 	"net/http"
 	"strconv"
 
-	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -13,25 +12,13 @@ import (
 // data streamed to and from the servers' image stores. The native API
 // is the operator's: it sees and changes every image.
 
-// imageRoutes are the /v1/images routes, added to the route table.
-func (a *Agent) imageRoutes() []route {
-	return []route{
-		{"GET /v1/images", policy.Admin, a.imageList},
-		{"POST /v1/images", policy.Admin, a.imageCreate},
-		{"GET /v1/images/{id}", policy.Admin, a.imageGet},
-		{"DELETE /v1/images/{id}", policy.Admin, a.imageDelete},
-		{"PUT /v1/images/{id}/data", policy.Admin, a.imageUpload},
-		{"GET /v1/images/{id}/data", policy.Admin, a.imageDownload},
-	}
-}
-
-func (a *Agent) imageList(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) imageList(w http.ResponseWriter, q *request) (any, error) {
 	var args structs.ImageListRequest
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.ImageListResponse
-	if err := a.rpc.RPC("Image.List", &args, &out); err != nil {
+	if err := q.rpc.RPC("Image.List", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -43,14 +30,14 @@ func (a *Agent) imageList(w http.ResponseWriter, r *http.Request) (any, error) {
 
 // findImage reads an image by id, or by name when exactly one image has
 // it.
-func (a *Agent) findImage(w http.ResponseWriter, r *http.Request) (*structs.Image, error) {
-	ref := r.PathValue("id")
+func (a *API) findImage(w http.ResponseWriter, q *request) (*structs.Image, error) {
+	ref := q.param("id")
 	args := structs.ImageSpecificRequest{ImageID: ref}
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.SingleImageResponse
-	err := a.rpc.RPC("Image.Get", &args, &out)
+	err := q.rpc.RPC("Image.Get", &args, &out)
 	if err == nil {
 		setMeta(w, &out.QueryMeta)
 		return out.Image, nil
@@ -59,7 +46,7 @@ func (a *Agent) findImage(w http.ResponseWriter, r *http.Request) (*structs.Imag
 		return nil, err
 	}
 	var list structs.ImageListResponse
-	if err := a.rpc.RPC("Image.List", &structs.ImageListRequest{QueryOptions: args.QueryOptions}, &list); err != nil {
+	if err := q.rpc.RPC("Image.List", &structs.ImageListRequest{QueryOptions: args.QueryOptions}, &list); err != nil {
 		return nil, err
 	}
 	var found []*structs.Image
@@ -78,34 +65,32 @@ func (a *Agent) findImage(w http.ResponseWriter, r *http.Request) (*structs.Imag
 	return nil, structs.Errorf(structs.KindInvalid, "%d images are named %q; use an id", len(found), ref)
 }
 
-func (a *Agent) imageGet(w http.ResponseWriter, r *http.Request) (any, error) {
-	return a.findImage(w, r)
+func (a *API) imageGet(w http.ResponseWriter, q *request) (any, error) {
+	return a.findImage(w, q)
 }
 
-func (a *Agent) imageCreate(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) imageCreate(w http.ResponseWriter, q *request) (any, error) {
 	var img structs.Image
-	if err := decodeJSON(w, r, &img); err != nil {
+	if err := decodeJSON(w, q, &img); err != nil {
 		return nil, err
 	}
 	args := structs.ImageCreateRequest{Image: &img}
-	args.AuthToken = requestToken(r)
 	var out structs.SingleImageResponse
-	if err := a.rpc.RPC("Image.Create", &args, &out); err != nil {
+	if err := q.rpc.RPC("Image.Create", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
 	return out.Image, nil
 }
 
-func (a *Agent) imageDelete(w http.ResponseWriter, r *http.Request) (any, error) {
-	img, err := a.findImage(w, r)
+func (a *API) imageDelete(w http.ResponseWriter, q *request) (any, error) {
+	img, err := a.findImage(w, q)
 	if err != nil {
 		return nil, err
 	}
 	args := structs.ImageDeleteRequest{ImageID: img.ID}
-	args.AuthToken = requestToken(r)
 	var out structs.GenericResponse
-	if err := a.rpc.RPC("Image.Delete", &args, &out); err != nil {
+	if err := q.rpc.RPC("Image.Delete", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -114,25 +99,25 @@ func (a *Agent) imageDelete(w http.ResponseWriter, r *http.Request) (any, error)
 
 // imageUpload streams the body into the image's data and answers the
 // image, now active.
-func (a *Agent) imageUpload(w http.ResponseWriter, r *http.Request) (any, error) {
-	img, err := a.findImage(w, r)
+func (a *API) imageUpload(w http.ResponseWriter, q *request) (any, error) {
+	img, err := a.findImage(w, q)
 	if err != nil {
 		return nil, err
 	}
-	return a.imageData.Upload(requestToken(r), img.ID, r.ContentLength, r.Body)
+	return a.cfg.Images.Upload(q.token, img.ID, q.ContentLength, q.Body)
 }
 
 // imageDownload streams the image's data, with its checksums in
 // headers.
-func (a *Agent) imageDownload(w http.ResponseWriter, r *http.Request) (any, error) {
-	img, err := a.findImage(w, r)
+func (a *API) imageDownload(w http.ResponseWriter, q *request) (any, error) {
+	img, err := a.findImage(w, q)
 	if err != nil {
 		return nil, err
 	}
 	if !img.HasData() {
 		return nil, structs.Errorf(structs.KindNotFound, "image %s has no data", img.ID)
 	}
-	rc, err := a.imageData.Download(requestToken(r), img, 0, -1)
+	rc, err := a.cfg.Images.Download(q.token, img, 0, -1)
 	if err != nil {
 		return nil, err
 	}

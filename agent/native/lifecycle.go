@@ -1,4 +1,4 @@
-package agent
+package native
 
 import (
 	"net/http"
@@ -138,28 +138,27 @@ func (b *instanceActionBody) taskRequest(instanceID string) (*structs.InstanceTa
 type instanceTaskJSON struct {
 	RequestID   string
 	MigrationID uint64
-	Instance    *instanceJSON
+	Instance    *Instance
 }
 
-func (a *Agent) instanceAction(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) instanceAction(w http.ResponseWriter, q *request) (any, error) {
 	var body instanceActionBody
-	if err := decodeJSON(w, r, &body); err != nil {
+	if err := decodeJSON(w, q, &body); err != nil {
 		return nil, err
 	}
-	args, err := body.taskRequest(r.PathValue("id"))
+	args, err := body.taskRequest(q.param("id"))
 	if err != nil {
 		return nil, err
 	}
-	args.ProjectID, args.UserID, args.Admin = caller(r)
-	args.AuthToken = requestToken(r)
-	out, err := a.submitTask(r, args)
+	args.ProjectID, args.UserID, args.Admin = q.caller()
+	out, err := a.submitTask(q, args)
 	if err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
 	resp := &instanceTaskJSON{RequestID: out.RequestID, MigrationID: out.MigrationID}
 	if out.Instance != nil {
-		resp.Instance = newInstanceJSON(out.Instance)
+		resp.Instance = newInstance(out.Instance)
 	}
 	return resp, nil
 }
@@ -168,15 +167,15 @@ func (a *Agent) instanceAction(w http.ResponseWriter, r *http.Request) (any, err
 // (the client's Idempotency-Key header or one of the agent's), retried
 // across elections: a task that started before an election lost its
 // answer is answered, not refused as a conflict with itself.
-func (a *Agent) submitTask(r *http.Request, args *structs.InstanceTaskRequest) (*structs.InstanceTaskResponse, error) {
+func (a *API) submitTask(q *request, args *structs.InstanceTaskRequest) (*structs.InstanceTaskResponse, error) {
 	var err error
-	if args.IdempotencyKey, err = idempotencyKey(r); err != nil {
+	if args.IdempotencyKey, err = idempotencyKey(q); err != nil {
 		return nil, err
 	}
 	var out structs.InstanceTaskResponse
-	err = retry.DoFor(r.Context(), a.writeRetry, func(bool) error {
+	err = retry.DoFor(q.Context(), a.cfg.WriteRetry, func(bool) error {
 		out, args.Forwarded = structs.InstanceTaskResponse{}, false
-		return a.rpc.RPC("Instance.Task", args, &out)
+		return q.rpc.RPC("Instance.Task", args, &out)
 	})
 	if err != nil {
 		return nil, err
@@ -187,13 +186,13 @@ func (a *Agent) submitTask(r *http.Request, args *structs.InstanceTaskRequest) (
 // instanceActionList answers GET /v1/instances/{id}/actions: the
 // instance's actions, newest first, each with its events. Actions outlive
 // their instance, so an unknown instance has an empty list, not a 404.
-func (a *Agent) instanceActionList(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.InstanceActionListRequest{InstanceID: r.PathValue("id")}
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+func (a *API) instanceActionList(w http.ResponseWriter, q *request) (any, error) {
+	args := structs.InstanceActionListRequest{InstanceID: q.param("id")}
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.InstanceActionListResponse
-	if err := a.rpc.RPC("Instance.Actions", &args, &out); err != nil {
+	if err := q.rpc.RPC("Instance.Actions", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -204,13 +203,13 @@ func (a *Agent) instanceActionList(w http.ResponseWriter, r *http.Request) (any,
 }
 
 // instanceActionGet answers GET /v1/instances/{id}/actions/{request_id}.
-func (a *Agent) instanceActionGet(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.InstanceActionListRequest{InstanceID: r.PathValue("id"), RequestID: r.PathValue("request_id")}
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+func (a *API) instanceActionGet(w http.ResponseWriter, q *request) (any, error) {
+	args := structs.InstanceActionListRequest{InstanceID: q.param("id"), RequestID: q.param("request_id")}
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.InstanceActionListResponse
-	if err := a.rpc.RPC("Instance.Actions", &args, &out); err != nil {
+	if err := q.rpc.RPC("Instance.Actions", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -221,13 +220,13 @@ func (a *Agent) instanceActionGet(w http.ResponseWriter, r *http.Request) (any, 
 }
 
 // migrationList answers GET /v1/migrations[?instance=ID].
-func (a *Agent) migrationList(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.MigrationListRequest{InstanceID: r.URL.Query().Get("instance")}
-	if err := parseQuery(r, &args.QueryOptions); err != nil {
+func (a *API) migrationList(w http.ResponseWriter, q *request) (any, error) {
+	args := structs.MigrationListRequest{InstanceID: q.URL.Query().Get("instance")}
+	if err := parseQuery(q, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var out structs.MigrationListResponse
-	if err := a.rpc.RPC("Migration.List", &args, &out); err != nil {
+	if err := q.rpc.RPC("Migration.List", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -243,17 +242,16 @@ func (a *Agent) migrationList(w http.ResponseWriter, r *http.Request) (any, erro
 // hostDrain answers POST /v1/hosts/{id}/drain: disable the host and move
 // everything off it. The body ({"Reason"}) is optional. Enabling the
 // host cancels the drain.
-func (a *Agent) hostDrain(w http.ResponseWriter, r *http.Request) (any, error) {
+func (a *API) hostDrain(w http.ResponseWriter, q *request) (any, error) {
 	var body hostEnabledBody
-	if r.ContentLength != 0 {
-		if err := decodeJSON(w, r, &body); err != nil {
+	if q.ContentLength != 0 {
+		if err := decodeJSON(w, q, &body); err != nil {
 			return nil, err
 		}
 	}
-	args := structs.HostUpdateEnabledRequest{HostID: r.PathValue("id"), Enabled: false, Reason: body.Reason, Drain: true}
-	args.AuthToken = requestToken(r)
+	args := structs.HostUpdateEnabledRequest{HostID: q.param("id"), Enabled: false, Reason: body.Reason, Drain: true}
 	var out structs.GenericResponse
-	if err := a.rpc.RPC("Host.UpdateEnabled", &args, &out); err != nil {
+	if err := q.rpc.RPC("Host.UpdateEnabled", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
