@@ -23,10 +23,13 @@ var httpAPIs = []string{
 var apiBanned = []string{"server", "fsm", "gossip", "command", "client", "agent"}
 
 // apiAllowed are the exceptions to apiBanned: the metadata service
-// answers the content the hypervisor agent writes on config drives, and
-// the APIs share the agent's small edge helpers.
+// answers the content the hypervisor agent writes on config drives; the
+// native API shows the agent's own gossip pool (/v1/agent/members, as
+// Nomad's) in gossip's member type; and the APIs share the agent's
+// small edge helpers.
 var apiAllowed = map[string][]string{
 	"agent/metadata": {"client/instancedata"},
+	"agent/native":   {"gossip"},
 	"":               {"agent/identity", "agent/forward", "agent/console", "agent/guest"},
 }
 
