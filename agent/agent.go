@@ -27,6 +27,7 @@ import (
 	"github.com/stratus-cloud/stratus/client/dataplane"
 	"github.com/stratus-cloud/stratus/gossip"
 	"github.com/stratus-cloud/stratus/internal/retry"
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/rpc"
 	"github.com/stratus-cloud/stratus/server"
 	"github.com/stratus-cloud/stratus/structs"
@@ -317,7 +318,7 @@ func (a *Agent) startClientGossip() error {
 	}
 	a.connPool = rpc.NewConnPool(rpc.PoolConfig{TLS: tlsClient, Logger: a.logger})
 	a.rpc = &serverRPC{pool: pool, conns: a.connPool, region: cfg.Region}
-	a.self = credentialRPC{next: a.rpc, token: a.nodeSecret}
+	a.self = route.WithCredential(a.rpc, a.nodeSecret)
 	if addrs := append(append([]string(nil), cfg.Client.Servers...), cfg.Client.RetryJoin...); len(addrs) > 0 {
 		// The servers may not be up yet: keep trying in the background.
 		a.bgWG.Add(1)

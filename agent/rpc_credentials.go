@@ -1,9 +1,9 @@
 package agent
 
 import (
-	"reflect"
-
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/server"
+	"github.com/stratus-cloud/stratus/structs"
 )
 
 // The credentials of the agent's RPCs. With ACLs on, the servers check
@@ -20,29 +20,6 @@ import (
 //
 // Nothing the agent does by itself needs a user's token.
 
-// credentialRPC stamps a credential on every call whose args carry
-// none (AuthToken empty), then makes it through next.
-type credentialRPC struct {
-	next  rpcCaller
-	token string
-}
-
-// RPC calls method with the credential.
-func (c credentialRPC) RPC(method string, args, reply any) error {
-	withToken(args, c.token)
-	return c.next.RPC(method, args, reply)
-}
-
-// withToken sets args' AuthToken when it is empty and token is not.
-func withToken(args any, token string) {
-	if token == "" {
-		return
-	}
-	if f := tokenField(args); f.IsValid() && f.String() == "" {
-		f.SetString(token)
-	}
-}
-
 // userRPC reaches the embedded server in process with only the
 // credential a call carries, checked as over the network.
 type userRPC struct{ srv *server.Server }
@@ -56,7 +33,7 @@ func (a *Agent) nodeRPC() rpcCaller {
 	if a.nodeSecret == "" {
 		return a.self
 	}
-	return credentialRPC{next: a.rpc, token: a.nodeSecret}
+	return route.WithCredential(a.rpc, a.nodeSecret)
 }
 
 // ownToken is the credential the agent's own streams carry (the image
@@ -101,10 +78,10 @@ var computeViewReads = map[string]bool{
 // computeRPC is the Compute API's caller: the user's token, except for
 // computeViewReads of a caller without the admin role.
 func (a *Agent) computeRPC() rpcCaller {
-	return rpcFunc(func(method string, args, reply any) error {
-		if computeViewReads[method] {
-			if f := tokenField(args); f.IsValid() && f.String() != "" && !a.isAdminToken(f.String()) {
-				f.SetString("")
+	return route.Func(func(method string, args, reply any) error {
+		if cr, ok := args.(structs.Credentialed); ok && computeViewReads[method] {
+			if tok := cr.AuthTokenValue(); tok != "" && !a.isAdminToken(tok) {
+				cr.SetAuthToken("")
 				return a.self.RPC(method, args, reply)
 			}
 		}
@@ -119,23 +96,4 @@ func (a *Agent) isAdminToken(raw string) bool {
 	}
 	t, err := a.identity.Verify(raw)
 	return err == nil && t != nil && t.IsAdmin()
-}
-
-// rpcFunc is a function as an rpcCaller.
-type rpcFunc func(method string, args, reply any) error
-
-// RPC calls f.
-func (f rpcFunc) RPC(method string, args, reply any) error { return f(method, args, reply) }
-
-// tokenField is args' settable AuthToken, or the zero Value.
-func tokenField(args any) reflect.Value {
-	v := reflect.ValueOf(args)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return reflect.Value{}
-	}
-	f := v.Elem().FieldByName("AuthToken")
-	if !f.IsValid() || !f.CanSet() || f.Kind() != reflect.String {
-		return reflect.Value{}
-	}
-	return f
 }
