@@ -3,8 +3,7 @@
 // transactions and snapshot records (one file per resource), blocking-query
 // watches, and snapshot/restore.
 //
-// Apply must be deterministic: nothing in this package may read a clock,
-// draw randomness, or touch the network or the disk while applying an
-// entry. Timestamps and IDs arrive inside the entries, chosen by the
+// Apply must be deterministic: it must never read a clock, draw
+// randomness, or touch the network or the disk while applying an entry. Timestamps and IDs arrive inside the entries, chosen by the
 // server that proposed them.
 package fsm

@@ -7,6 +7,6 @@
 // client after a CONNECT line. An agent that does not host the instance
 // forwards the request to the agent that does.
 //
-// It holds no authoritative state (tokens are the servers'), and does not
+// It must not hold authoritative state (tokens are the servers'), nor
 // know any API's wire format beyond its own small native JSON.
 package console

@@ -8,7 +8,7 @@
 // Keystone's OS-EC2 API issues per user and project. Answers and errors
 // are S3's XML.
 //
-// It holds no state and no data: records are the servers' (the S3 RPC
+// It must not hold state or data: records are the servers' (the S3 RPC
 // endpoint), and object bytes stream to and from the servers' blob
 // stores through Data.
 package s3

@@ -4,8 +4,8 @@
 // genisoimage -J -r does. It is built in Go with go-diskfs; nothing is
 // shelled out.
 //
-// It knows only files and images: what goes on a drive is the metadata
-// service's business (agent/metadata), attaching it the drivers'.
+// It knows only files and images and must not decide what goes on a
+// drive (client/instancedata's business) nor attach it (the drivers').
 package configdrive
 
 import (

@@ -23,6 +23,6 @@
 // — after tearing it down again. Destroy tears the node down ("deleted",
 // then Ironic cleans it back to available and forgets the instance).
 // Every change is retried with backoff while Ironic answers 409 (node
-// locked by its conductor). The driver keeps no state of its own: an
-// instance is the node whose instance_uuid is its id.
+// locked by its conductor). The driver must not keep state of its own:
+// an instance is the node whose instance_uuid is its id.
 package ironic

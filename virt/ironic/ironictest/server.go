@@ -6,8 +6,8 @@
 // locked by its "conductor" (during every transitional state, or when a
 // test holds the lock) and 404 for a missing node, with Ironic's error
 // bodies. Transitions advance on their own after a short step delay, as a
-// conductor would. It is imported only from tests (internal/archtest
-// checks that).
+// conductor would. It must never be imported outside tests
+// (internal/archtest checks that).
 package ironictest
 
 import (
