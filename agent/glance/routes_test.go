@@ -1,11 +1,14 @@
 package glance
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/policy"
+	"github.com/stratus-cloud/stratus/structs"
 )
 
 func TestRouteTableStatesAccess(t *testing.T) {
@@ -60,5 +63,18 @@ func TestRouteEdges(t *testing.T) {
 		if rec.Code != c.status || rec.Header().Get("Allow") != c.allow || !strings.Contains(rec.Body.String(), c.body) {
 			t.Errorf("%s %s: %d Allow %q, want %d %q: %s", c.method, c.path, rec.Code, rec.Header().Get("Allow"), c.status, c.allow, rec.Body)
 		}
+	}
+}
+
+// TestServersRefusingTheTokenIs401: a token the agent verified but the
+// servers refuse (revoked meanwhile) is a 401, as from any other API.
+func TestServersRefusingTheTokenIs401(t *testing.T) {
+	rpc := route.Func(func(string, any, any) error { return structs.Errorf(structs.KindUnauthenticated, "token revoked") })
+	req := httptest.NewRequest("GET", "/image/v2/images", nil)
+	req.Header.Set("X-Auth-Token", "member")
+	rec := httptest.NewRecorder()
+	New(Config{RPC: rpc, Verifier: fuzzVerifier{}}).Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusUnauthorized {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
 }

@@ -78,8 +78,10 @@ func TestServerErrorsMapToKeystoneErrors(t *testing.T) {
 		structs.KindNotFound:   http.StatusNotFound,
 		structs.KindConflict:   http.StatusConflict,
 		structs.KindPermission: http.StatusUnauthorized,
-		structs.KindNoLeader:   http.StatusServiceUnavailable,
-		structs.KindInternal:   http.StatusInternalServerError,
+		// A token the servers refuse (revoked meanwhile) is a 401 too.
+		structs.KindUnauthenticated: http.StatusUnauthorized,
+		structs.KindNoLeader:        http.StatusServiceUnavailable,
+		structs.KindInternal:        http.StatusInternalServerError,
 	} {
 		answer = structs.Errorf(kind, "boom")
 		rec := httptest.NewRecorder()
