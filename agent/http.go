@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/stratus-cloud/stratus/agent/glance"
+	"github.com/stratus-cloud/stratus/agent/identity"
 	"github.com/stratus-cloud/stratus/agent/native"
 	"github.com/stratus-cloud/stratus/agent/neutron"
 	"github.com/stratus-cloud/stratus/agent/nova"
@@ -18,9 +19,8 @@ func (a *Agent) routes() http.Handler {
 	a.mountUI(mux)
 	a.mountConsoleProxy(mux)
 	if a.identity != nil {
-		for _, r := range a.identity.Routes() {
-			mux.Handle(r.Pattern, r.Handler)
-		}
+		mux.Handle(identity.MountPath, a.identity.Handler())
+		mux.Handle(identity.MountPath+"/", a.identity.Handler())
 	}
 	if a.nova != nil {
 		mux.Handle(nova.MountPath+"/", a.nova.Handler())

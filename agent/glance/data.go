@@ -17,7 +17,7 @@ func (a *API) imageUpload(q *request) error {
 	if ct := q.contentType(); ct != "application/octet-stream" {
 		return errorf(http.StatusUnsupportedMediaType, "Content type %s not supported", ct)
 	}
-	img, err := q.modifiableImage(q.r.PathValue("id"), "upload_image")
+	img, err := q.modifiableImage(q.param("id"), "upload_image")
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func (a *API) imageUpload(q *request) error {
 // Content-MD5 (Glance's checksum header), 206 for a Range, 204 when the
 // image has no data, 403 for a deactivated image unless admin.
 func (a *API) imageDownload(q *request) error {
-	img, _, err := q.visibleImage(q.r.PathValue("id"))
+	img, _, err := q.visibleImage(q.param("id"))
 	if err != nil {
 		return err
 	}

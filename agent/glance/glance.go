@@ -8,14 +8,13 @@ import (
 	"html"
 	"io"
 	"net/http"
-	"reflect"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/agent/identity"
-	"github.com/stratus-cloud/stratus/internal/httpx"
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -60,18 +59,7 @@ type API struct {
 	verifier TokenVerifier
 	data     Data
 	logger   hclog.Logger
-	mux      *http.ServeMux
-}
-
-// handler answers one request; it writes its own success and returns
-// errors for the API to answer Glance's way.
-type handler func(q *request) error
-
-// route is one entry of the route table. public routes need no token.
-type route struct {
-	pattern string
-	h       handler
-	public  bool
+	table    *route.Table[handler]
 }
 
 // New builds the API from its config.
@@ -80,47 +68,14 @@ func New(cfg Config) *API {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	a := &API{rpc: cfg.RPC, verifier: cfg.Verifier, data: cfg.Data, logger: logger, mux: http.NewServeMux()}
-	table := []route{
-		{"GET /image", a.versions, true},
-		{"GET /image/{$}", a.versions, true},
-		{"GET /image/versions", a.versionList, true},
-		{"GET /image/v2", a.versionList, true},
-		{"GET /image/v2/{$}", a.versionList, true},
-
-		{"GET /image/v2/images", a.imageList, false},
-		{"POST /image/v2/images", a.imageCreate, false},
-		{"GET /image/v2/images/{id}", a.imageShow, false},
-		{"PATCH /image/v2/images/{id}", a.imageUpdate, false},
-		{"DELETE /image/v2/images/{id}", a.imageDelete, false},
-		{"PUT /image/v2/images/{id}/file", a.imageUpload, false},
-		{"GET /image/v2/images/{id}/file", a.imageDownload, false},
-		{"POST /image/v2/images/{id}/actions/deactivate", a.imageDeactivate, false},
-		{"POST /image/v2/images/{id}/actions/reactivate", a.imageReactivate, false},
-		{"PUT /image/v2/images/{id}/tags/{tag}", a.tagAdd, false},
-		{"DELETE /image/v2/images/{id}/tags/{tag}", a.tagDelete, false},
-		{"GET /image/v2/images/{id}/members", a.memberList, false},
-		{"POST /image/v2/images/{id}/members", a.memberCreate, false},
-		{"GET /image/v2/images/{id}/members/{member}", a.memberShow, false},
-		{"PUT /image/v2/images/{id}/members/{member}", a.memberUpdate, false},
-		{"DELETE /image/v2/images/{id}/members/{member}", a.memberDelete, false},
-
-		{"GET /image/v2/schemas/image", a.schemaImage, false},
-		{"GET /image/v2/schemas/images", a.schemaImages, false},
-		{"GET /image/v2/schemas/member", a.schemaMember, false},
-		{"GET /image/v2/schemas/members", a.schemaMembers, false},
-		{"GET /image/v2/info/import", a.importInfo, false},
-	}
-	for _, rt := range table {
-		a.mux.Handle(rt.pattern, a.wrap(rt.h, rt.public))
-	}
-	a.mux.Handle(MountPath+"/", a.wrap(a.unmatched, true))
+	a := &API{rpc: cfg.RPC, verifier: cfg.Verifier, data: cfg.Data, logger: logger}
+	a.table = route.MustTable(a.routes())
 	return a
 }
 
 // Handler returns the API's HTTP handler, to mount at MountPath and
 // under it.
-func (a *API) Handler() http.Handler { return a.mux }
+func (a *API) Handler() http.Handler { return http.HandlerFunc(a.serveHTTP) }
 
 // request is one API call as the handlers see it.
 type request struct {
@@ -130,6 +85,7 @@ type request struct {
 	// token is the caller's verified token; authToken its raw form.
 	token     *identity.Token
 	authToken string
+	params    route.Params
 	// wrote is set once a handler answered.
 	wrote bool
 }
@@ -148,49 +104,41 @@ func (q *request) isMember() bool {
 	return q.isAdmin() || q.token.HasRole("member") || q.token.HasRole("_member_")
 }
 
-// call makes an RPC on the caller's behalf, passing its token along.
+// param returns a path parameter.
+func (q *request) param(name string) string { return q.params.Get(name) }
+
+// call makes an RPC on the caller's behalf: the request carries the
+// caller's token, which the servers check.
 func (q *request) call(method string, args, reply any) error {
-	if f := reflect.ValueOf(args).Elem().FieldByName("AuthToken"); f.IsValid() && f.CanSet() {
-		f.SetString(q.authToken)
-	}
-	return q.api.rpc.RPC(method, args, reply)
+	return route.AsCaller(q.api.rpc, q.authToken).RPC(method, args, reply)
 }
 
-// wrap turns a handler into an http.Handler: request id, token, error
+// serveHTTP answers one request: request id, routing, token, error
 // answers and panic containment.
-func (a *API) wrap(h handler, public bool) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reqID := "req-" + uuid.NewString()
-		w.Header().Set("X-Openstack-Request-Id", reqID)
-		q := &request{api: a, w: w, r: r}
-		defer func() {
-			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					panic(p)
-				}
-				a.logger.Error("image api handler panic", "request_id", reqID, "method", r.Method, "path", r.URL.Path, "panic", p)
-				if !q.wrote {
-					a.writeError(q, errorf(http.StatusInternalServerError, msgInternal))
-				}
+func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	reqID := "req-" + uuid.NewString()
+	w.Header().Set("X-Openstack-Request-Id", reqID)
+	q := &request{api: a, w: w, r: r}
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
 			}
-		}()
-		err := error(nil)
-		if !public {
-			err = q.authenticate()
-		}
-		if err == nil {
-			err = h(q)
-		}
-		if err != nil {
-			if q.wrote {
-				// The answer had begun (a download): cut the connection
-				// so the client sees a short body, not a whole one.
-				a.logger.Warn("image api answer interrupted", "request_id", reqID, "error", err)
-				panic(http.ErrAbortHandler)
+			a.logger.Error("image api handler panic", "request_id", reqID, "method", r.Method, "path", r.URL.Path, "panic", p)
+			if !q.wrote {
+				a.writeError(q, errorf(http.StatusInternalServerError, msgInternal))
 			}
-			a.writeError(q, err)
 		}
-	})
+	}()
+	if err := a.dispatch(q); err != nil {
+		if q.wrote {
+			// The answer had begun (a download): cut the connection
+			// so the client sees a short body, not a whole one.
+			a.logger.Warn("image api answer interrupted", "request_id", reqID, "error", err)
+			panic(http.ErrAbortHandler)
+		}
+		a.writeError(q, err)
+	}
 }
 
 // authenticate verifies X-Auth-Token; Glance needs a project-scoped
@@ -211,16 +159,6 @@ func (q *request) authenticate() error {
 	return nil
 }
 
-// unmatched answers what no route took: 405 with Allow for a known path,
-// 404 otherwise.
-func (a *API) unmatched(q *request) error {
-	if allow := httpx.AllowedMethods(a.mux, q.r, MountPath+"/", "GET", "POST", "PUT", "PATCH", "DELETE"); len(allow) > 0 {
-		q.w.Header().Set("Allow", strings.Join(allow, ", "))
-		return errorf(http.StatusMethodNotAllowed, "The method %s is not allowed for this resource.", q.r.Method)
-	}
-	return errorf(http.StatusNotFound, "The resource could not be found.")
-}
-
 // Glance's (webob's) fixed messages.
 const (
 	msgUnauthorized = "This server could not verify that you are authorized to access the document you requested. Either you supplied the wrong credentials (e.g., bad password), or your browser does not understand how to supply the credentials required."
@@ -239,6 +177,10 @@ func errorf(status int, format string, args ...any) error {
 	return &apiError{status: status, msg: fmt.Sprintf(format, args...)}
 }
 
+// statuses are the HTTP statuses of the servers' error kinds: the kit's,
+// but a quota reached is Glance's 413.
+var statuses = route.Default.With(route.Statuses{structs.KindQuotaReached: http.StatusRequestEntityTooLarge})
+
 // statusOf maps an error to Glance's status and message.
 func statusOf(err error) (int, string) {
 	var e *apiError
@@ -249,22 +191,11 @@ func statusOf(err error) (int, string) {
 	if errors.As(err, &tooBig) {
 		return http.StatusRequestEntityTooLarge, "Request body too large."
 	}
-	msg := structs.Message(err)
-	switch structs.KindOf(err) {
-	case structs.KindInvalid:
-		return http.StatusBadRequest, msg
-	case structs.KindNotFound:
-		return http.StatusNotFound, msg
-	case structs.KindConflict:
-		return http.StatusConflict, msg
-	case structs.KindPermission:
-		return http.StatusForbidden, msg
-	case structs.KindQuotaReached, structs.KindTooLarge:
-		return http.StatusRequestEntityTooLarge, msg
-	case structs.KindNoLeader, structs.KindUnavailable:
-		return http.StatusServiceUnavailable, msg
+	status, known := statuses.Of(err)
+	if !known {
+		return http.StatusInternalServerError, msgInternal
 	}
-	return http.StatusInternalServerError, msgInternal
+	return status, structs.Message(err)
 }
 
 // writeError answers as webob does for Glance: JSON {"message", "code",

@@ -334,7 +334,7 @@ func (a *API) imageCreate(q *request) error {
 
 // imageShow answers GET /v2/images/{id}.
 func (a *API) imageShow(q *request) error {
-	img, _, err := q.visibleImage(q.r.PathValue("id"))
+	img, _, err := q.visibleImage(q.param("id"))
 	if err != nil {
 		return err
 	}
@@ -344,7 +344,7 @@ func (a *API) imageShow(q *request) error {
 // imageDelete answers DELETE /v2/images/{id}: 204; a protected image is
 // a 403.
 func (a *API) imageDelete(q *request) error {
-	img, err := q.modifiableImage(q.r.PathValue("id"), "delete_image")
+	img, err := q.modifiableImage(q.param("id"), "delete_image")
 	if err != nil {
 		return err
 	}
@@ -368,7 +368,7 @@ func (a *API) imageReactivate(q *request) error {
 }
 
 func (a *API) imageAction(q *request, op string) error {
-	img, _, err := q.visibleImage(q.r.PathValue("id"))
+	img, _, err := q.visibleImage(q.param("id"))
 	if err != nil {
 		return err
 	}
@@ -411,11 +411,11 @@ func (q *request) update(id, action string, change func(*structs.Image) error) (
 
 // tagAdd answers PUT /v2/images/{id}/tags/{tag}: 204.
 func (a *API) tagAdd(q *request) error {
-	tag := q.r.PathValue("tag")
+	tag := q.param("tag")
 	if len(tag) > 255 {
 		return errorf(http.StatusBadRequest, "Provided object does not match schema 'image': '%s' is too long", tag)
 	}
-	_, err := q.update(q.r.PathValue("id"), "modify_image", func(img *structs.Image) error {
+	_, err := q.update(q.param("id"), "modify_image", func(img *structs.Image) error {
 		if img.HasTag(tag) {
 			return nil
 		}
@@ -434,8 +434,8 @@ func (a *API) tagAdd(q *request) error {
 // tagDelete answers DELETE /v2/images/{id}/tags/{tag}: 204, 404 for a
 // tag the image does not have.
 func (a *API) tagDelete(q *request) error {
-	tag := q.r.PathValue("tag")
-	_, err := q.update(q.r.PathValue("id"), "modify_image", func(img *structs.Image) error {
+	tag := q.param("tag")
+	_, err := q.update(q.param("id"), "modify_image", func(img *structs.Image) error {
 		if !img.HasTag(tag) {
 			return errorf(http.StatusNotFound, "Tag %s not found.", tag)
 		}

@@ -14,7 +14,7 @@ func memberView(m *structs.ImageMember) map[string]any {
 // sharedImage reads an image the caller may see and checks it can have
 // members.
 func (q *request) sharedImage() (*structs.Image, *structs.ImageMember, error) {
-	img, member, err := q.visibleImage(q.r.PathValue("id"))
+	img, member, err := q.visibleImage(q.param("id"))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -82,7 +82,7 @@ func (a *API) memberCreate(q *request) error {
 // memberOf reads the membership the URL names, if the caller may see it:
 // the owner and admins see every one, a member its own.
 func (q *request) memberOf(img *structs.Image, mine *structs.ImageMember) (*structs.ImageMember, error) {
-	id := q.r.PathValue("member")
+	id := q.param("member")
 	notFound := errorf(http.StatusNotFound, "%s is not a member of image %s", id, img.ID)
 	if !img.ModifiableBy(q.access()) {
 		if mine == nil || mine.MemberID != id {

@@ -55,7 +55,7 @@ func (a *API) imageUpdate(q *request) error {
 		}
 		changes = append(changes, c)
 	}
-	id := q.r.PathValue("id")
+	id := q.param("id")
 	if len(changes) == 0 {
 		img, _, err := q.visibleImage(id)
 		if err != nil {

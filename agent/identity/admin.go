@@ -119,9 +119,6 @@ func (b *projectBody) applyTo(p *structs.Project) error {
 }
 
 func (s *Service) projectList(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	if _, err := s.requireAdmin(r, "list_projects"); err != nil {
-		return 0, nil, err
-	}
 	enabled, inDomain, err := listFilter(r)
 	if err != nil {
 		return 0, nil, err
@@ -140,9 +137,6 @@ func (s *Service) projectList(w http.ResponseWriter, r *http.Request) (int, any,
 }
 
 func (s *Service) projectCreate(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	if _, err := s.requireAdmin(r, "create_project"); err != nil {
-		return 0, nil, err
-	}
 	var body struct {
 		Project *projectBody `json:"project"`
 	}
@@ -164,9 +158,6 @@ func (s *Service) projectCreate(w http.ResponseWriter, r *http.Request) (int, an
 }
 
 func (s *Service) projectGet(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	if _, err := s.requireAdmin(r, "get_project"); err != nil {
-		return 0, nil, err
-	}
 	p, err := s.getProject(r, r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
@@ -175,9 +166,6 @@ func (s *Service) projectGet(w http.ResponseWriter, r *http.Request) (int, any, 
 }
 
 func (s *Service) projectUpdate(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	if _, err := s.requireAdmin(r, "update_project"); err != nil {
-		return 0, nil, err
-	}
 	var body struct {
 		Project *projectBody `json:"project"`
 	}
@@ -202,9 +190,6 @@ func (s *Service) projectUpdate(w http.ResponseWriter, r *http.Request) (int, an
 }
 
 func (s *Service) projectDelete(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	if _, err := s.requireAdmin(r, "delete_project"); err != nil {
-		return 0, nil, err
-	}
 	id := r.PathValue("id")
 	if err := s.remove(r, &structs.IdentityDeleteRequest{ProjectIDs: []string{id}}, "project", id); err != nil {
 		return 0, nil, err

@@ -10,11 +10,13 @@
 // base64url(JSON payload) + "." + base64url(Ed25519 signature)
 // (internal/authtoken), signed by a server with the private half of a
 // key the leader created, so any agent validates any token without a
-// round trip, with the public half. The public keys and the revocations are cached here and kept
-// fresh by background blocking queries (Identity.List kinds signing_keys
-// and revoked); a token revoked through this agent fails its Verify at
+// round trip, with the public half. The public keys and the revocations
+// are cached here and kept fresh by background blocking queries
+// (Identity.List kinds signing_keys and revoked); a token revoked through this agent fails its Verify at
 // once, on other agents as soon as their blocking query returns.
 //
-// The agent mounts Routes under its HTTP mux; the Nova API authenticates
-// its requests with Verify.
+// The agent mounts Handler at MountPath; its routes are one declarative
+// table (routes.go) built with internal/route, each stating who may call
+// it. The Nova, Image and Network APIs authenticate their requests with
+// Verify.
 package identity

@@ -93,9 +93,8 @@ func newEnv(t *testing.T, tweak func(*Config)) *env {
 	svc.Start()
 	t.Cleanup(svc.Stop)
 	mux := http.NewServeMux()
-	for _, r := range svc.Routes() {
-		mux.Handle(r.Pattern, r.Handler)
-	}
+	mux.Handle(MountPath, svc.Handler())
+	mux.Handle(MountPath+"/", svc.Handler())
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
 	return &env{svc: svc, http: hs}

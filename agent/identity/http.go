@@ -5,98 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"reflect"
 	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/stratus-cloud/stratus/internal/httpx"
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
-
-// Route is one HTTP route the agent mounts: a net/http ServeMux pattern
-// and its handler.
-type Route struct {
-	Pattern string
-	Handler http.HandlerFunc
-}
 
 // maxBody bounds request bodies.
 const maxBody = 1 << 20
 
 // apiVersion is the Identity API version served.
 const apiVersion = "v3.14"
-
-// handler answers a status and a body to encode as JSON (nil for none),
-// or an error to answer Keystone's way.
-type handler func(w http.ResponseWriter, r *http.Request) (int, any, error)
-
-// Routes returns the identity routes, all under /identity.
-func (s *Service) Routes() []Route { return s.routes }
-
-func (s *Service) buildRoutes() []Route {
-	table := []struct {
-		pattern string
-		h       handler
-	}{
-		{"GET /identity", s.versions},
-		{"GET /identity/{$}", s.versions},
-		{"GET /identity/v3", s.version},
-		{"GET /identity/v3/{$}", s.version},
-		{"POST /identity/v3/auth/tokens", s.issueToken},
-		{"GET /identity/v3/auth/tokens", s.validateToken},
-		{"HEAD /identity/v3/auth/tokens", s.validateToken},
-		{"DELETE /identity/v3/auth/tokens", s.revokeToken},
-		{"GET /identity/v3/auth/catalog", s.authCatalog},
-		{"GET /identity/v3/auth/projects", s.authProjects},
-		{"GET /identity/v3/projects", s.projectList},
-		{"POST /identity/v3/projects", s.projectCreate},
-		{"GET /identity/v3/projects/{id}", s.projectGet},
-		{"PATCH /identity/v3/projects/{id}", s.projectUpdate},
-		{"DELETE /identity/v3/projects/{id}", s.projectDelete},
-		{"GET /identity/v3/users", s.userList},
-		{"POST /identity/v3/users", s.userCreate},
-		{"GET /identity/v3/users/{id}", s.userGet},
-		{"PATCH /identity/v3/users/{id}", s.userUpdate},
-		{"DELETE /identity/v3/users/{id}", s.userDelete},
-		{"POST /identity/v3/users/{id}/password", s.userPassword},
-		{"GET /identity/v3/users/{id}/projects", s.userProjects},
-		{"GET /identity/v3/users/{id}/credentials/OS-EC2", s.ec2List},
-		{"POST /identity/v3/users/{id}/credentials/OS-EC2", s.ec2Create},
-		{"GET /identity/v3/users/{id}/credentials/OS-EC2/{access}", s.ec2Get},
-		{"DELETE /identity/v3/users/{id}/credentials/OS-EC2/{access}", s.ec2Delete},
-		{"GET /identity/v3/roles", s.roleList},
-		{"POST /identity/v3/roles", s.roleCreate},
-		{"GET /identity/v3/roles/{id}", s.roleGet},
-		{"DELETE /identity/v3/roles/{id}", s.roleDelete},
-		{"GET /identity/v3/projects/{project}/users/{user}/roles", s.grantList},
-		{"PUT /identity/v3/projects/{project}/users/{user}/roles/{role}", s.grantCreate},
-		{"GET /identity/v3/projects/{project}/users/{user}/roles/{role}", s.grantCheck},
-		{"HEAD /identity/v3/projects/{project}/users/{user}/roles/{role}", s.grantCheck},
-		{"DELETE /identity/v3/projects/{project}/users/{user}/roles/{role}", s.grantDelete},
-		{"GET /identity/v3/role_assignments", s.assignmentList},
-		{"GET /identity/v3/domains", s.domainList},
-		{"GET /identity/v3/domains/{id}", s.domainGet},
-	}
-	s.mux = http.NewServeMux()
-	routes := make([]Route, 0, len(table)+1)
-	for _, rt := range table {
-		h := s.wrap(rt.h)
-		s.mux.Handle(rt.pattern, h)
-		routes = append(routes, Route{Pattern: rt.pattern, Handler: h})
-	}
-	return append(routes, Route{Pattern: "/identity/", Handler: s.wrap(s.unmatched)})
-}
-
-// unmatched answers requests no route took: 405 with Allow for a known
-// path, else 404.
-func (s *Service) unmatched(w http.ResponseWriter, r *http.Request) (int, any, error) {
-	if allow := httpx.AllowedMethods(s.mux, r, "", "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"); len(allow) > 0 {
-		w.Header().Set("Allow", strings.Join(allow, ", "))
-		return 0, nil, &apiError{code: http.StatusMethodNotAllowed, msg: "The method is not allowed for the requested URL."}
-	}
-	return 0, nil, &apiError{code: http.StatusNotFound, msg: "The resource could not be found."}
-}
 
 // wrap turns a handler into an http.HandlerFunc: request id, JSON
 // encoding, Keystone's error body and panic containment.
@@ -148,8 +70,11 @@ func errUnauthorized() error {
 	return &apiError{code: http.StatusUnauthorized, msg: structs.AuthFailedMessage}
 }
 
-func errForbidden(action string) error {
-	return &apiError{code: http.StatusForbidden, msg: "You are not authorized to perform the requested action: identity:" + action + "."}
+func errForbidden(action string) error { return errForbiddenRule("identity:" + action) }
+
+// errForbiddenRule is Keystone's 403 naming the policy rule refused.
+func errForbiddenRule(rule string) error {
+	return &apiError{code: http.StatusForbidden, msg: "You are not authorized to perform the requested action: " + rule + "."}
 }
 
 func errNotFound(what, id string) error {
@@ -160,8 +85,13 @@ func errBadRequest(format string, args ...any) error {
 	return &apiError{code: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
 }
 
-// writeError answers err as Keystone does. Errors of the servers map by
-// kind; a permission error there is an authentication failure (401).
+// statuses are the HTTP statuses of the servers' error kinds: the kit's,
+// but a refused credential there is Keystone's authentication failure
+// (401), not a 403.
+var statuses = route.Default.With(route.Statuses{structs.KindPermission: http.StatusUnauthorized})
+
+// writeError answers err as Keystone does: errors of the servers map by
+// kind (statuses), and every 401 says only that authentication failed.
 func (s *Service) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *apiError
 	var tooBig *http.MaxBytesError
@@ -171,21 +101,14 @@ func (s *Service) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		ae = &apiError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("Request is too large: more than %d bytes.", tooBig.Limit)}
 	default:
 		ae = &apiError{msg: structs.Message(err)}
-		switch structs.KindOf(err) {
-		case structs.KindInvalid:
-			ae.code = http.StatusBadRequest
-		case structs.KindNotFound:
-			ae.code = http.StatusNotFound
-		case structs.KindConflict:
-			ae.code = http.StatusConflict
-		case structs.KindPermission:
-			ae.code, ae.msg = http.StatusUnauthorized, structs.AuthFailedMessage
-		case structs.KindNoLeader, structs.KindUnavailable:
-			ae.code = http.StatusServiceUnavailable
-		default:
+		var known bool
+		ae.code, known = statuses.Of(err)
+		switch {
+		case !known:
 			s.logger.Error("identity request failed", "method", r.Method, "path", r.URL.Path, "error", err)
-			ae.code = http.StatusInternalServerError
 			ae.msg = "An unexpected error prevented the server from fulfilling your request."
+		case ae.code == http.StatusUnauthorized:
+			ae.msg = structs.AuthFailedMessage
 		}
 	}
 	if ae.code == http.StatusUnauthorized {
@@ -250,15 +173,15 @@ func (s *Service) call(method string, args, reply any) error { return s.rpc.RPC(
 // caller's X-Auth-Token, which the servers check against their own
 // rules (server/rpc_policy.go).
 func (s *Service) callAs(r *http.Request, method string, args, reply any) error {
-	if f := reflect.ValueOf(args).Elem().FieldByName("AuthToken"); f.IsValid() && f.CanSet() {
-		f.SetString(r.Header.Get("X-Auth-Token"))
-	}
-	return s.rpc.RPC(method, args, reply)
+	return route.AsCaller(s.rpc, r.Header.Get("X-Auth-Token")).RPC(method, args, reply)
 }
 
-// authenticated verifies the caller's X-Auth-Token (401 when missing or
-// not valid).
+// authenticated is the caller's verified X-Auth-Token (401 when missing
+// or not valid): the one dispatch verified, else verified now.
 func (s *Service) authenticated(r *http.Request) (*Token, error) {
+	if t, ok := r.Context().Value(callerKey{}).(*Token); ok {
+		return t, nil
+	}
 	tok := r.Header.Get("X-Auth-Token")
 	if tok == "" {
 		return nil, errUnauthorized()
@@ -266,18 +189,6 @@ func (s *Service) authenticated(r *http.Request) (*Token, error) {
 	t, err := s.Verify(tok)
 	if err != nil {
 		return nil, errUnauthorized()
-	}
-	return t, nil
-}
-
-// requireAdmin verifies the caller and requires the admin role (403).
-func (s *Service) requireAdmin(r *http.Request, action string) (*Token, error) {
-	t, err := s.authenticated(r)
-	if err != nil {
-		return nil, err
-	}
-	if !t.IsAdmin() {
-		return nil, errForbidden(action)
 	}
 	return t, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -39,8 +40,7 @@ type Service struct {
 	cfg    Config
 	logger hclog.Logger
 	rpc    RPC
-	routes []Route
-	mux    *http.ServeMux
+	table  *route.Table[handler]
 
 	mu sync.RWMutex
 	// keys are the signing keys' public halves by id; newest is the
@@ -96,7 +96,7 @@ func New(cfg Config) (*Service, error) {
 		local:   map[string]int64{},
 		stopCh:  make(chan struct{}),
 	}
-	s.routes = s.buildRoutes()
+	s.table = route.MustTable(s.routes())
 	return s, nil
 }
 

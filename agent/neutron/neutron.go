@@ -7,15 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"reflect"
-	"sort"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/agent/identity"
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -45,20 +43,7 @@ type API struct {
 	rpc      RPC
 	verifier TokenVerifier
 	logger   hclog.Logger
-	routes   []route
-}
-
-// handler answers one request.
-type handler func(q *request) (*reply, error)
-
-// route is one entry of the route table: a method and a path under
-// MountPath whose {name} segments are parameters. public routes need no
-// token.
-type route struct {
-	method string
-	segs   []string
-	h      handler
-	public bool
+	table    *route.Table[handler]
 }
 
 // New builds the API from its config.
@@ -68,36 +53,7 @@ func New(cfg Config) *API {
 		logger = hclog.NewNullLogger()
 	}
 	a := &API{rpc: cfg.RPC, verifier: cfg.Verifier, logger: logger}
-	add := func(pattern string, h handler, public bool) {
-		method, path, _ := strings.Cut(pattern, " ")
-		a.routes = append(a.routes, route{method: method, segs: splitPath(path), h: h, public: public})
-	}
-	add("GET /", a.versions, true)
-	add("GET /v2.0", a.versionIndex, true)
-	add("GET /v2.0/extensions", a.extensionList, false)
-	add("GET /v2.0/extensions/{alias}", a.extensionShow, false)
-	for _, res := range resources {
-		res := res
-		add("GET /v2.0/"+res.path, func(q *request) (*reply, error) { return a.list(q, res) }, false)
-		add("POST /v2.0/"+res.path, func(q *request) (*reply, error) { return a.create(q, res) }, false)
-		add("GET /v2.0/"+res.path+"/{id}", func(q *request) (*reply, error) { return a.show(q, res) }, false)
-		add("PUT /v2.0/"+res.path+"/{id}", func(q *request) (*reply, error) { return a.update(q, res) }, false)
-		add("DELETE /v2.0/"+res.path+"/{id}", func(q *request) (*reply, error) { return a.remove(q, res) }, false)
-	}
-	add("PUT /v2.0/routers/{id}/add_router_interface", a.addRouterInterface, false)
-	add("PUT /v2.0/routers/{id}/remove_router_interface", a.removeRouterInterface, false)
-	add("GET /v2.0/quotas", a.quotaList, false)
-	add("GET /v2.0/quotas/{project}", a.quotaShow, false)
-	add("GET /v2.0/quotas/{project}/details", a.quotaDetails, false)
-	add("GET /v2.0/quotas/{project}/default", a.quotaDefault, false)
-	add("PUT /v2.0/quotas/{project}", a.quotaUpdate, false)
-	add("DELETE /v2.0/quotas/{project}", a.quotaDelete, false)
-	add("GET /v2.0/auto-allocated-topology/{project}", a.autoTopologyShow, false)
-	add("DELETE /v2.0/auto-allocated-topology/{project}", a.autoTopologyDelete, false)
-	add("GET /v2.0/availability_zones", a.zoneList, false)
-	// Literal segments win over parameters (/quotas/x/details before
-	// nothing, /extensions before /{id}).
-	sort.SliceStable(a.routes, func(i, j int) bool { return moreSpecific(a.routes[i].segs, a.routes[j].segs) })
+	a.table = route.MustTable(a.routes())
 	return a
 }
 
@@ -138,12 +94,10 @@ func (q *request) caller() structs.NetCaller {
 	return structs.NetCaller{ProjectID: q.token.ProjectID, Admin: q.isAdmin()}
 }
 
-// call makes an RPC on the caller's behalf, passing its token along.
+// call makes an RPC on the caller's behalf: the request carries the
+// caller's token, which the servers check.
 func (q *request) call(method string, args, out any) error {
-	if f := reflect.ValueOf(args).Elem().FieldByName("AuthToken"); f.IsValid() && f.CanSet() {
-		f.SetString(q.authToken)
-	}
-	return q.api.rpc.RPC(method, args, out)
+	return route.AsCaller(q.api.rpc, q.authToken).RPC(method, args, out)
 }
 
 // base is the scheme and host the client used, plus MountPath.
@@ -158,43 +112,6 @@ func (q *request) base() string {
 	return scheme + "://" + q.r.Host + MountPath
 }
 
-func splitPath(p string) []string {
-	p = strings.Trim(p, "/")
-	if p == "" {
-		return nil
-	}
-	return strings.Split(p, "/")
-}
-
-func moreSpecific(a, b []string) bool {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		pa, pb := strings.HasPrefix(a[i], "{"), strings.HasPrefix(b[i], "{")
-		if pa != pb {
-			return pb
-		}
-	}
-	return false
-}
-
-func match(segs, path []string) (map[string]string, bool) {
-	if len(segs) != len(path) {
-		return nil, false
-	}
-	params := map[string]string{}
-	for i, s := range segs {
-		if strings.HasPrefix(s, "{") {
-			v, err := url.PathUnescape(path[i])
-			if err != nil {
-				return nil, false
-			}
-			params[strings.Trim(s, "{}")] = v
-		} else if s != path[i] {
-			return nil, false
-		}
-	}
-	return params, true
-}
-
 func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	q := &request{api: a, w: w, r: r, id: "req-" + uuid.NewString()}
 	w.Header().Set("X-Openstack-Request-Id", q.id)
@@ -206,51 +123,6 @@ func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	rep, err := a.dispatch(q)
 	a.write(q, rep, err)
-}
-
-// dispatch routes a request: the path under MountPath, a ".json"
-// suffix ignored as Neutron ignores it.
-func (a *API) dispatch(q *request) (*reply, error) {
-	raw := q.r.URL.EscapedPath()
-	if !strings.HasPrefix(raw, MountPath) {
-		return nil, apiErrorf(http.StatusNotFound, "HTTPNotFound", "The resource could not be found.")
-	}
-	path := splitPath(strings.TrimPrefix(raw, MountPath))
-	if n := len(path); n > 0 {
-		path[n-1] = strings.TrimSuffix(path[n-1], ".json")
-	}
-	method := q.r.Method
-	if method == http.MethodHead {
-		method = http.MethodGet
-	}
-	var allowed []string
-	for _, rt := range a.routes {
-		params, ok := match(rt.segs, path)
-		if !ok {
-			continue
-		}
-		if rt.method != method {
-			allowed = append(allowed, rt.method)
-			continue
-		}
-		q.params = params
-		if !rt.public || q.r.Header.Get("X-Auth-Token") != "" {
-			if err := q.authenticate(); err != nil {
-				if rt.public {
-					q.token = nil
-				} else {
-					return nil, err
-				}
-			}
-		}
-		return rt.h(q)
-	}
-	if len(allowed) > 0 {
-		sort.Strings(allowed)
-		q.w.Header().Set("Allow", strings.Join(allowed, ", "))
-		return nil, apiErrorf(http.StatusMethodNotAllowed, "HTTPMethodNotAllowed", "The method %s is not allowed for this resource.", q.r.Method)
-	}
-	return nil, apiErrorf(http.StatusNotFound, "HTTPNotFound", "The resource could not be found.")
 }
 
 // authenticate verifies X-Auth-Token: Neutron needs a project-scoped
@@ -299,6 +171,10 @@ var httpTypes = map[int]string{
 	http.StatusServiceUnavailable: "HTTPServiceUnavailable", http.StatusInternalServerError: "HTTPInternalServerError",
 }
 
+// statuses are the HTTP statuses of the servers' error kinds: the kit's,
+// but a quota reached is Neutron's 409 (OverQuota).
+var statuses = route.Default.With(route.Statuses{structs.KindQuotaReached: http.StatusConflict})
+
 // statusOf maps an error to Neutron's status, type and message.
 func statusOf(err error) (int, string, string) {
 	var e *apiError
@@ -309,21 +185,8 @@ func statusOf(err error) (int, string, string) {
 	if errors.As(err, &tooBig) {
 		return http.StatusRequestEntityTooLarge, "HTTPRequestEntityTooLarge", "Request is too large."
 	}
-	status := http.StatusInternalServerError
-	switch structs.KindOf(err) {
-	case structs.KindInvalid:
-		status = http.StatusBadRequest
-	case structs.KindNotFound:
-		status = http.StatusNotFound
-	case structs.KindConflict, structs.KindQuotaReached:
-		status = http.StatusConflict
-	case structs.KindPermission:
-		status = http.StatusForbidden
-	case structs.KindTooLarge:
-		status = http.StatusRequestEntityTooLarge
-	case structs.KindNoLeader, structs.KindUnavailable:
-		status = http.StatusServiceUnavailable
-	default:
+	status, known := statuses.Of(err)
+	if !known {
 		return status, httpTypes[status], "Request Failed: internal server error while processing your request."
 	}
 	typ := structs.ErrorType(err)

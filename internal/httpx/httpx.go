@@ -39,21 +39,6 @@ func DecodeStrict(w http.ResponseWriter, r *http.Request, limit int64, out any) 
 	return nil
 }
 
-// AllowedMethods lists which of methods mux routes for r's path,
-// ignoring the catch-all pattern (which matches every method). Empty
-// means the path is unknown: a 404 rather than a 405.
-func AllowedMethods(mux *http.ServeMux, r *http.Request, catchAll string, methods ...string) []string {
-	var allow []string
-	for _, m := range methods {
-		probe := r.Clone(r.Context())
-		probe.Method = m
-		if _, pattern := mux.Handler(probe); pattern != "" && pattern != catchAll {
-			allow = append(allow, m)
-		}
-	}
-	return allow
-}
-
 type tokenKey struct{}
 
 // WithToken returns ctx carrying the caller's identity token, so a

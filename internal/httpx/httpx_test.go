@@ -48,18 +48,3 @@ var (
 	errAny    = errors.New("any decode error")
 	errTooBig = errors.New("too big")
 )
-
-func TestAllowedMethods(t *testing.T) {
-	mux := http.NewServeMux()
-	noop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
-	mux.Handle("GET /v1/things", noop)
-	mux.Handle("POST /v1/things", noop)
-	mux.Handle("/v1/", noop)
-	got := AllowedMethods(mux, httptest.NewRequest("PATCH", "/v1/things", nil), "/v1/", "GET", "HEAD", "POST", "DELETE")
-	if strings.Join(got, ",") != "GET,HEAD,POST" {
-		t.Fatalf("allowed %v", got)
-	}
-	if got := AllowedMethods(mux, httptest.NewRequest("GET", "/v1/nothing", nil), "/v1/", "GET", "POST"); len(got) != 0 {
-		t.Fatalf("unknown path allowed %v", got)
-	}
-}
