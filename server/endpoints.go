@@ -5,7 +5,17 @@ import "fmt"
 // registerEndpoints exposes every endpoint under its RPC name
 // ("Flavor.Upsert", …).
 func (s *Server) registerEndpoints() error {
-	endpoints := map[string]any{
+	for name, e := range s.endpoints() {
+		if err := s.rpcServer.Register(name, e); err != nil {
+			return fmt.Errorf("register %s endpoint: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// endpoints are the server's RPC endpoints by name.
+func (s *Server) endpoints() map[string]any {
+	return map[string]any{
 		"Status":    &Status{srv: s},
 		"Flavor":    &Flavor{srv: s},
 		"Operator":  &Operator{srv: s},
@@ -44,10 +54,4 @@ func (s *Server) registerEndpoints() error {
 		// The certificate authority behind os-certificates.
 		"CA": &CA{srv: s},
 	}
-	for name, e := range endpoints {
-		if err := s.rpcServer.Register(name, e); err != nil {
-			return fmt.Errorf("register %s endpoint: %w", name, err)
-		}
-	}
-	return nil
 }

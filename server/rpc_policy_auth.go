@@ -3,7 +3,6 @@ package server
 import (
 	"crypto/ed25519"
 	"crypto/subtle"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -338,59 +337,19 @@ func (s *Server) Credential() string {
 	return s.serverCredential()
 }
 
-// authTokenOf reads the AuthToken of a request (QueryOptions and
-// WriteRequest carry one), "" when it has none.
+// authTokenOf reads the credential a request carries (every request
+// that embeds QueryOptions or WriteRequest, and the stream openers, is
+// structs.Credentialed), "" when it carries none.
 func authTokenOf(args any) string {
-	f := authTokenField(args)
-	if !f.IsValid() {
-		return ""
+	if cr, ok := args.(structs.Credentialed); ok {
+		return cr.AuthTokenValue()
 	}
-	return f.String()
+	return ""
 }
 
-// setAuthToken sets a request's AuthToken when it is empty.
+// setAuthToken sets a request's credential when it carries none.
 func setAuthToken(args any, token string) {
-	if f := authTokenField(args); f.IsValid() && f.CanSet() && f.String() == "" {
-		f.SetString(token)
+	if cr, ok := args.(structs.Credentialed); ok && cr.AuthTokenValue() == "" {
+		cr.SetAuthToken(token)
 	}
-}
-
-func authTokenField(args any) reflect.Value {
-	v := reflect.ValueOf(args)
-	for v.Kind() == reflect.Pointer {
-		if v.IsNil() {
-			return reflect.Value{}
-		}
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return reflect.Value{}
-	}
-	index := authTokenIndex(v.Type())
-	if index == nil {
-		return reflect.Value{}
-	}
-	f, err := v.FieldByIndexErr(index)
-	if err != nil {
-		return reflect.Value{} // through a nil embedded pointer
-	}
-	return f
-}
-
-// authTokenIndexes caches, by request type, the index of its string
-// field AuthToken (nil when it has none): FieldByName walks
-// the embedded structs on every call, which every RPC paid.
-var authTokenIndexes sync.Map // reflect.Type → []int
-
-// authTokenIndex is the index path of t's string field AuthToken, or nil.
-func authTokenIndex(t reflect.Type) []int {
-	if v, ok := authTokenIndexes.Load(t); ok {
-		return v.([]int)
-	}
-	var index []int
-	if f, ok := t.FieldByName("AuthToken"); ok && f.Type.Kind() == reflect.String {
-		index = f.Index
-	}
-	authTokenIndexes.Store(t, index)
-	return index
 }

@@ -21,6 +21,7 @@ import (
 	"net/url"
 
 	"github.com/stratus-cloud/stratus/internal/httpx"
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -111,26 +112,13 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// WriteError writes err as the native API does, with typ (the error's
-// type, "" for none); notSupported makes it a 501.
+// WriteError writes err as the native API does (its kind's status by
+// route.Default), with typ (the error's type, "" for none);
+// notSupported makes it a 501.
 func WriteError(w http.ResponseWriter, err error, typ string, notSupported bool) {
-	kind := structs.KindOf(err)
-	status := http.StatusInternalServerError
-	switch {
-	case notSupported:
+	status, _ := route.Default.Of(err)
+	if notSupported {
 		status = http.StatusNotImplemented
-	case kind == structs.KindInvalid:
-		status = http.StatusBadRequest
-	case kind == structs.KindNotFound:
-		status = http.StatusNotFound
-	case kind == structs.KindConflict:
-		status = http.StatusConflict
-	case kind == structs.KindPermission:
-		status = http.StatusForbidden
-	case kind == structs.KindUnauthenticated:
-		status = http.StatusUnauthorized
-	case kind == structs.KindNoLeader, kind == structs.KindUnavailable:
-		status = http.StatusServiceUnavailable
 	}
-	WriteJSON(w, status, ErrorBody{Error: structs.Message(err), Kind: string(kind), Type: typ})
+	WriteJSON(w, status, ErrorBody{Error: structs.Message(err), Kind: string(structs.KindOf(err)), Type: typ})
 }

@@ -58,7 +58,7 @@ func TestDo(t *testing.T) {
 func TestWriteErrorStatuses(t *testing.T) {
 	for kind, want := range map[structs.ErrorKind]int{structs.KindInvalid: 400, structs.KindUnauthenticated: 401,
 		structs.KindPermission: 403, structs.KindNotFound: 404, structs.KindConflict: 409, structs.KindNoLeader: 503,
-		structs.KindInternal: 500} {
+		structs.KindUnavailable: 503, structs.KindQuotaReached: 403, structs.KindTooLarge: 413, structs.KindInternal: 500} {
 		rec := httptest.NewRecorder()
 		WriteError(rec, structs.Errorf(kind, "x"), "", false)
 		if rec.Code != want {

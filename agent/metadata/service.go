@@ -7,14 +7,13 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/client/instancedata"
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -58,6 +57,8 @@ type Service struct {
 	cache   map[string]cached
 
 	httpServer *http.Server
+	// table is the compiled routes (routes.go).
+	table *route.Table[handler]
 }
 
 type cached struct {
@@ -80,6 +81,7 @@ func New(cfg Config) *Service {
 		ttl = DefaultCacheTTL
 	}
 	s := &Service{cfg: cfg, logger: logger, ttl: ttl, cache: map[string]cached{}}
+	s.table = route.MustTable(s.routes())
 	if s.cfg.HostIDs == nil {
 		s.cfg.HostIDs = s.memberHosts
 	}
@@ -138,92 +140,7 @@ func (e *httpError) Error() string { return e.msg }
 
 func errStatus(status int, msg string) error { return &httpError{status: status, msg: msg} }
 
-// ServeHTTP answers one request: the version list to anyone, everything
-// else to the instance the request comes from.
-func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p := path.Clean("/" + r.URL.Path)
-	post := r.Method == http.MethodPost
-	if r.Method != http.MethodGet && r.Method != http.MethodHead && !(post && isPasswordPath(p)) {
-		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, http.StatusMethodNotAllowed, "The server could not comply with the request since it is either malformed or otherwise incorrect.")
-		return
-	}
-	if p == "/" {
-		writeText(w, strings.Join(append(append([]string(nil), instancedata.EC2Versions...), "latest"), "\n"), "text/plain")
-		return
-	}
-	d, err := s.identify(r)
-	if err == nil {
-		err = s.answer(w, r, d, p)
-	}
-	if err != nil {
-		var he *httpError
-		if errors.As(err, &he) {
-			writeError(w, he.status, he.msg)
-			return
-		}
-		s.logger.Error("metadata request failed", "path", p, "error", err)
-		writeError(w, http.StatusInternalServerError, "An unknown error has occurred. Please try your request again.")
-	}
-}
-
-// isPasswordPath reports whether p is /openstack/<version>/password.
-func isPasswordPath(p string) bool {
-	segs := strings.Split(strings.Trim(p, "/"), "/")
-	return len(segs) == 3 && segs[0] == "openstack" && segs[2] == instancedata.PasswordFile
-}
-
-// answer serves path p of instance d.
-func (s *Service) answer(w http.ResponseWriter, r *http.Request, d *instancedata.InstanceData, p string) error {
-	segs := strings.Split(strings.Trim(p, "/"), "/")
-	if segs[0] == "openstack" {
-		return s.answerOpenStack(w, r, d, segs[1:])
-	}
-	out, ok := d.EC2(segs[0], segs[1:])
-	if !ok {
-		return errNotFound
-	}
-	writeText(w, out, "text/plain")
-	return nil
-}
-
 var errNotFound = errStatus(http.StatusNotFound, "The resource could not be found.")
-
-// answerOpenStack serves /openstack/… of instance d.
-func (s *Service) answerOpenStack(w http.ResponseWriter, r *http.Request, d *instancedata.InstanceData, segs []string) error {
-	switch len(segs) {
-	case 0:
-		writeText(w, strings.Join(append(append([]string(nil), instancedata.OpenStackVersions...), "latest"), "\n"), "text/plain")
-		return nil
-	case 1, 2:
-	default:
-		return errNotFound
-	}
-	listing, ok := d.OpenStackListing(segs[0])
-	if !ok {
-		return errNotFound
-	}
-	if len(segs) == 1 {
-		writeText(w, strings.Join(listing, "\n"), "text/plain")
-		return nil
-	}
-	if segs[1] == instancedata.PasswordFile && instancedata.HasPassword(segs[0]) {
-		return s.password(w, r, d)
-	}
-	b, ok, err := d.OpenStackFile(segs[0], segs[1])
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return errNotFound
-	}
-	ctype := "text/plain"
-	if strings.HasSuffix(segs[1], ".json") {
-		ctype = "application/json"
-	}
-	writeText(w, string(b), ctype)
-	return nil
-}
 
 // password answers GET (the encrypted password, "" for none) and POST
 // (set it, once) of /openstack/<version>/password, as Nova's

@@ -19,12 +19,12 @@ import (
 	"encoding/xml"
 	"io"
 	"net/http"
-	"reflect"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -69,6 +69,8 @@ type API struct {
 	data   Data
 	logger hclog.Logger
 	now    func() time.Time
+	// table is the compiled routes (routes.go).
+	table *route.Table[handler]
 }
 
 // New builds the API from its config.
@@ -80,6 +82,7 @@ func New(cfg Config) *API {
 	if a.now == nil {
 		a.now = time.Now
 	}
+	a.table = route.MustTable(a.routes())
 	return a
 }
 
@@ -107,22 +110,9 @@ type request struct {
 	token string
 }
 
-// call makes one RPC of the request with its token.
+// call makes one RPC of the request as its caller: with its token.
 func (q *request) call(method string, args, reply any) error {
-	setAuthToken(args, q.token)
-	return q.api.rpc.RPC(method, args, reply)
-}
-
-// setAuthToken sets the AuthToken of a request struct (every RPC
-// request embeds QueryOptions or WriteRequest, which carry one).
-func setAuthToken(args any, token string) {
-	v := reflect.ValueOf(args)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return
-	}
-	if f := v.Elem().FieldByName("AuthToken"); f.IsValid() && f.CanSet() && f.Kind() == reflect.String {
-		f.SetString(token)
-	}
+	return route.AsCaller(q.api.rpc, q.token).RPC(method, args, reply)
 }
 
 func newRequestID() string {
@@ -153,54 +143,6 @@ func (a *API) serve(prefix string, w http.ResponseWriter, r *http.Request) {
 	if err := q.dispatch(); err != nil {
 		q.fail(err)
 	}
-}
-
-// dispatch picks the operation from the method, the path and the query.
-func (q *request) dispatch() error {
-	a, v, m := q.api, q.r.URL.Query(), q.r.Method
-	switch {
-	case q.bucket == "":
-		if m == http.MethodGet {
-			return a.listBuckets(q)
-		}
-	case q.key == "":
-		switch {
-		case m == http.MethodPut:
-			return a.createBucket(q)
-		case m == http.MethodHead:
-			return a.headBucket(q)
-		case m == http.MethodDelete:
-			return a.deleteBucket(q)
-		case m == http.MethodGet && v.Has("location"):
-			return a.bucketLocation(q)
-		case m == http.MethodGet && (v.Has("uploads") || v.Has("versioning") || v.Has("policy") || v.Has("acl")):
-			return s3Error(codeNotImplemented, "A header or query you provided implies functionality that is not implemented.")
-		case m == http.MethodGet:
-			return a.listObjects(q)
-		case m == http.MethodPost:
-			return s3Error(codeNotImplemented, "A header or query you provided implies functionality that is not implemented.")
-		}
-	default:
-		switch {
-		case m == http.MethodPost && v.Has("uploads"):
-			return a.createUpload(q)
-		case m == http.MethodPost && v.Has("uploadId"):
-			return a.completeUpload(q)
-		case m == http.MethodPut && v.Has("uploadId"):
-			return a.uploadPart(q)
-		case m == http.MethodGet && v.Has("uploadId"):
-			return a.listParts(q)
-		case m == http.MethodDelete && v.Has("uploadId"):
-			return a.abortUpload(q)
-		case m == http.MethodPut:
-			return a.putObject(q)
-		case m == http.MethodGet, m == http.MethodHead:
-			return a.getObject(q)
-		case m == http.MethodDelete:
-			return a.deleteObject(q)
-		}
-	}
-	return s3Error(codeMethodNotAllowed, "The specified method is not allowed against this resource.")
 }
 
 // authenticate has the servers check the request's SigV4 signature
@@ -239,10 +181,7 @@ func (q *request) authenticate() error {
 // HEAD) with the code's status.
 func (q *request) fail(err error) {
 	ae := toAPIError(err)
-	status, ok := statusOf[ae.Code]
-	if !ok {
-		status = http.StatusBadRequest
-	}
+	status := ae.httpStatus()
 	if status >= 500 {
 		q.api.logger.Warn("s3 request failed", "method", q.r.Method, "path", q.r.URL.Path, "error", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"hash/crc64"
 	"net/http"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -77,10 +78,52 @@ var statusOf = map[string]int{
 	codeInternalError:                    http.StatusInternalServerError,
 }
 
+// statuses are the HTTP statuses of the servers' error kinds that S3
+// has a code for (kindCodes). It is not route.Default: a kind S3 has no
+// code for (a quota reached, an unauthenticated call) is an
+// InternalError, as is an unknown kind; and an object too large is
+// S3's EntityTooLarge, a 400.
+var statuses = route.Statuses{
+	structs.KindInvalid:     http.StatusBadRequest,
+	structs.KindNotFound:    http.StatusNotFound,
+	structs.KindPermission:  http.StatusForbidden,
+	structs.KindConflict:    http.StatusConflict,
+	structs.KindTooLarge:    http.StatusBadRequest,
+	structs.KindNoLeader:    http.StatusServiceUnavailable,
+	structs.KindUnavailable: http.StatusServiceUnavailable,
+}
+
+// kindCodes are the S3 codes of the error kinds in statuses; each
+// code's own status (statusOf) is its kind's, which a test checks.
+var kindCodes = map[structs.ErrorKind]string{
+	structs.KindInvalid:     codeInvalidArgument,
+	structs.KindNotFound:    codeNoSuchKey,
+	structs.KindPermission:  codeAccessDenied,
+	structs.KindConflict:    "OperationAborted",
+	structs.KindTooLarge:    structs.S3ErrEntityTooLarge,
+	structs.KindNoLeader:    codeServiceUnavailable,
+	structs.KindUnavailable: codeServiceUnavailable,
+}
+
 // apiError is an error answered with an S3 code.
 type apiError struct {
 	Code    string
 	Message string
+	// status is the answer's status when an error kind chose it
+	// (statuses); 0 for the code's (statusOf).
+	status int
+}
+
+// httpStatus is the status e is answered with: its kind's, else its
+// code's, else 400.
+func (e *apiError) httpStatus() int {
+	if e.status != 0 {
+		return e.status
+	}
+	if st, ok := statusOf[e.Code]; ok {
+		return st
+	}
+	return http.StatusBadRequest
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -107,19 +150,12 @@ func toAPIError(err error) *apiError {
 			return &apiError{Code: t, Message: msg}
 		}
 	}
-	switch structs.KindOf(err) {
-	case structs.KindInvalid:
-		return &apiError{Code: codeInvalidArgument, Message: msg}
-	case structs.KindNotFound:
-		return &apiError{Code: codeNoSuchKey, Message: msg}
-	case structs.KindPermission:
-		return &apiError{Code: codeAccessDenied, Message: msg}
-	case structs.KindConflict:
-		return &apiError{Code: "OperationAborted", Message: msg}
-	case structs.KindTooLarge:
-		return &apiError{Code: structs.S3ErrEntityTooLarge, Message: msg}
-	case structs.KindNoLeader, structs.KindUnavailable:
-		return &apiError{Code: codeServiceUnavailable, Message: "Please reduce your request rate. " + msg}
+	status, known := statuses.Of(err)
+	if code, ok := kindCodes[structs.KindOf(err)]; ok && known {
+		if code == codeServiceUnavailable {
+			msg = "Please reduce your request rate. " + msg
+		}
+		return &apiError{Code: code, Message: msg, status: status}
 	}
 	return &apiError{Code: codeInternalError, Message: "We encountered an internal error. Please try again."}
 }
