@@ -14,7 +14,7 @@ import (
 
 // ErrInjected is what an injected failure returns when FailNext or
 // FailAlways was given a nil error. The fake's other errors are virt's
-// (ErrNotFound, ErrNotSupported, virt.ErrInvalidState).
+// (ErrNotFound, ErrNotSupported, ErrInvalidState).
 var ErrInjected = errors.New("fake: injected failure")
 
 // Config describes the simulated host. Zero fields take the defaults
