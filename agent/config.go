@@ -19,6 +19,7 @@ import (
 	"github.com/stratus-cloud/stratus/rpc"
 	"github.com/stratus-cloud/stratus/server/scheduler"
 	"github.com/stratus-cloud/stratus/tlsutil"
+	"github.com/stratus-cloud/stratus/virt/drivers"
 )
 
 // Default ports, as in DESIGN.md: the HTTP API on Nova's own port.
@@ -442,10 +443,8 @@ func (c *Config) Finalize() error {
 	if s := c.Server.Scheduler; s != nil && s.HostSubsetSize != nil && *s.HostSubsetSize < 1 {
 		return fmt.Errorf("host_subset_size must be at least 1")
 	}
-	switch c.Client.Driver {
-	case "fake", "libvirt", "vmware", "ironic":
-	default:
-		return fmt.Errorf("virt driver %q is not available (available: fake, libvirt, vmware, ironic)", c.Client.Driver)
+	if err := drivers.Check(c.Client.Driver); err != nil {
+		return err
 	}
 	if err := checkRemoteDriver(c.Client); err != nil {
 		return err

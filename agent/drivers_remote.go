@@ -8,8 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/virt"
-	"github.com/stratus-cloud/stratus/virt/ironic"
-	"github.com/stratus-cloud/stratus/virt/vmware"
+	"github.com/stratus-cloud/stratus/virt/drivers"
 )
 
 // VMwareConfig is the client's vmware block (driver = "vmware"): the
@@ -88,39 +87,54 @@ func checkRemoteDriver(cc *ClientConfig) error {
 // Neither reaches its manager until first used: registration retries
 // until HostInfo answers.
 func newRemoteDriver(cc *ClientConfig, logger hclog.Logger) (virt.Driver, error) {
+	opts := drivers.Options{Driver: cc.Driver, Logger: logger}
 	switch cc.Driver {
 	case "vmware":
-		v := cc.VMware
-		if v == nil {
-			v = &VMwareConfig{}
-		}
-		return vmware.New(vmware.Config{URL: v.URL, Username: v.Username, Password: v.Password,
-			Insecure: v.Insecure, CAFile: v.CAFile, Datacenter: v.Datacenter, Cluster: v.Cluster,
-			Datastore: v.Datastore, ResourcePool: v.ResourcePool, Folder: v.Folder,
-			VNCPortMin: v.VNCPort, VNCPortTotal: v.VNCPortTotal, Logger: logger})
+		opts.VMware = vmwareOptions(cc.VMware)
 	case "ironic":
-		ic := cc.Ironic
-		if ic == nil {
-			ic = &IronicConfig{}
-		}
-		poll, err := optionalDuration("ironic poll_interval", ic.PollInterval)
-		if err != nil {
+		var err error
+		if opts.Ironic, err = ironicOptions(cc.Ironic); err != nil {
 			return nil, err
 		}
-		deploy, err := optionalDuration("ironic deploy_timeout", ic.DeployTimeout)
-		if err != nil {
-			return nil, err
-		}
-		cfg := ironic.Config{Endpoint: ic.Endpoint, AuthType: ic.AuthType,
-			ResourceClassPrefix: ic.ResourceClassPrefix, PollInterval: poll, DeployTimeout: deploy, Logger: logger}
-		if k := ic.Keystone; k != nil {
-			cfg.Keystone = ironic.KeystoneConfig{AuthURL: k.AuthURL, Username: k.Username, Password: k.Password,
-				ProjectName: k.ProjectName, UserDomainName: k.UserDomainName,
-				ProjectDomainName: k.ProjectDomainName, Region: k.Region}
-		}
-		return ironic.New(cfg)
+	default:
+		return nil, fmt.Errorf("virt driver %q is not a remote driver", cc.Driver)
 	}
-	return nil, fmt.Errorf("virt driver %q is not a remote driver", cc.Driver)
+	return drivers.New(opts)
+}
+
+// vmwareOptions are the driver options of a vmware block.
+func vmwareOptions(v *VMwareConfig) drivers.VMware {
+	if v == nil {
+		v = &VMwareConfig{}
+	}
+	return drivers.VMware{URL: v.URL, Username: v.Username, Password: v.Password,
+		Insecure: v.Insecure, CAFile: v.CAFile, Datacenter: v.Datacenter, Cluster: v.Cluster,
+		Datastore: v.Datastore, ResourcePool: v.ResourcePool, Folder: v.Folder,
+		VNCPortMin: v.VNCPort, VNCPortTotal: v.VNCPortTotal}
+}
+
+// ironicOptions are the driver options of an ironic block, its
+// durations parsed.
+func ironicOptions(ic *IronicConfig) (drivers.Ironic, error) {
+	if ic == nil {
+		ic = &IronicConfig{}
+	}
+	poll, err := optionalDuration("ironic poll_interval", ic.PollInterval)
+	if err != nil {
+		return drivers.Ironic{}, err
+	}
+	deploy, err := optionalDuration("ironic deploy_timeout", ic.DeployTimeout)
+	if err != nil {
+		return drivers.Ironic{}, err
+	}
+	o := drivers.Ironic{Endpoint: ic.Endpoint, AuthType: ic.AuthType,
+		ResourceClassPrefix: ic.ResourceClassPrefix, PollInterval: poll, DeployTimeout: deploy}
+	if k := ic.Keystone; k != nil {
+		o.Keystone = drivers.IronicKeystone{AuthURL: k.AuthURL, Username: k.Username, Password: k.Password,
+			ProjectName: k.ProjectName, UserDomainName: k.UserDomainName,
+			ProjectDomainName: k.ProjectDomainName, Region: k.Region}
+	}
+	return o, nil
 }
 
 // optionalDuration parses a positive duration; "" is zero (the default).

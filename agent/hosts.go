@@ -11,30 +11,19 @@ import (
 	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/client/imagecache"
 	"github.com/stratus-cloud/stratus/virt"
-	"github.com/stratus-cloud/stratus/virt/fake"
-	"github.com/stratus-cloud/stratus/virt/libvirt"
+	"github.com/stratus-cloud/stratus/virt/drivers"
 )
 
 // newDriver builds the configured virt driver for one host whose local
 // state lives in dir. Simulated hosts always get the fake driver.
 func newDriver(cfg *ClientConfig, hostName, dir string, simulated bool, logger hclog.Logger) (virt.Driver, error) {
-	driver := cfg.Driver
+	opts := drivers.Options{Driver: cfg.Driver, Logger: logger}
 	if simulated {
-		driver = "fake"
+		opts.Driver = "fake"
 	}
-	switch driver {
+	switch opts.Driver {
 	case "libvirt":
-		lc := cfg.Libvirt
-		if lc == nil {
-			lc = &LibvirtConfig{}
-		}
-		// Finalize checked the duration.
-		reboot, _ := time.ParseDuration(lc.SoftRebootTimeout)
-		// New does not wait for libvirtd: it dials in the background
-		// and registration retries until HostInfo answers.
-		return libvirt.New(libvirt.Config{URI: lc.URI, VNCListen: lc.VNCListen, ImagesDir: lc.ImagesDir,
-			VirtType: lc.VirtType, MigrationURI: lc.MigrationURI, SharedStorage: lc.SharedStorage, Namespace: lc.Namespace,
-			SoftRebootTimeout: reboot, Logger: logger})
+		opts.Libvirt = libvirtOptions(cfg.Libvirt)
 	case "vmware", "ironic":
 		// A remote manager (agent/drivers_remote.go).
 		return newRemoteDriver(cfg, logger)
@@ -43,11 +32,25 @@ func newDriver(cfg *ClientConfig, hostName, dir string, simulated bool, logger h
 		latency, _ := time.ParseDuration(cfg.FakeSpawnLatency)
 		// The fake hypervisor keeps its guests in a file so that, like
 		// a real one, it outlives a restart of the agent.
-		return fake.Open(fake.Config{HostName: hostName, SpawnLatency: latency,
-			StatePath: filepath.Join(dir, "fake-hypervisor.json")})
-	default:
-		return nil, fmt.Errorf("virt driver %q is not available (available: fake, libvirt, vmware, ironic)", driver)
+		opts.Fake = drivers.Fake{HostName: hostName, SpawnLatency: latency,
+			StatePath: filepath.Join(dir, "fake-hypervisor.json")}
 	}
+	// New does not wait for the backend: libvirt dials in the
+	// background and registration retries until HostInfo answers.
+	return drivers.New(opts)
+}
+
+// libvirtOptions are the driver options of a libvirt block (nil: all
+// defaults).
+func libvirtOptions(lc *LibvirtConfig) drivers.Libvirt {
+	if lc == nil {
+		return drivers.Libvirt{}
+	}
+	// Finalize checked the duration.
+	reboot, _ := time.ParseDuration(lc.SoftRebootTimeout)
+	return drivers.Libvirt{URI: lc.URI, VNCListen: lc.VNCListen, ImagesDir: lc.ImagesDir,
+		VirtType: lc.VirtType, MigrationURI: lc.MigrationURI, SharedStorage: lc.SharedStorage, Namespace: lc.Namespace,
+		SoftRebootTimeout: reboot}
 }
 
 // startHosts starts the hypervisor agent for this machine and any

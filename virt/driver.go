@@ -2,26 +2,7 @@ package virt
 
 import (
 	"context"
-	"errors"
 	"time"
-)
-
-// Errors drivers return; callers test them with errors.Is.
-var (
-	// ErrNotFound means the driver has no such instance.
-	ErrNotFound = errors.New("instance not found on this host")
-	// ErrNotSupported means the backend cannot do the operation.
-	ErrNotSupported = errors.New("operation not supported by this driver")
-)
-
-// Power states, with Nova's numbering so they pass through unchanged.
-const (
-	PowerNoState  = 0
-	PowerRunning  = 1
-	PowerPaused   = 3
-	PowerShutdown = 4
-	PowerCrashed  = 6
-	PowerSuspend  = 7
 )
 
 // Driver is the core every backend implements. Every method is

@@ -17,8 +17,6 @@ import (
 	"github.com/stratus-cloud/stratus/internal/httpx"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/virt"
-	"github.com/stratus-cloud/stratus/virt/fake"
-	"github.com/stratus-cloud/stratus/virt/libvirt"
 )
 
 // TypeNotSupported is the structs.Error Type of a console the host's
@@ -247,7 +245,7 @@ func driverError(err error, instanceID string) error {
 		return notReady("instance %s is not on its host's hypervisor", instanceID)
 	case errors.Is(err, virt.ErrNotSupported):
 		return notSupported("%v", err)
-	case errors.Is(err, libvirt.ErrInvalidState), errors.Is(err, fake.ErrInvalidState):
+	case errors.Is(err, virt.ErrInvalidState):
 		return notReady("Instance %s is not ready: %v", instanceID, err)
 	}
 	return fmt.Errorf("console of instance %s: %w", instanceID, err)

@@ -13,8 +13,6 @@ import (
 	"github.com/stratus-cloud/stratus/internal/httpx"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/virt"
-	"github.com/stratus-cloud/stratus/virt/fake"
-	"github.com/stratus-cloud/stratus/virt/libvirt"
 )
 
 // Error types (structs.Error.Type) the Compute API maps to Nova's
@@ -177,7 +175,7 @@ func (s *Service) localPassword(ctx context.Context, drv virt.Driver, inst *stru
 		return notSupported("setting the password of instance %s: %v", inst.ID, err)
 	case errors.Is(err, virt.ErrNotFound):
 		return notReady("Instance %s is not ready: it is not on its host's hypervisor", inst.ID)
-	case errors.Is(err, libvirt.ErrInvalidState), errors.Is(err, fake.ErrInvalidState):
+	case errors.Is(err, virt.ErrInvalidState):
 		return notReady("Instance %s is not ready: it is not running", inst.ID)
 	}
 	// The driver's words are logged above; the caller gets Nova's,

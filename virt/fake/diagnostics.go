@@ -13,7 +13,7 @@ func init() { ops["Diagnostics"] = true }
 
 // Diagnostics returns made-up but deterministic counters of a RUNNING
 // instance, derived from its flavor, NICs, disks and boot count; any
-// other power state fails with ErrInvalidState.
+// other power state fails with virt.ErrInvalidState.
 func (d *Driver) Diagnostics(ctx context.Context, id string) (*virt.Diagnostics, error) {
 	var out *virt.Diagnostics
 	err := d.withInstance(ctx, "Diagnostics", id, 0, func(in *instance) error {

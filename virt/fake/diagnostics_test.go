@@ -34,7 +34,7 @@ func TestDiagnostics(t *testing.T) {
 	if err := d.PowerOff(ctx, "dg", 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Diagnostics(ctx, "dg"); !errors.Is(err, fake.ErrInvalidState) {
+	if _, err := d.Diagnostics(ctx, "dg"); !errors.Is(err, virt.ErrInvalidState) {
 		t.Errorf("Diagnostics of a stopped instance = %v", err)
 	}
 	if _, err := d.Diagnostics(ctx, "nope"); !errors.Is(err, virt.ErrNotFound) {

@@ -12,15 +12,10 @@ import (
 	"github.com/stratus-cloud/stratus/virt"
 )
 
-// Errors the fake returns besides virt.ErrNotFound and virt.ErrNotSupported.
-var (
-	// ErrInvalidState means the instance's power state does not allow the
-	// operation (pausing a stopped instance, soft-rebooting it, …).
-	ErrInvalidState = errors.New("fake: instance is in the wrong power state for this operation")
-	// ErrInjected is what an injected failure returns when FailNext or
-	// FailAlways was given a nil error.
-	ErrInjected = errors.New("fake: injected failure")
-)
+// ErrInjected is what an injected failure returns when FailNext or
+// FailAlways was given a nil error. The fake's other errors are virt's
+// (ErrNotFound, ErrNotSupported, ErrInvalidState).
+var ErrInjected = errors.New("fake: injected failure")
 
 // Config describes the simulated host. Zero fields take the defaults
 // noted beside them.
@@ -242,7 +237,7 @@ func (d *Driver) PowerOff(ctx context.Context, id string, timeout time.Duration)
 }
 
 // Reboot restarts an instance. A soft reboot asks the guest, so, as in
-// Nova, it needs a RUNNING instance and fails with ErrInvalidState
+// Nova, it needs a RUNNING instance and fails with virt.ErrInvalidState
 // otherwise; a hard reboot resets from any state and ends RUNNING.
 func (d *Driver) Reboot(ctx context.Context, id string, hard bool) error {
 	return d.transition(ctx, "Reboot", id, func(in *instance) error {
@@ -346,28 +341,9 @@ func stopped(state int) bool {
 	return state == virt.PowerShutdown || state == virt.PowerCrashed || state == virt.PowerNoState
 }
 
-// invalid is ErrInvalidState with the operation and current state.
+// invalid is virt.ErrInvalidState with the operation and current state.
 func invalid(in *instance, what string) error {
-	return fmt.Errorf("%w: cannot %s an instance in state %s", ErrInvalidState, what, stateName(in.power))
-}
-
-// stateName names a power state the way Nova's API does.
-func stateName(state int) string {
-	switch state {
-	case virt.PowerNoState:
-		return "NOSTATE"
-	case virt.PowerRunning:
-		return "RUNNING"
-	case virt.PowerPaused:
-		return "PAUSED"
-	case virt.PowerShutdown:
-		return "SHUTDOWN"
-	case virt.PowerCrashed:
-		return "CRASHED"
-	case virt.PowerSuspend:
-		return "SUSPENDED"
-	}
-	return fmt.Sprintf("state(%d)", state)
+	return fmt.Errorf("fake: %w", virt.InvalidState(what, in.power))
 }
 
 // validate rejects specs the fake cannot build.

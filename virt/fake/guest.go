@@ -21,7 +21,7 @@ func init() {
 
 // SetAdminPassword records user's new password in a RUNNING instance, as
 // a guest agent would set it; AdminPassword reads it back. Any other
-// power state fails with ErrInvalidState. Inject
+// power state fails with virt.ErrInvalidState. Inject
 // virt.ErrGuestAgentUnavailable with FailNext to play a guest without an
 // agent.
 func (d *Driver) SetAdminPassword(ctx context.Context, id, user, password string) error {
@@ -40,7 +40,7 @@ func (d *Driver) SetAdminPassword(ctx context.Context, id, user, password string
 // TriggerCrashDump plays a guest kernel's crash dump on a RUNNING
 // instance: the dump is counted (CrashDumps) and the guest reboots,
 // ending RUNNING again. Any other power state fails with
-// ErrInvalidState.
+// virt.ErrInvalidState.
 func (d *Driver) TriggerCrashDump(ctx context.Context, id string) error {
 	return d.withInstance(ctx, "TriggerCrashDump", id, 0, func(in *instance) error {
 		if in.power != virt.PowerRunning {

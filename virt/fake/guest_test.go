@@ -63,7 +63,7 @@ func TestGuestCalls(t *testing.T) {
 		"SetAdminPassword": d.SetAdminPassword(ctx, "a", "root", "x"),
 		"TriggerCrashDump": d.TriggerCrashDump(ctx, "a"),
 	} {
-		if !errors.Is(err, fake.ErrInvalidState) {
+		if !errors.Is(err, virt.ErrInvalidState) {
 			t.Errorf("%s of a stopped instance = %v", what, err)
 		}
 	}

@@ -102,8 +102,8 @@ func TestLiveMigrate(t *testing.T) {
 		}
 	}
 
-	if err := d.LiveMigrate(ctx, "stopped", "hv-2"); !errors.Is(err, fake.ErrInvalidState) {
-		t.Errorf("LiveMigrate of a stopped instance = %v, want ErrInvalidState", err)
+	if err := d.LiveMigrate(ctx, "stopped", "hv-2"); !errors.Is(err, virt.ErrInvalidState) {
+		t.Errorf("LiveMigrate of a stopped instance = %v, want virt.ErrInvalidState", err)
 	}
 	if err := d.LiveMigrate(ctx, "kept", ""); err == nil {
 		t.Error("LiveMigrate to an empty destination succeeded")

@@ -10,26 +10,26 @@ import (
 )
 
 // Pause freezes a RUNNING instance (→ PAUSED). Pausing a PAUSED instance
-// is a no-op; any other state fails with ErrInvalidState.
+// is a no-op; any other state fails with virt.ErrInvalidState.
 func (d *Driver) Pause(ctx context.Context, id string) error {
 	return d.transition(ctx, "Pause", id, move(virt.PowerRunning, virt.PowerPaused, "pause"))
 }
 
 // Unpause thaws a PAUSED instance (→ RUNNING). Unpausing a RUNNING
-// instance is a no-op; any other state fails with ErrInvalidState.
+// instance is a no-op; any other state fails with virt.ErrInvalidState.
 func (d *Driver) Unpause(ctx context.Context, id string) error {
 	return d.transition(ctx, "Unpause", id, move(virt.PowerPaused, virt.PowerRunning, "unpause"))
 }
 
 // Suspend saves a RUNNING instance to disk (→ SUSPEND). Suspending a
 // suspended instance is a no-op; any other state fails with
-// ErrInvalidState.
+// virt.ErrInvalidState.
 func (d *Driver) Suspend(ctx context.Context, id string) error {
 	return d.transition(ctx, "Suspend", id, move(virt.PowerRunning, virt.PowerSuspend, "suspend"))
 }
 
 // Resume restores a suspended instance (→ RUNNING). Resuming a RUNNING
-// instance is a no-op; any other state fails with ErrInvalidState.
+// instance is a no-op; any other state fails with virt.ErrInvalidState.
 func (d *Driver) Resume(ctx context.Context, id string) error {
 	return d.transition(ctx, "Resume", id, move(virt.PowerSuspend, virt.PowerRunning, "resume"))
 }
@@ -52,7 +52,7 @@ func move(from, to int, what string) func(*instance) error {
 // Rescue reboots an instance from imageID (its own image when empty)
 // with its disk attached. A RUNNING or stopped instance ends RUNNING and
 // rescued, as Nova rescues ACTIVE and SHUTOFF instances; a PAUSED or
-// suspended one fails with ErrInvalidState. Rescuing a rescued instance
+// suspended one fails with virt.ErrInvalidState. Rescuing a rescued instance
 // is a no-op, so retries are harmless. GetInfo reports a rescued
 // instance's power state as usual; Rescued says whether it is rescued.
 func (d *Driver) Rescue(ctx context.Context, id string, imageID string) error {
@@ -104,7 +104,7 @@ func (d *Driver) Rescued(id string) (rescued bool, imageID string, err error) {
 // LiveMigrate sends a RUNNING or PAUSED instance to destination. The fake
 // cannot reach another host, so it only removes the instance here (the
 // destination's agent spawns its own copy) and records destination for
-// MigratedTo. Another power state fails with ErrInvalidState and an
+// MigratedTo. Another power state fails with virt.ErrInvalidState and an
 // empty destination with an error; a failed migration leaves the
 // instance as it was, as the virt.LiveMigrator contract requires.
 func (d *Driver) LiveMigrate(ctx context.Context, id string, destination string) error {
@@ -242,7 +242,7 @@ const consoleBasePort = 5900
 // being the instance's serial number on this driver (modulo the ports
 // left above 5900, so it is always a valid port). Only kind "vnc"
 // is offered (others fail with virt.ErrNotSupported), and only while the
-// guest is RUNNING or PAUSED (else ErrInvalidState).
+// guest is RUNNING or PAUSED (else virt.ErrInvalidState).
 func (d *Driver) RemoteConsole(ctx context.Context, id string, kind string) (*virt.Console, error) {
 	var c *virt.Console
 	err := d.withInstance(ctx, "RemoteConsole", id, 0, func(in *instance) error {

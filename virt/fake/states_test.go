@@ -62,8 +62,8 @@ func TestTransitions(t *testing.T) {
 		switch {
 		case c.ok && err != nil:
 			t.Errorf("%s from %d: %v, want success", c.op.name, c.from, err)
-		case !c.ok && !errors.Is(err, fake.ErrInvalidState):
-			t.Errorf("%s from %d: %v, want ErrInvalidState", c.op.name, c.from, err)
+		case !c.ok && !errors.Is(err, virt.ErrInvalidState):
+			t.Errorf("%s from %d: %v, want virt.ErrInvalidState", c.op.name, c.from, err)
 		}
 		if got := power(t, d, "a"); got != c.to {
 			t.Errorf("%s from %d: state %d, want %d", c.op.name, c.from, got, c.to)
@@ -174,8 +174,8 @@ func TestConsoles(t *testing.T) {
 		t.Errorf("RemoteConsole(spice) = %v, want ErrNotSupported", err)
 	}
 	_ = d.PowerOff(ctx, "a", 0)
-	if _, err := d.RemoteConsole(ctx, "a", "vnc"); !errors.Is(err, fake.ErrInvalidState) {
-		t.Errorf("RemoteConsole of a stopped instance = %v, want ErrInvalidState", err)
+	if _, err := d.RemoteConsole(ctx, "a", "vnc"); !errors.Is(err, virt.ErrInvalidState) {
+		t.Errorf("RemoteConsole of a stopped instance = %v, want virt.ErrInvalidState", err)
 	}
 }
 

@@ -251,6 +251,9 @@ func TestFakeStateMachine(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "HTTP 400") || !strings.Contains(err.Error(), "can not be performed") {
 		t.Errorf("deleted on an available node = %v, want Ironic's 400", err)
 	}
+	if !errors.Is(err, virt.ErrInvalidState) {
+		t.Errorf("deleted on an available node = %v, want an error wrapping virt.ErrInvalidState", err)
+	}
 	err = ironic.ProvisionForTest(ctx(t), e.drv, "no-such-node", "active")
 	if err == nil || !strings.Contains(err.Error(), "HTTP 404") {
 		t.Errorf("provision of a missing node = %v, want 404", err)

@@ -34,7 +34,8 @@ const (
 const retryAttempts = 60
 
 // apiError turns a gophercloud error into one that says what Ironic said
-// (its faultstring), keeping the error chain.
+// (its faultstring), keeping the error chain. Ironic's refusal of an
+// action in the node's current state is a virt.ErrInvalidState too.
 func apiError(op string, err error) error {
 	var code gophercloud.ErrUnexpectedResponseCode
 	if errors.As(err, &code) {
@@ -51,9 +52,20 @@ func apiError(op string, err error) error {
 				msg = inner.Faultstring
 			}
 		}
-		return fmt.Errorf("ironic: %s: HTTP %d: %s: %w", op, code.Actual, msg, err)
+		err = fmt.Errorf("ironic: %s: HTTP %d: %s: %w", op, code.Actual, msg, err)
+		if code.Actual == http.StatusBadRequest && refusedForState(msg) {
+			return virt.AsInvalidState(err)
+		}
+		return err
 	}
 	return fmt.Errorf("ironic: %s: %w", op, err)
+}
+
+// refusedForState reports whether an Ironic 400's message is its
+// InvalidStateRequested: "The requested action "X" can not be performed
+// on node "Y" while it is in state "Z"." (or "in maintenance mode").
+func refusedForState(msg string) bool {
+	return strings.Contains(msg, "can not be performed on node") && strings.Contains(msg, "while it is in")
 }
 
 // retry calls f until it succeeds, fails with anything but 409 (node

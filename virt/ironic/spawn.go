@@ -176,7 +176,7 @@ func (d *Driver) deploy(ctx context.Context, spec *virt.InstanceSpec, n *nodes.N
 		return nil
 	case stateAvailable, stateDeployFail:
 	default:
-		return fmt.Errorf("ironic: spawn %s: node %s is %q, cannot deploy", spec.ID, n.UUID, n.ProvisionState)
+		return virt.AsInvalidState(fmt.Errorf("ironic: spawn %s: node %s is %q, cannot deploy", spec.ID, n.UUID, n.ProvisionState))
 	}
 	if err := d.patchNode(ctx, n.UUID, nodes.UpdateOpts{
 		nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info", Value: instanceInfo(spec)},

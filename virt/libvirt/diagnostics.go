@@ -24,7 +24,7 @@ var qemuRunDir = "/run/libvirt/qemu"
 // its older flat one (cpu0_time, memory, vda_read, tap…_rx, …). The
 // uptime is that of the QEMU process, read from its pid file when
 // libvirtd runs on this machine, else 0. Any other power state fails
-// with ErrInvalidState, as Nova's does.
+// with virt.ErrInvalidState, as Nova's does.
 func (d *Driver) Diagnostics(ctx context.Context, id string) (*virt.Diagnostics, error) {
 	var out *virt.Diagnostics
 	err := d.read(ctx, "Diagnostics", id, func(ctx context.Context, lv *golibvirt.Libvirt) error {

@@ -17,10 +17,6 @@ import (
 	"github.com/stratus-cloud/stratus/virt"
 )
 
-// ErrInvalidState means the instance's power state does not allow the
-// operation (pausing a stopped instance, soft-rebooting it, …).
-var ErrInvalidState = errors.New("libvirt: instance is in the wrong power state for this operation")
-
 // errNotOurs means a domain has the name of one of our instances but
 // not our metadata: it was defined by someone else.
 var errNotOurs = errors.New("a domain of that name exists but is not a Stratus instance of this driver")
@@ -343,28 +339,9 @@ func (d *Driver) info(lv *golibvirt.Libvirt, dom golibvirt.Domain, id string) (*
 	return &virt.InstanceInfo{ID: id, PowerState: s.power, DriverRef: dom.Name}, nil
 }
 
-// invalid is ErrInvalidState naming the operation and the state.
+// invalid is virt.ErrInvalidState naming the operation and the state.
 func invalid(what string, power int) error {
-	return fmt.Errorf("%w: cannot %s an instance in state %s", ErrInvalidState, what, stateName(power))
-}
-
-// stateName names a power state the way Nova's API does.
-func stateName(state int) string {
-	switch state {
-	case virt.PowerNoState:
-		return "NOSTATE"
-	case virt.PowerRunning:
-		return "RUNNING"
-	case virt.PowerPaused:
-		return "PAUSED"
-	case virt.PowerShutdown:
-		return "SHUTDOWN"
-	case virt.PowerCrashed:
-		return "CRASHED"
-	case virt.PowerSuspend:
-		return "SUSPENDED"
-	}
-	return fmt.Sprintf("state(%d)", state)
+	return fmt.Errorf("libvirt: %w", virt.InvalidState(what, power))
 }
 
 var idRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
@@ -759,7 +736,7 @@ func (d *Driver) waitOff(ctx context.Context, lv *golibvirt.Libvirt, dom golibvi
 
 // Reboot restarts an instance. A hard reboot stops the domain if it runs
 // (dropping a managed save) and boots it again from any state. A soft
-// reboot needs a RUNNING instance (ErrInvalidState otherwise): it shuts
+// reboot needs a RUNNING instance (virt.ErrInvalidState otherwise): it shuts
 // the guest down through ACPI and boots it again, falling back to a hard
 // reboot after Config.SoftRebootTimeout, as Nova does. A guest without an
 // operating system (no image) cannot answer ACPI: its soft reboot is a

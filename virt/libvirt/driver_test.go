@@ -321,7 +321,7 @@ func TestResizeRescueSnapshot(t *testing.T) {
 	if err := e.drv.Pause(ctx(t), id); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.drv.Resize(ctx(t), id, big); !errors.Is(err, libvirt.ErrInvalidState) {
+	if err := e.drv.Resize(ctx(t), id, big); !errors.Is(err, virt.ErrInvalidState) {
 		t.Errorf("resize of a paused instance = %v", err)
 	}
 	if err := e.drv.Unpause(ctx(t), id); err != nil {
@@ -459,7 +459,7 @@ func TestLiveMigrateFailureLeavesTheInstance(t *testing.T) {
 	if err := e.drv.PowerOff(ctx(t), "m", 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.drv.LiveMigrate(ctx(t), "m", "qemu+tcp://127.0.0.1:1/system"); !errors.Is(err, libvirt.ErrInvalidState) {
+	if err := e.drv.LiveMigrate(ctx(t), "m", "qemu+tcp://127.0.0.1:1/system"); !errors.Is(err, virt.ErrInvalidState) {
 		t.Errorf("LiveMigrate of a stopped instance = %v", err)
 	}
 }

@@ -28,7 +28,7 @@ var (
 // QEMU guest agent (virDomainSetUserPassword), as Nova's libvirt driver
 // does. A guest whose agent is not connected or does not answer fails
 // with virt.ErrGuestAgentUnavailable within guestAgentTimeout; a guest
-// that is not running with ErrInvalidState.
+// that is not running with virt.ErrInvalidState.
 func (d *Driver) SetAdminPassword(ctx context.Context, id, user, password string) error {
 	if user == "" {
 		user = "root"
@@ -59,7 +59,7 @@ func (d *Driver) SetAdminPassword(ctx context.Context, id, user, password string
 
 // TriggerCrashDump injects a non-maskable interrupt into a running guest
 // (virDomainInjectNMI): a guest kernel set up for kdump dumps its memory
-// and reboots. A guest that is not running fails with ErrInvalidState.
+// and reboots. A guest that is not running fails with virt.ErrInvalidState.
 func (d *Driver) TriggerCrashDump(ctx context.Context, id string) error {
 	return d.withDomain(ctx, "TriggerCrashDump", id, func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) error {
 		if s.power != virt.PowerRunning {

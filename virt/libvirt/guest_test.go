@@ -77,8 +77,8 @@ func TestGuestCalls(t *testing.T) {
 		"TriggerCrashDump": e.drv.TriggerCrashDump(ctx(t), "g"),
 		"SetAdminPassword": e.drv.SetAdminPassword(ctx(t), "g", "root", "x"),
 	} {
-		if !errors.Is(err, libvirt.ErrInvalidState) {
-			t.Errorf("%s of a stopped instance = %v, want ErrInvalidState", what, err)
+		if !errors.Is(err, virt.ErrInvalidState) {
+			t.Errorf("%s of a stopped instance = %v, want virt.ErrInvalidState", what, err)
 		}
 	}
 

@@ -18,7 +18,7 @@ import (
 )
 
 // Pause freezes a RUNNING instance's virtual CPUs (→ PAUSED). Pausing a
-// PAUSED instance is a no-op; any other state fails with ErrInvalidState.
+// PAUSED instance is a no-op; any other state fails with virt.ErrInvalidState.
 func (d *Driver) Pause(ctx context.Context, id string) error {
 	return d.withDomain(ctx, "Pause", id, func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) error {
 		switch s.power {
@@ -32,7 +32,7 @@ func (d *Driver) Pause(ctx context.Context, id string) error {
 }
 
 // Unpause thaws a PAUSED instance (→ RUNNING). Unpausing a RUNNING
-// instance is a no-op; any other state fails with ErrInvalidState.
+// instance is a no-op; any other state fails with virt.ErrInvalidState.
 func (d *Driver) Unpause(ctx context.Context, id string) error {
 	return d.withDomain(ctx, "Unpause", id, func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) error {
 		switch s.power {
@@ -47,7 +47,7 @@ func (d *Driver) Unpause(ctx context.Context, id string) error {
 
 // Suspend saves a RUNNING instance's memory to disk and stops it, with
 // libvirt's managed save (→ SUSPENDED). Suspending a suspended instance
-// is a no-op; any other state fails with ErrInvalidState.
+// is a no-op; any other state fails with virt.ErrInvalidState.
 func (d *Driver) Suspend(ctx context.Context, id string) error {
 	return d.withDomain(ctx, "Suspend", id, func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) error {
 		switch {
@@ -62,7 +62,7 @@ func (d *Driver) Suspend(ctx context.Context, id string) error {
 
 // Resume restores a suspended instance from its managed save (→
 // RUNNING). Resuming a RUNNING instance is a no-op; any other state fails
-// with ErrInvalidState.
+// with virt.ErrInvalidState.
 func (d *Driver) Resume(ctx context.Context, id string) error {
 	return d.withDomain(ctx, "Resume", id, func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) error {
 		switch {
@@ -107,7 +107,7 @@ func (m *instanceMeta) clone() *instanceMeta {
 // again with the new CPUs and memory, its root and ephemeral disks grown
 // (qemu-img resize; they never shrink: a smaller size fails and changes
 // nothing), its swap disk made anew, and it boots again. A PAUSED,
-// SUSPENDED or rescued instance fails with ErrInvalidState. spec's ID
+// SUSPENDED or rescued instance fails with virt.ErrInvalidState. spec's ID
 // must be empty or id.
 func (d *Driver) Resize(ctx context.Context, id string, spec *virt.InstanceSpec) error {
 	if spec != nil && spec.ID == "" {
@@ -126,7 +126,7 @@ func (d *Driver) Resize(ctx context.Context, id string, spec *virt.InstanceSpec)
 			return invalid("resize", s.power)
 		}
 		if m.Rescue != nil {
-			return fmt.Errorf("%w: cannot resize a rescued instance", ErrInvalidState)
+			return fmt.Errorf("libvirt: %w: cannot resize a rescued instance", virt.ErrInvalidState)
 		}
 		old := m.Flavor
 		if spec.RootGB < old.RootGB || spec.EphemeralGB < old.EphemeralGB {
@@ -217,7 +217,7 @@ func (d *Driver) resizeDisks(lv *golibvirt.Libvirt, p golibvirt.StoragePool, id 
 // to boot, like the instance itself) for an instance built without an
 // image; other image ids fail until the image service can resolve them.
 // A RUNNING or stopped instance ends RUNNING and rescued; a PAUSED or
-// suspended one fails with ErrInvalidState. Rescuing a rescued instance
+// suspended one fails with virt.ErrInvalidState. Rescuing a rescued instance
 // is a no-op.
 func (d *Driver) Rescue(ctx context.Context, id string, imageID string) error {
 	return d.withDomain(ctx, "Rescue", id, func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) (err error) {
@@ -435,7 +435,7 @@ func cleanConsole(raw []byte, tailLines int) string {
 // listens (Config.VNCListen, on the port libvirt picked at boot), or, for
 // kind "serial", the pty of its serial console (which also logs to the
 // console log). Other kinds fail with virt.ErrNotSupported. A stopped
-// instance has no console (ErrInvalidState).
+// instance has no console (virt.ErrInvalidState).
 func (d *Driver) RemoteConsole(ctx context.Context, id string, kind string) (*virt.Console, error) {
 	var c *virt.Console
 	err := d.read(ctx, "RemoteConsole", id, func(ctx context.Context, lv *golibvirt.Libvirt) error {

@@ -170,7 +170,7 @@ func diskSuffix(i int) string {
 // with ErrDeviceInUse, and otherwise (empty, or a vdX/hdX name) the
 // first free sdX is taken. Attaching a volume id already attached with
 // the same file is a no-op; a missing file fails. SUSPENDED instances
-// refuse (ErrInvalidState), as Nova's do.
+// refuse (virt.ErrInvalidState), as Nova's do.
 func (d *Driver) AttachVolume(ctx context.Context, id string, vol *virt.Volume) error {
 	if vol == nil || vol.ID == "" || vol.Path == "" {
 		return fmt.Errorf("libvirt AttachVolume %q: a volume needs an id and a path", id)

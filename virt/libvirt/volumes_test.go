@@ -181,8 +181,8 @@ func TestDiagnostics(t *testing.T) {
 	if err := e.drv.PowerOff(ctx(t), "dg", 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.drv.Diagnostics(ctx(t), "dg"); !errors.Is(err, libvirt.ErrInvalidState) {
-		t.Errorf("Diagnostics of a stopped guest = %v, want ErrInvalidState", err)
+	if _, err := e.drv.Diagnostics(ctx(t), "dg"); !errors.Is(err, virt.ErrInvalidState) {
+		t.Errorf("Diagnostics of a stopped guest = %v, want virt.ErrInvalidState", err)
 	}
 	if _, err := e.drv.Diagnostics(ctx(t), "nobody"); !errors.Is(err, virt.ErrNotFound) {
 		t.Errorf("Diagnostics of an unknown instance = %v", err)

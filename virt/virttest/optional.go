@@ -198,6 +198,39 @@ func (s *suite) testSuspend(t *testing.T, d virt.Driver) {
 	s.waitPower(t, d, id, virt.PowerRunning)
 }
 
+// testWrongPowerState checks the error contract the agent maps to
+// Nova's 409: pausing or suspending a stopped instance fails with an
+// error that is virt.ErrInvalidState, whatever the backend's own words.
+func (s *suite) testWrongPowerState(t *testing.T, d virt.Driver) {
+	caps := d.Capabilities()
+	p, pauses := d.(virt.Pauser)
+	su, suspends := d.(virt.Suspender)
+	pauses, suspends = pauses && caps.Pause, suspends && caps.Suspend
+	if !pauses && !suspends {
+		t.Skip("Capabilities.Pause and Capabilities.Suspend are false: no operation refuses a power state")
+	}
+	id := instanceID(1)
+	s.spawn(t, d, id)
+	if err := d.PowerOff(s.ctx(t), id, s.h.Timeout/4); err != nil {
+		t.Fatalf("PowerOff: %v", err)
+	}
+	s.waitPower(t, d, id, virt.PowerShutdown)
+	if pauses {
+		wantInvalidState(t, "Pause of a stopped instance", p.Pause(s.ctx(t), id))
+	}
+	if suspends {
+		wantInvalidState(t, "Suspend of a stopped instance", su.Suspend(s.ctx(t), id))
+	}
+}
+
+// wantInvalidState checks err wraps virt.ErrInvalidState.
+func wantInvalidState(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, virt.ErrInvalidState) {
+		t.Errorf("%s = %v, want an error wrapping virt.ErrInvalidState", what, err)
+	}
+}
+
 // testRescue checks a rescue boots the instance whatever its power
 // (running or stopped) and an unrescue leaves it RUNNING: the agent
 // rescues stopped instances and relies on both ending RUNNING.

@@ -3,8 +3,9 @@
 // and valid specs; the suite then checks, through the public virt API
 // only, what the control plane relies on: host fingerprinting, spawn and
 // its idempotency, power transitions, destroy, ErrNotFound for unknown
-// instances, rejection of invalid specs, independence of instances, that
-// the optional interfaces work exactly when Capabilities says so, and the
+// instances, ErrInvalidState for an operation the power state refuses,
+// rejection of invalid specs, independence of instances, that the
+// optional interfaces work exactly when Capabilities says so, and the
 // contracts of the optional operations the agent relies on (pause,
 // suspend, rescue, live migration, consoles, snapshots).
 //
@@ -76,6 +77,7 @@ func Run(t *testing.T, h Harness) {
 		{"Capabilities", s.testCapabilities},
 		{"PauseUnpause", s.testPause},
 		{"SuspendResume", s.testSuspend},
+		{"WrongPowerState", s.testWrongPowerState},
 		{"RescueUnrescue", s.testRescue},
 		{"LiveMigrate", s.testLiveMigrate},
 		{"ConsoleOutput", s.testConsoleOutput},
@@ -156,7 +158,7 @@ func (s *suite) waitPower(t *testing.T, d virt.Driver, id string, state int) {
 		defer cancel()
 		info, err := d.GetInfo(ctx, id)
 		if err != nil {
-			t.Fatalf("GetInfo(%q) waiting for %s: %v", id, stateName(state), err)
+			t.Fatalf("GetInfo(%q) waiting for %s: %v", id, virt.PowerStateName(state), err)
 		}
 		if info == nil || info.ID != id {
 			t.Fatalf("GetInfo(%q) returned %+v, want ID %q", id, info, id)
@@ -165,7 +167,7 @@ func (s *suite) waitPower(t *testing.T, d virt.Driver, id string, state int) {
 		return last == state
 	})
 	if !ok {
-		t.Fatalf("instance %q is %s after %v, want %s", id, stateName(last), s.h.Timeout, stateName(state))
+		t.Fatalf("instance %q is %s after %v, want %s", id, virt.PowerStateName(last), s.h.Timeout, virt.PowerStateName(state))
 	}
 }
 
@@ -200,19 +202,6 @@ func wantNotFound(t *testing.T, what string, err error) {
 	if !errors.Is(err, virt.ErrNotFound) {
 		t.Errorf("%s = %v, want an error wrapping virt.ErrNotFound", what, err)
 	}
-}
-
-// stateName names a power state for messages.
-func stateName(state int) string {
-	names := map[int]string{
-		virt.PowerNoState: "NOSTATE", virt.PowerRunning: "RUNNING",
-		virt.PowerPaused: "PAUSED", virt.PowerShutdown: "SHUTDOWN",
-		virt.PowerCrashed: "CRASHED", virt.PowerSuspend: "SUSPENDED",
-	}
-	if n, ok := names[state]; ok {
-		return n
-	}
-	return fmt.Sprintf("state(%d)", state)
 }
 
 func (s *suite) testHostInfo(t *testing.T, d virt.Driver) {

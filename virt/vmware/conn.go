@@ -139,6 +139,13 @@ func isNotFound(err error) bool {
 	return err != nil && fault.Is(err, &types.ManagedObjectNotFound{})
 }
 
+// isInvalidState reports whether a vSphere fault means the VM's (power)
+// state does not allow the operation. fault.Is matches the exact fault
+// type, so the power-state subtype is asked for on its own.
+func isInvalidState(err error) bool {
+	return err != nil && (fault.Is(err, &types.InvalidPowerState{}) || fault.Is(err, &types.InvalidState{}))
+}
+
 // logout ends the session, if any.
 func (d *Driver) logout(ctx context.Context) error {
 	d.mu.Lock()

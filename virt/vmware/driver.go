@@ -224,15 +224,22 @@ func (d *Driver) ListInstances(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// wait runs a task to completion.
+// wait runs a task to completion. A vSphere fault saying the VM is in
+// the wrong state for the task is a virt.ErrInvalidState.
 func wait(ctx context.Context, what string, t *object.Task, err error) error {
 	if err == nil {
 		err = t.Wait(ctx)
 	}
-	if err != nil {
-		return fmt.Errorf("vmware: %s: %w", what, err)
+	if err == nil {
+		return nil
 	}
-	return nil
+	err = fmt.Errorf("vmware: %s: %w", what, err)
+	if isInvalidState(err) {
+		// vSphere refused because of the VM's state (it changed since
+		// the lookup): the caller's conflict, not a backend failure.
+		return virt.AsInvalidState(err)
+	}
+	return err
 }
 
 // PowerOn implements virt.Driver; a suspended VM resumes.
@@ -337,7 +344,7 @@ func (d *Driver) Suspend(ctx context.Context, id string) error {
 		return nil
 	case virt.PowerRunning:
 	default:
-		return fmt.Errorf("vmware: suspend %s: the VM is not running", id)
+		return virt.AsInvalidState(fmt.Errorf("vmware: suspend %s: the VM is not running", id))
 	}
 	t, err := s.vm.Suspend(ctx)
 	return wait(ctx, "suspend "+id, t, err)
@@ -354,7 +361,7 @@ func (d *Driver) Resume(ctx context.Context, id string) error {
 		return nil
 	case virt.PowerSuspend:
 	default:
-		return fmt.Errorf("vmware: resume %s: the VM is not suspended", id)
+		return virt.AsInvalidState(fmt.Errorf("vmware: resume %s: the VM is not suspended", id))
 	}
 	t, err := s.vm.PowerOn(ctx)
 	return wait(ctx, "resume "+id, t, err)
