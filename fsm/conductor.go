@@ -32,6 +32,9 @@ type taskTxn struct {
 	index uint64
 	at    int64
 	hb    *hostBatch
+	// store is set for a task's own entry (StartInstanceTask), whose
+	// op handlers may create an evaluation to announce.
+	store *StateStore
 }
 
 // opHandler starts an operation on inst (a copy it may change and store).
@@ -64,7 +67,7 @@ func init() {
 func (s *StateStore) StartInstanceTask(index uint64, e *structs.InstanceTaskEntry) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
-	t := &taskTxn{txn: txn, index: index, at: e.UpdatedAt, hb: newHostBatch()}
+	t := &taskTxn{txn: txn, index: index, at: e.UpdatedAt, hb: newHostBatch(), store: s}
 	h := opHandlers[e.Op]
 	if h == nil {
 		return structs.Errorf(structs.KindInvalid, "unknown instance operation %q", e.Op)

@@ -55,8 +55,8 @@ func (e *Instance) Create(args *structs.InstanceCreateRequest, reply *structs.In
 	if err != nil {
 		return err
 	}
+	// The evaluation reached the broker as it committed (eval_enqueue.go).
 	entry.Eval.CreateIndex, entry.Eval.ModifyIndex = index, index
-	e.srv.evalBroker.Enqueue(entry.Eval)
 	reply.Index, reply.EvalID = index, entry.Eval.ID
 	for _, inst := range entry.Instances {
 		inst.CreateIndex, inst.ModifyIndex = index, index
