@@ -46,7 +46,7 @@ func (s *StateStore) UpdateAllocsFromClientBatch(index uint64, e *structs.AllocC
 				out[i] = structs.Errorf(structs.KindInvalid, "empty report in a batch")
 				continue
 			}
-			if err := updateAllocsFromClientTxn(txn, index, u, pre); err != nil {
+			if err := s.updateAllocsFromClientTxn(txn, index, u, pre); err != nil {
 				out[i], failed = err, true
 				break
 			}

@@ -80,7 +80,7 @@ func (s *StateStore) UpdateAllocsFromClient(index uint64, e *structs.AllocClient
 	if err != nil {
 		return err
 	}
-	if err := updateAllocsFromClientTxn(txn, index, e, pre); err != nil {
+	if err := s.updateAllocsFromClientTxn(txn, index, e, pre); err != nil {
 		return err
 	}
 	return commitAt(txn, index, allocUpdateTables...)
@@ -92,7 +92,7 @@ var allocUpdateTables = []string{TableAllocations, TableInstances, TableHosts, T
 // updateAllocsFromClientTxn applies one agent's reports in txn, which the
 // caller commits; pre holds what was read up front (readReports), or is
 // nil to read it as each update is applied.
-func updateAllocsFromClientTxn(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry, pre *reportReads) error {
+func (s *StateStore) updateAllocsFromClientTxn(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdateEntry, pre *reportReads) error {
 	hb := newHostBatch()
 	rescheduled := make(map[string]bool)
 	for _, ev := range e.Reschedules {
@@ -101,6 +101,7 @@ func updateAllocsFromClientTxn(txn *memdb.Txn, index uint64, e *structs.AllocCli
 		if err := txn.Insert(TableEvals, c); err != nil {
 			return fmt.Errorf("insert eval %s: %w", c.ID, err)
 		}
+		s.announceEvals(txn, c)
 		for _, id := range c.InstanceIDs {
 			rescheduled[id] = true
 		}

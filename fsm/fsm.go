@@ -35,6 +35,8 @@ type FSM struct {
 	// mu guards state, which Restore swaps out.
 	mu    sync.RWMutex
 	state *StateStore
+	// evalHook is passed on to every state store (eval_hook.go).
+	evalHook EvalHook
 }
 
 // New returns an FSM over an empty state store.
@@ -102,6 +104,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	old := f.state
+	state.evalHook = f.evalHook
 	f.state = state
 	f.mu.Unlock()
 	old.abandon()

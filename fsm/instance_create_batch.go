@@ -41,7 +41,7 @@ func (s *StateStore) createInstanceBatch(index uint64, e *structs.InstanceCreate
 			if out[i] != nil {
 				continue
 			}
-			changed, err := createInstancesTxn(txn, index, c)
+			changed, err := s.createInstancesTxn(txn, index, c)
 			if err != nil {
 				out[i], failed = err, true
 				break

@@ -131,7 +131,7 @@ func ownCreate(e *structs.InstanceCreateEntry) *structs.InstanceCreateEntry {
 func (s *StateStore) createInstances(index uint64, e *structs.InstanceCreateEntry) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
-	tables, err := createInstancesTxn(txn, index, e)
+	tables, err := s.createInstancesTxn(txn, index, e)
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func (s *StateStore) createInstances(index uint64, e *structs.InstanceCreateEntr
 // and evaluation in txn and returns the tables it changed. It stores
 // e's instances themselves (see ownCreate); writing the same entry
 // again after an aborted transaction is harmless.
-func createInstancesTxn(txn *memdb.Txn, index uint64, e *structs.InstanceCreateEntry) ([]string, error) {
+func (s *StateStore) createInstancesTxn(txn *memdb.Txn, index uint64, e *structs.InstanceCreateEntry) ([]string, error) {
 	// A retried create (same idempotency key) writes nothing and answers
 	// the first one (create_requests.go).
 	if err := createReplay(txn, e); err != nil {
@@ -185,6 +185,7 @@ func createInstancesTxn(txn *memdb.Txn, index uint64, e *structs.InstanceCreateE
 		if err := txn.Insert(TableEvals, ev); err != nil {
 			return nil, fmt.Errorf("insert eval %s: %w", ev.ID, err)
 		}
+		s.announceEvals(txn, ev)
 		tables = append(tables, TableEvals)
 	}
 	recorded, err := recordCreateRequest(txn, index, e)

@@ -18,6 +18,9 @@ type StateStore struct {
 	// abandonCh is closed when a restore replaces this store, so that
 	// blocking queries waiting on it wake and re-read the new one.
 	abandonCh chan struct{}
+	// evalHook hears of the evaluations committed entries created
+	// (eval_hook.go); nil for none.
+	evalHook EvalHook
 }
 
 // NewStateStore returns an empty store with every registered table.

@@ -150,13 +150,10 @@ func (e *Alloc) UpdateFromClient(args *structs.AllocUpdateRequest, reply *struct
 		}
 		entry.Faults[inst.ID] = retriesFault(inst.ID, attempts, now)
 	}
+	// The reschedules reach the broker as they commit (eval_enqueue.go).
 	index, err := e.srv.allocUpdates.submit(e.srv, entry)
 	if err != nil {
 		return err
-	}
-	for _, ev := range entry.Reschedules {
-		ev.CreateIndex, ev.ModifyIndex = index, index
-		e.srv.evalBroker.Enqueue(ev)
 	}
 	reply.Index = index
 	return nil

@@ -83,26 +83,6 @@ func (e *Eval) Get(args *structs.EvalSpecificRequest, reply *structs.SingleEvalR
 	return err
 }
 
-// Plan is the endpoint scheduler workers submit plans to.
-type Plan struct{ srv *Server }
-
-// Submit queues a plan for the leader's applier and returns what it
-// committed.
-func (p *Plan) Submit(args *structs.PlanSubmitRequest, reply *structs.PlanResult) error {
-	if done, err := p.srv.forward("Plan.Submit", args, args, reply); done {
-		return err
-	}
-	if args.Plan == nil {
-		return structs.Errorf(structs.KindInvalid, "no plan")
-	}
-	res, err := p.srv.submitPlan(args.Plan)
-	if err != nil {
-		return err
-	}
-	*reply = *res
-	return nil
-}
-
 // failEval marks an evaluation the broker gave up on as failed, and its
 // still-unplaced instances as ERROR.
 func (s *Server) failEval(ev *structs.Evaluation, reason string) {

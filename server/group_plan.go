@@ -610,24 +610,3 @@ func resolveGroupNetworks(state *fsm.StateStore, spec *structs.InstanceGroupSpec
 	}
 	return out, nil
 }
-
-// groupCreateErrors checks the instance-group fields of a create.
-func groupCreateErrors(args *structs.InstanceCreateRequest) []string {
-	var errs []string
-	if args.InstanceGroup != "" && !structs.ValidGroupName(args.InstanceGroup) {
-		errs = append(errs, fmt.Sprintf("instance group name %q is not valid", args.InstanceGroup))
-	}
-	for _, c := range args.Constraints {
-		if c == nil {
-			errs = append(errs, "empty constraint")
-			continue
-		}
-		if err := c.Validate(); err != nil {
-			errs = append(errs, structs.Message(err))
-		}
-	}
-	if len(args.UserData) > structs.MaxGroupUserData {
-		errs = append(errs, fmt.Sprintf("user data is %d bytes; at most %d are allowed", len(args.UserData), structs.MaxGroupUserData))
-	}
-	return errs
-}

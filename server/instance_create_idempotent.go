@@ -86,7 +86,7 @@ func (s *Server) purgeCreateRequests(now time.Time) error {
 	}
 	old := slices.ContainsFunc(recs, func(r *structs.CreateRequest) bool { return r.CreatedAt < before })
 	if !old {
-		// Task submissions' keys share the purge (fsm/task_requests.go).
+		// Task submissions' keys share the purge (fsm/conductor_requests.go).
 		tasks, err := s.fsm.State().TaskRequests(nil)
 		if err != nil {
 			return err

@@ -3,8 +3,6 @@ package server
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -57,8 +55,8 @@ func (e *Instance) Create(args *structs.InstanceCreateRequest, reply *structs.In
 	if err != nil {
 		return err
 	}
+	// The evaluation reached the broker as it committed (eval_enqueue.go).
 	entry.Eval.CreateIndex, entry.Eval.ModifyIndex = index, index
-	e.srv.evalBroker.Enqueue(entry.Eval)
 	reply.Index, reply.EvalID = index, entry.Eval.ID
 	for _, inst := range entry.Instances {
 		inst.CreateIndex, inst.ModifyIndex = index, index
@@ -67,70 +65,17 @@ func (e *Instance) Create(args *structs.InstanceCreateRequest, reply *structs.In
 	return nil
 }
 
-// buildCreate checks a create request against the state and builds its
-// entry, choosing ids and timestamps before proposal.
+// buildCreate checks a create request against the state
+// (validateCreate, create_validate.go) and builds its entry, choosing ids
+// and timestamps before proposal.
 func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.InstanceCreateEntry, error) {
-	var errs []string
-	if name := strings.TrimSpace(args.Name); name == "" || len(args.Name) > 255 {
-		errs = append(errs, "name must be 1-255 characters")
-	}
-	if len(args.Description) > 255 {
-		errs = append(errs, "description must be at most 255 characters")
-	}
-	count := args.Count
-	if count == 0 {
-		count = 1
-	}
-	if count < 1 || count > maxInstancesPerRequest {
-		errs = append(errs, fmt.Sprintf("count must be between 1 and %d", maxInstancesPerRequest))
-	}
-	if args.ImageID == "" {
-		errs = append(errs, "an image is required")
-	}
-	if args.FlavorID == "" {
-		errs = append(errs, "a flavor is required")
-	}
-	errs = append(errs, groupCreateErrors(args)...)
-	errs = append(errs, tagAndHostnameErrors(args.Tags, args.Hostname, count)...)
-	errs = append(errs, accessIPErrors(&args.AccessIPv4, &args.AccessIPv6)...)
-	if len(errs) > 0 {
-		return nil, structs.Errorf(structs.KindInvalid, "instance: %s", strings.Join(errs, "; "))
-	}
 	state := s.fsm.State()
-	flavor, err := state.FlavorByIDOrName(nil, args.FlavorID)
+	v, err := s.validateCreate(state, args)
 	if err != nil {
 		return nil, err
 	}
-	if flavor == nil {
-		return nil, structs.Errorf(structs.KindInvalid, "flavor %q not found", args.FlavorID)
-	}
-	if flavor.Disabled {
-		return nil, structs.Errorf(structs.KindInvalid, "flavor %q is disabled", flavor.Name)
-	}
-	if _, err := structs.FlavorResources(flavor); err != nil {
-		return nil, err
-	}
-	if _, _, err := structs.FlavorTraits(flavor); err != nil {
-		return nil, err
-	}
-	imageID, imageProps := args.ImageID, args.ImageProperties
-	access := structs.ImageAccess{ProjectID: args.ProjectID, Admin: args.ImageAdmin || args.ProjectID == ""}
-	if img, ok, err := resolveImage(state, args.ImageID, access, flavor); err != nil {
-		return nil, err
-	} else if ok {
-		imageID, imageProps = img.ID, maps.Clone(img.Properties)
-	}
-	groupID, hints, targetHostID, err := s.resolveCreatePlacement(state, args)
-	if err != nil {
-		return nil, err
-	}
-	if args.AZ != "" {
-		if ok, err := zoneExists(state, args.AZ); err != nil {
-			return nil, err
-		} else if !ok {
-			return nil, structs.Errorf(structs.KindInvalid, "availability zone %q does not exist", args.AZ)
-		}
-	}
+	count, flavor, imageID, imageProps := v.count, v.flavor, v.imageID, v.imageProps
+	groupID, hints, targetHostID := v.groupID, v.hints, v.targetHostID
 	now := time.Now().UnixNano()
 	reservation := "r-" + uuid.NewString()[:8]
 	ev := &structs.Evaluation{ID: uuid.NewString(), TriggeredBy: structs.EvalTriggerCreate, Status: structs.EvalStatusPending, CreatedAt: now}

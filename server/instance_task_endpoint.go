@@ -51,7 +51,7 @@ func (e *Instance) Task(args *structs.InstanceTaskRequest, reply *structs.Instan
 	return e.srv.applyTask(entry, reply)
 }
 
-// applyTask commits a task entry and hands its evaluation to the broker.
+// applyTask commits a task entry and answers for it.
 func (s *Server) applyTask(entry *structs.InstanceTaskEntry, reply *structs.InstanceTaskResponse) error {
 	index, err := s.apply(structs.InstanceTaskType, entry)
 	var dup *fsm.TaskAlreadyApplied
@@ -60,17 +60,14 @@ func (s *Server) applyTask(entry *structs.InstanceTaskEntry, reply *structs.Inst
 		return s.replyTasked(dup.Request, reply)
 	}
 	if errors.As(err, &dup) {
-		// Applied before: answer as the first attempt did.
-		entry.Eval = nil
+		// Applied before: answer as the first attempt did (its
+		// evaluation was announced when it committed).
 		index = dup.Index
 	} else if err != nil {
 		return err
 	}
-	if entry.Eval != nil {
-		ev := entry.Eval.Copy()
-		ev.CreateIndex, ev.ModifyIndex = index, index
-		s.evalBroker.Enqueue(ev)
-	}
+	// A task's evaluation reached the broker as it committed
+	// (eval_enqueue.go).
 	reply.Index = index
 	if entry.Action != nil {
 		reply.RequestID = entry.Action.RequestID

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -165,41 +164,4 @@ func checkTagChange(inst *structs.Instance) error {
 
 func hostnameError(h string) string {
 	return fmt.Sprintf("hostname %q must be a valid host name (dot-separated labels of letters, digits, '-' and '_', at most 63 characters each and 255 in all)", h)
-}
-
-// tagAndHostnameErrors checks a create's tags and host name; a host
-// name is for one instance only, as in Nova.
-func tagAndHostnameErrors(tags []string, hostname string, count int) []string {
-	var errs []string
-	for _, tag := range tags {
-		if err := structs.ValidateTag(tag); err != nil {
-			errs = append(errs, structs.Message(err))
-		}
-	}
-	if n := len(structs.SortedTags(tags)); n > structs.MaxServerTags {
-		errs = append(errs, fmt.Sprintf("The number of tags exceeded the per-server limit %d", structs.MaxServerTags))
-	}
-	if hostname != "" {
-		if !validHostname(hostname) {
-			errs = append(errs, hostnameError(hostname))
-		} else if count > 1 {
-			errs = append(errs, "a hostname can only be given when creating one instance")
-		}
-	}
-	return errs
-}
-
-// accessIPErrors checks access addresses (nil or "" for none).
-func accessIPErrors(v4, v6 *string) []string {
-	var errs []string
-	for version, addr := range map[int]*string{4: v4, 6: v6} {
-		if addr == nil {
-			continue
-		}
-		if err := structs.ValidateAccessIP(version, *addr); err != nil {
-			errs = append(errs, structs.Message(err))
-		}
-	}
-	sort.Strings(errs)
-	return errs
 }

@@ -111,9 +111,7 @@ func (s *Server) establishLeadership(stopCh chan struct{}) error {
 		return err
 	}
 	sort.Slice(pending, func(i, j int) bool { return pending[i].CreateIndex < pending[j].CreateIndex })
-	for _, ev := range pending {
-		s.evalBroker.Enqueue(ev)
-	}
+	s.enqueueEvals(pending)
 	if len(pending) > 0 {
 		s.logger.Info("restored pending evaluations into the broker", "count", len(pending))
 	}

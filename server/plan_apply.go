@@ -104,11 +104,7 @@ func (s *Server) checkPlan(state *fsm.StateStore, plan *structs.Plan, ov *planOv
 		if err != nil {
 			return nil, err
 		}
-		if host == nil || !host.Up() || !host.Enabled || !fitsWithOverlay(host, a.Resources, overlay[host.ID]) {
-			res.Refused = append(res.Refused, a.InstanceID)
-			continue
-		}
-		if ok, err := groupAllows(state, inst, host.ID, overlay); err != nil {
+		if ok, err := placementAllowed(state, inst, host, a.Resources, overlay); err != nil {
 			return nil, err
 		} else if !ok {
 			res.Refused = append(res.Refused, a.InstanceID)
@@ -140,24 +136,6 @@ func (s *Server) checkPlan(state *fsm.StateStore, plan *structs.Plan, ov *planOv
 		}
 	}
 	return res, nil
-}
-
-// fitsWithOverlay checks a placement against a host's free capacity
-// minus what the batch already put there.
-func fitsWithOverlay(h *structs.Host, res map[string]int64, overlay map[string]int64) bool {
-	for class, n := range res {
-		inv, ok := h.Inventories[class]
-		if !ok {
-			return false
-		}
-		if n < inv.MinUnit || (inv.MaxUnit > 0 && n > inv.MaxUnit) || (inv.StepSize > 1 && n%inv.StepSize != 0) {
-			return false
-		}
-		if h.Usage[class]+overlay[class]+n > inv.Capacity() {
-			return false
-		}
-	}
-	return true
 }
 
 // submitPlan queues a plan for the applier and waits for its outcome.

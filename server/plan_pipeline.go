@@ -34,7 +34,7 @@ type planCommit struct {
 	index uint64
 	err   error
 	// delta is what the batch places: resources by host, group members
-	// by host (plan_groups.go), and the instances it places.
+	// by host (placement_groups.go), and the instances it places.
 	delta *planOverlay
 	// marker is one allocation of the batch: once the state holds it,
 	// the state holds the whole batch (one transaction).
@@ -43,7 +43,7 @@ type planCommit struct {
 
 // planOverlay is what the state does not show yet but a check must
 // count: host id → resource class → amount (and group keys, see
-// plan_groups.go), and the instances placed.
+// placement_groups.go), and the instances placed.
 type planOverlay struct {
 	used     map[string]map[string]int64
 	inFlight map[string]bool

@@ -141,6 +141,9 @@ func NewServer(cfg *Config) (s *Server, err error) {
 	if s.fsm, err = fsm.New(s.logger); err != nil {
 		return nil, err
 	}
+	// Evaluations reach the broker from the commits that create them
+	// (eval_enqueue.go), never from the call sites that proposed them.
+	s.fsm.SetEvalHook(s.enqueueEvals)
 	if err := s.setupRaft(); err != nil {
 		return nil, err
 	}

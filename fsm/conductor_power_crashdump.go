@@ -14,7 +14,7 @@ var crashDumpOp = powerOp{from: []string{vmActive}, action: structs.ActionTrigge
 
 func init() {
 	powerOps[structs.OpTriggerCrashDump] = crashDumpOp
-	// task_power.go registers every power op in its init; when it ran
+	// conductor_power.go registers every power op in its init; when it ran
 	// first, this one is left to register here.
 	if _, ran := opHandlers[structs.OpStart]; ran {
 		registerOp(structs.OpTriggerCrashDump, func(t *taskTxn, inst *structs.Instance, e *structs.InstanceTaskEntry) error {

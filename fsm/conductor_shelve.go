@@ -128,6 +128,7 @@ func (t *taskTxn) unshelve(inst *structs.Instance, e *structs.InstanceTaskEntry)
 	if err := t.txn.Insert(TableEvals, ev); err != nil {
 		return err
 	}
+	t.store.announceEvals(t.txn, ev)
 	if err := t.startEvent(inst, requestIDOf(e), evUnshelve, ""); err != nil {
 		return err
 	}

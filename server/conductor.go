@@ -15,8 +15,10 @@ const (
 	lifecycleRetry    = 10 * time.Second
 )
 
-// lifecycle is the leader's periodic part of instance orchestration:
-// what no agent report or plan triggers. Everything it does is an
+// lifecycle is the conductor's periodic pass on the leader: the part of
+// Nova's nova-conductor role that no request starts, whose tasks (state
+// machines stepped by FSM entries) are fsm/conductor*.go. It does what no
+// agent report or plan triggers. Everything it does is an
 // ordinary operation committed through Raft, decided from state alone,
 // so a new leader simply takes over where this one stopped:
 //   - confirm resizes whose confirm window passed;

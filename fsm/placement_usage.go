@@ -9,6 +9,13 @@ import (
 	"github.com/stratus-cloud/stratus/structs"
 )
 
+// Placement's usage accounting (Nova's Placement service role): every
+// allocation an entry inserts, replaces or deletes adds to or takes from
+// its host's Usage in the same transaction, so a host's usage is always
+// the sum of its allocations and the leader's placement check
+// (server/placement.go) compares it with the inventories' capacity
+// (structs/placement.go).
+
 // hostBatch gathers what one entry changes on hosts through their
 // allocations — usage and the agent's wake-up index — so each host is
 // copied and written once per entry rather than once per allocation.

@@ -94,6 +94,7 @@ func (t *taskTxn) startMove(inst *structs.Instance, e *structs.InstanceTaskEntry
 	if err := t.txn.Insert(TableEvals, ev); err != nil {
 		return err
 	}
+	t.store.announceEvals(t.txn, ev)
 	task := &structs.Task{
 		Kind: kind, Step: structs.StepSchedule, MigrationID: migID, EvalID: ev.ID,
 		SourceHostID: inst.HostID, TargetHostID: e.TargetHostID, NewFlavor: newFlavor,

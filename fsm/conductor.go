@@ -8,7 +8,16 @@ import (
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-// The lifecycle engine. An operation starts with an InstanceTask entry:
+// The conductor: Stratus's nova-conductor. Nova's conductor runs
+// multi-step operations (resize, migrate, live migrate, evacuate, shelve,
+// snapshot, power actions) as RPC call chains held in a process's memory;
+// here each is a task — a state machine kept on the instance and stepped
+// by FSM entries — so it survives leader changes and crashes. The files
+// conductor_*.go hold its operations: moves, power, shelve, snapshot,
+// admin resets, and idempotent task submissions (conductor_requests.go);
+// the leader's periodic part is server/conductor.go.
+//
+// An operation starts with an InstanceTask entry:
 // its op handler checks the instance's state (again: it may have changed
 // since the leader checked), records the instance action, and sets the
 // first step: allocations' desired states and actions for agents, an
@@ -23,6 +32,9 @@ type taskTxn struct {
 	index uint64
 	at    int64
 	hb    *hostBatch
+	// store is set for a task's own entry (StartInstanceTask), whose
+	// op handlers may create an evaluation to announce.
+	store *StateStore
 }
 
 // opHandler starts an operation on inst (a copy it may change and store).
@@ -55,13 +67,13 @@ func init() {
 func (s *StateStore) StartInstanceTask(index uint64, e *structs.InstanceTaskEntry) error {
 	txn := s.writeTxn()
 	defer txn.Abort()
-	t := &taskTxn{txn: txn, index: index, at: e.UpdatedAt, hb: newHostBatch()}
+	t := &taskTxn{txn: txn, index: index, at: e.UpdatedAt, hb: newHostBatch(), store: s}
 	h := opHandlers[e.Op]
 	if h == nil {
 		return structs.Errorf(structs.KindInvalid, "unknown instance operation %q", e.Op)
 	}
 	// A submission retried with its idempotency key is answered with
-	// the task it started (task_requests.go).
+	// the task it started (conductor_requests.go).
 	if err := taskReplay(txn, e); err != nil {
 		return err
 	}
