@@ -166,18 +166,37 @@ func (s *Server) instanceNetworking(state *fsm.StateStore, args *structs.Instanc
 		return nil, err
 	}
 	changes = append(changes, groupChanges...)
+	nets, err := requestedNetworks(state, caller, project, requests, len(insts), changes)
+	if err != nil {
+		return nil, err
+	}
+	for _, inst := range insts {
+		ports, err := instancePorts(state, caller, inst, requests, nets, groups)
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, ports...)
+	}
+	return changes, nil
+}
+
+// requestedNetworks checks a boot's network requests and reads the
+// networks they name, by id. planned are the changes the boot already
+// makes (an auto-allocated topology's network comes first).
+func requestedNetworks(state *fsm.StateStore, caller structs.NetCaller, project string, requests []*structs.InstanceNetworkRequest,
+	count int, planned []*structs.NetChange) (map[string]*structs.Network, error) {
 	nets := map[string]*structs.Network{}
 	for _, r := range requests {
 		switch {
 		case r.PortID != "":
-			if len(insts) > 1 {
+			if count > 1 {
 				return nil, structs.NetErrorf(structs.KindInvalid, structs.ErrBadRequest,
 					"Unable to launch multiple instances with a single configured port ID. Please launch your instance one by one with different ports.")
 			}
 		case r.NetworkID == "":
 			return nil, structs.NetErrorf(structs.KindInvalid, structs.ErrBadRequest, "Bad networks format: network uuid is not in proper format ()")
 		default:
-			if r.FixedIP != "" && len(insts) > 1 {
+			if r.FixedIP != "" && count > 1 {
 				return nil, structs.NetErrorf(structs.KindInvalid, structs.ErrBadRequest,
 					"max_count cannot be greater than 1 if an fixed_ip is specified.")
 			}
@@ -188,8 +207,8 @@ func (s *Server) instanceNetworking(state *fsm.StateStore, args *structs.Instanc
 				nets[r.NetworkID] = n
 				continue
 			}
-			if len(changes) > 0 && changes[0].Network != nil && changes[0].Network.ID == r.NetworkID {
-				nets[r.NetworkID] = changes[0].Network
+			if len(planned) > 0 && planned[0].Network != nil && planned[0].Network.ID == r.NetworkID {
+				nets[r.NetworkID] = planned[0].Network
 				continue
 			}
 			n, err := bootNetwork(state, caller, r.NetworkID)
@@ -199,41 +218,48 @@ func (s *Server) instanceNetworking(state *fsm.StateStore, args *structs.Instanc
 			nets[r.NetworkID] = n
 		}
 	}
-	for _, inst := range insts {
-		for j, r := range requests {
-			seq := uint64(j + 1)
-			if r.PortID != "" {
-				p, err := state.PortByID(nil, r.PortID)
-				if err != nil {
-					return nil, err
-				}
-				if p == nil || !seesPort(state, caller, p) {
-					return nil, structs.NetErrorf(structs.KindInvalid, structs.ErrPortNotFound, "Port %s could not be found.", r.PortID)
-				}
-				if p.DeviceID != "" {
-					return nil, structs.NetErrorf(structs.KindConflict, structs.ErrPortInUse, "Port %s is still in use.", p.ID)
-				}
-				if len(p.FixedIPs) == 0 {
-					return nil, structs.NetErrorf(structs.KindInvalid, structs.ErrBadRequest, "Port %s requires a FixedIP in order to be used.", p.ID)
-				}
-				c := p.Copy()
-				c.DeviceID, c.DeviceOwner, c.PreserveOnDelete, c.DeviceSeq, c.Tag = inst.ID, computeOwner(inst), true, seq, r.Tag
-				changes = append(changes, &structs.NetChange{Op: structs.NetOpUpdate, Kind: structs.NetKindPort, Expect: p.ModifyIndex, Claim: true, Port: c})
-				continue
+	return nets, nil
+}
+
+// instancePorts are the changes giving one new instance its ports, in
+// the order its network requests name them: a user's port claimed, or a
+// new port on the request's network.
+func instancePorts(state *fsm.StateStore, caller structs.NetCaller, inst *structs.Instance, requests []*structs.InstanceNetworkRequest,
+	nets map[string]*structs.Network, groups []string) ([]*structs.NetChange, error) {
+	var changes []*structs.NetChange
+	for j, r := range requests {
+		seq := uint64(j + 1)
+		if r.PortID != "" {
+			p, err := state.PortByID(nil, r.PortID)
+			if err != nil {
+				return nil, err
 			}
-			n := nets[r.NetworkID]
-			p := &structs.Port{ID: uuid.NewString(), NetworkID: n.ID, ProjectID: inst.ProjectID, AdminStateUp: true,
-				MACAddress: freeMAC(state, n.ID), DeviceID: inst.ID, DeviceOwner: computeOwner(inst), DeviceSeq: seq, Tag: r.Tag,
-				PortSecurityEnabled: n.PortSecurityEnabled, BindingVNICType: structs.VNICTypeNormal}
-			if p.PortSecurityEnabled {
-				p.SecurityGroups = groups
+			if p == nil || !seesPort(state, caller, p) {
+				return nil, structs.NetErrorf(structs.KindInvalid, structs.ErrPortNotFound, "Port %s could not be found.", r.PortID)
 			}
-			auto := true
-			if r.FixedIP != "" {
-				p.FixedIPs, auto = []structs.FixedIP{{IPAddress: r.FixedIP}}, false
+			if p.DeviceID != "" {
+				return nil, structs.NetErrorf(structs.KindConflict, structs.ErrPortInUse, "Port %s is still in use.", p.ID)
 			}
-			changes = append(changes, &structs.NetChange{Op: structs.NetOpCreate, Kind: structs.NetKindPort, Port: p, AutoIPs: auto})
+			if len(p.FixedIPs) == 0 {
+				return nil, structs.NetErrorf(structs.KindInvalid, structs.ErrBadRequest, "Port %s requires a FixedIP in order to be used.", p.ID)
+			}
+			c := p.Copy()
+			c.DeviceID, c.DeviceOwner, c.PreserveOnDelete, c.DeviceSeq, c.Tag = inst.ID, computeOwner(inst), true, seq, r.Tag
+			changes = append(changes, &structs.NetChange{Op: structs.NetOpUpdate, Kind: structs.NetKindPort, Expect: p.ModifyIndex, Claim: true, Port: c})
+			continue
 		}
+		n := nets[r.NetworkID]
+		p := &structs.Port{ID: uuid.NewString(), NetworkID: n.ID, ProjectID: inst.ProjectID, AdminStateUp: true,
+			MACAddress: freeMAC(state, n.ID), DeviceID: inst.ID, DeviceOwner: computeOwner(inst), DeviceSeq: seq, Tag: r.Tag,
+			PortSecurityEnabled: n.PortSecurityEnabled, BindingVNICType: structs.VNICTypeNormal}
+		if p.PortSecurityEnabled {
+			p.SecurityGroups = groups
+		}
+		auto := true
+		if r.FixedIP != "" {
+			p.FixedIPs, auto = []structs.FixedIP{{IPAddress: r.FixedIP}}, false
+		}
+		changes = append(changes, &structs.NetChange{Op: structs.NetOpCreate, Kind: structs.NetKindPort, Port: p, AutoIPs: auto})
 	}
 	return changes, nil
 }
