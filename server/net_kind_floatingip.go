@@ -1,13 +1,28 @@
 package server
 
 import (
-	memdb "github.com/hashicorp/go-memdb"
-
 	"github.com/google/uuid"
+	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/stratus-cloud/stratus/fsm"
 	"github.com/stratus-cloud/stratus/structs"
 )
+
+// floatingIPKind serves floating IPs: an address on an external
+// network, held by a port of it, associated with one of the caller's
+// ports.
+var floatingIPKind = netKind{
+	create: buildFloatingIPCreate, update: buildFloatingIPUpdate, delete: buildFloatingIPDelete,
+	visible: ownedBy(func(f *structs.FloatingIP) string { return f.ProjectID }),
+	fill: func(_ *fsm.StateStore, _ memdb.WatchSet, obj any, out *structs.NetObjects) error {
+		out.FloatingIPs = append(out.FloatingIPs, obj.(*structs.FloatingIP))
+		return nil
+	},
+	fields: func(obj any) (string, string, string) {
+		f := obj.(*structs.FloatingIP)
+		return f.ID, f.ProjectID, f.FloatingNetworkID
+	},
+}
 
 func getFloatingIP(state *fsm.StateStore, c structs.NetCaller, id string) (*structs.FloatingIP, error) {
 	f, err := state.FloatingIPByID(nil, id)
@@ -108,17 +123,4 @@ func buildFloatingIPDelete(state *fsm.StateStore, a *structs.NetWriteRequest) ([
 		return nil, "", err
 	}
 	return []*structs.NetChange{{Op: structs.NetOpDelete, Kind: structs.NetKindFloatingIP, ID: old.ID}}, old.ID, nil
-}
-
-var floatingIPKind = netKind{
-	create: buildFloatingIPCreate, update: buildFloatingIPUpdate, delete: buildFloatingIPDelete,
-	visible: ownedBy(func(f *structs.FloatingIP) string { return f.ProjectID }),
-	fill: func(_ *fsm.StateStore, _ memdb.WatchSet, obj any, out *structs.NetObjects) error {
-		out.FloatingIPs = append(out.FloatingIPs, obj.(*structs.FloatingIP))
-		return nil
-	},
-	fields: func(obj any) (string, string, string) {
-		f := obj.(*structs.FloatingIP)
-		return f.ID, f.ProjectID, f.FloatingNetworkID
-	},
 }

@@ -1,13 +1,27 @@
 package server
 
 import (
-	memdb "github.com/hashicorp/go-memdb"
-
 	"github.com/google/uuid"
+	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/stratus-cloud/stratus/fsm"
 	"github.com/stratus-cloud/stratus/structs"
 )
+
+// networkKind serves networks: only admins set sharing, external and
+// provider attributes; a network is seen by its project, or by all when
+// shared or external.
+var networkKind = netKind{
+	create: buildNetworkCreate, update: buildNetworkUpdate, delete: buildNetworkDelete,
+	visible: func(_ *fsm.StateStore, c structs.NetCaller, obj any) bool {
+		return seesNetwork(c, obj.(*structs.Network))
+	},
+	fill: fillNetwork,
+	fields: func(obj any) (string, string, string) {
+		n := obj.(*structs.Network)
+		return n.ID, n.ProjectID, n.ID
+	},
+}
 
 // getNetwork reads a network the caller may see.
 func getNetwork(state *fsm.StateStore, c structs.NetCaller, id string) (*structs.Network, error) {
@@ -101,18 +115,6 @@ func buildNetworkDelete(state *fsm.StateStore, a *structs.NetWriteRequest) ([]*s
 		return nil, "", policyError("delete_network")
 	}
 	return []*structs.NetChange{{Op: structs.NetOpDelete, Kind: structs.NetKindNetwork, ID: old.ID}}, old.ID, nil
-}
-
-var networkKind = netKind{
-	create: buildNetworkCreate, update: buildNetworkUpdate, delete: buildNetworkDelete,
-	visible: func(_ *fsm.StateStore, c structs.NetCaller, obj any) bool {
-		return seesNetwork(c, obj.(*structs.Network))
-	},
-	fill: fillNetwork,
-	fields: func(obj any) (string, string, string) {
-		n := obj.(*structs.Network)
-		return n.ID, n.ProjectID, n.ID
-	},
 }
 
 // fillNetwork adds a network and the ids of its subnets.

@@ -1,13 +1,31 @@
 package server
 
 import (
-	memdb "github.com/hashicorp/go-memdb"
-
 	"github.com/google/uuid"
+	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/stratus-cloud/stratus/fsm"
 	"github.com/stratus-cloud/stratus/structs"
 )
+
+// portKind serves ports: made on a network the caller owns or that is
+// shared, with the project's default security group unless others are
+// named; shown with their binding.
+var portKind = netKind{
+	create: buildPortCreate, update: buildPortUpdate, delete: buildPortDelete,
+	visible: func(state *fsm.StateStore, c structs.NetCaller, obj any) bool {
+		return seesPort(state, c, obj.(*structs.Port))
+	},
+	fill: fillPort,
+	fields: func(obj any) (string, string, string) {
+		p := obj.(*structs.Port)
+		return p.ID, p.ProjectID, p.NetworkID
+	},
+	list: func(state *fsm.StateStore, ws memdb.WatchSet, a *structs.NetListRequest) ([]any, error) {
+		ports, err := listPorts(state, ws, a)
+		return anys(ports), err
+	},
+}
 
 func getPort(state *fsm.StateStore, c structs.NetCaller, id string) (*structs.Port, error) {
 	p, err := state.PortByID(nil, id)
@@ -224,22 +242,6 @@ func buildPortDelete(state *fsm.StateStore, a *structs.NetWriteRequest) ([]*stru
 			"Port %s cannot be deleted directly via the port API: has device owner %s.", old.ID, old.DeviceOwner)
 	}
 	return []*structs.NetChange{{Op: structs.NetOpDelete, Kind: structs.NetKindPort, ID: old.ID}}, old.ID, nil
-}
-
-var portKind = netKind{
-	create: buildPortCreate, update: buildPortUpdate, delete: buildPortDelete,
-	visible: func(state *fsm.StateStore, c structs.NetCaller, obj any) bool {
-		return seesPort(state, c, obj.(*structs.Port))
-	},
-	fill: fillPort,
-	fields: func(obj any) (string, string, string) {
-		p := obj.(*structs.Port)
-		return p.ID, p.ProjectID, p.NetworkID
-	},
-	list: func(state *fsm.StateStore, ws memdb.WatchSet, a *structs.NetListRequest) ([]any, error) {
-		ports, err := listPorts(state, ws, a)
-		return anys(ports), err
-	},
 }
 
 // fillPort adds a port and its binding.

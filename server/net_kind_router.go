@@ -1,13 +1,27 @@
 package server
 
 import (
-	memdb "github.com/hashicorp/go-memdb"
-
 	"github.com/google/uuid"
+	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/stratus-cloud/stratus/fsm"
 	"github.com/stratus-cloud/stratus/structs"
 )
+
+// routerKind serves routers: the gateway is a port on an external
+// network; interfaces are added and removed by Net.RouterInterface.
+var routerKind = netKind{
+	create: buildRouterCreate, update: buildRouterUpdate, delete: buildRouterDelete,
+	visible: ownedBy(func(r *structs.Router) string { return r.ProjectID }),
+	fill: func(_ *fsm.StateStore, _ memdb.WatchSet, obj any, out *structs.NetObjects) error {
+		out.Routers = append(out.Routers, obj.(*structs.Router))
+		return nil
+	},
+	fields: func(obj any) (string, string, string) {
+		r := obj.(*structs.Router)
+		return r.ID, r.ProjectID, ""
+	},
+}
 
 func getRouter(state *fsm.StateStore, c structs.NetCaller, id string) (*structs.Router, error) {
 	r, err := state.RouterByID(nil, id)
@@ -215,17 +229,4 @@ func removeInterface(state *fsm.StateStore, a *structs.RouterInterfaceRequest, r
 	}
 	return nil, structs.NetErrorf(structs.KindNotFound, structs.ErrRouterInterfaceNotFoundForSubnet,
 		"Router %s has no interface on subnet %s", r.ID, a.SubnetID)
-}
-
-var routerKind = netKind{
-	create: buildRouterCreate, update: buildRouterUpdate, delete: buildRouterDelete,
-	visible: ownedBy(func(r *structs.Router) string { return r.ProjectID }),
-	fill: func(_ *fsm.StateStore, _ memdb.WatchSet, obj any, out *structs.NetObjects) error {
-		out.Routers = append(out.Routers, obj.(*structs.Router))
-		return nil
-	},
-	fields: func(obj any) (string, string, string) {
-		r := obj.(*structs.Router)
-		return r.ID, r.ProjectID, ""
-	},
 }

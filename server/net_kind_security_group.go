@@ -1,13 +1,25 @@
 package server
 
 import (
-	memdb "github.com/hashicorp/go-memdb"
-
 	"github.com/google/uuid"
+	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/stratus-cloud/stratus/fsm"
 	"github.com/stratus-cloud/stratus/structs"
 )
+
+// securityGroupKind serves security groups: a project's default group
+// is made on first use and cannot be renamed, nor deleted but by
+// admins; shown with their rules.
+var securityGroupKind = netKind{
+	create: buildGroupCreate, update: buildGroupUpdate, delete: buildGroupDelete,
+	visible: ownedBy(func(g *structs.SecurityGroup) string { return g.ProjectID }),
+	fill:    fillSecurityGroup,
+	fields: func(obj any) (string, string, string) {
+		g := obj.(*structs.SecurityGroup)
+		return g.ID, g.ProjectID, ""
+	},
+}
 
 func getGroup(state *fsm.StateStore, c structs.NetCaller, id string) (*structs.SecurityGroup, error) {
 	g, err := state.SecurityGroupByID(nil, id)
@@ -87,16 +99,6 @@ func buildGroupDelete(state *fsm.StateStore, a *structs.NetWriteRequest) ([]*str
 			"Insufficient rights for removing default security group.")
 	}
 	return []*structs.NetChange{{Op: structs.NetOpDelete, Kind: structs.NetKindSecurityGroup, ID: old.ID}}, old.ID, nil
-}
-
-var securityGroupKind = netKind{
-	create: buildGroupCreate, update: buildGroupUpdate, delete: buildGroupDelete,
-	visible: ownedBy(func(g *structs.SecurityGroup) string { return g.ProjectID }),
-	fill:    fillSecurityGroup,
-	fields: func(obj any) (string, string, string) {
-		g := obj.(*structs.SecurityGroup)
-		return g.ID, g.ProjectID, ""
-	},
 }
 
 // fillSecurityGroup adds a group and its rules.

@@ -1,13 +1,27 @@
 package server
 
 import (
-	memdb "github.com/hashicorp/go-memdb"
-
 	"github.com/google/uuid"
+	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/stratus-cloud/stratus/fsm"
 	"github.com/stratus-cloud/stratus/structs"
 )
+
+// securityGroupRuleKind serves security group rules: made in a group
+// the caller owns; only their description changes.
+var securityGroupRuleKind = netKind{
+	create: buildRuleCreate, update: buildRuleUpdate, delete: buildRuleDelete,
+	visible: ownedBy(func(r *structs.SecurityGroupRule) string { return r.ProjectID }),
+	fill: func(_ *fsm.StateStore, _ memdb.WatchSet, obj any, out *structs.NetObjects) error {
+		out.SecurityGroupRules = append(out.SecurityGroupRules, obj.(*structs.SecurityGroupRule))
+		return nil
+	},
+	fields: func(obj any) (string, string, string) {
+		r := obj.(*structs.SecurityGroupRule)
+		return r.ID, r.ProjectID, ""
+	},
+}
 
 func buildRuleCreate(state *fsm.StateStore, a *structs.NetWriteRequest) ([]*structs.NetChange, string, error) {
 	if a.Rule == nil {
@@ -59,17 +73,4 @@ func buildRuleDelete(state *fsm.StateStore, a *structs.NetWriteRequest) ([]*stru
 		return nil, "", structs.NetNotFound(structs.NetKindSecurityGroupRule, a.ID)
 	}
 	return []*structs.NetChange{{Op: structs.NetOpDelete, Kind: structs.NetKindSecurityGroupRule, ID: old.ID}}, old.ID, nil
-}
-
-var securityGroupRuleKind = netKind{
-	create: buildRuleCreate, update: buildRuleUpdate, delete: buildRuleDelete,
-	visible: ownedBy(func(r *structs.SecurityGroupRule) string { return r.ProjectID }),
-	fill: func(_ *fsm.StateStore, _ memdb.WatchSet, obj any, out *structs.NetObjects) error {
-		out.SecurityGroupRules = append(out.SecurityGroupRules, obj.(*structs.SecurityGroupRule))
-		return nil
-	},
-	fields: func(obj any) (string, string, string) {
-		r := obj.(*structs.SecurityGroupRule)
-		return r.ID, r.ProjectID, ""
-	},
 }

@@ -1,13 +1,32 @@
 package server
 
 import (
-	memdb "github.com/hashicorp/go-memdb"
-
 	"github.com/google/uuid"
+	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/stratus-cloud/stratus/fsm"
 	"github.com/stratus-cloud/stratus/structs"
 )
+
+// subnetKind serves subnets: made on a network the caller owns, seen
+// with their network, listed per network.
+var subnetKind = netKind{
+	create: buildSubnetCreate, update: buildSubnetUpdate, delete: buildSubnetDelete,
+	visible: func(state *fsm.StateStore, c structs.NetCaller, obj any) bool {
+		return seesSubnet(state, c, obj.(*structs.Subnet))
+	},
+	fill: func(_ *fsm.StateStore, _ memdb.WatchSet, obj any, out *structs.NetObjects) error {
+		out.Subnets = append(out.Subnets, obj.(*structs.Subnet))
+		return nil
+	},
+	fields: func(obj any) (string, string, string) {
+		s := obj.(*structs.Subnet)
+		return s.ID, s.ProjectID, s.NetworkID
+	},
+	list: func(state *fsm.StateStore, ws memdb.WatchSet, a *structs.NetListRequest) ([]any, error) {
+		return state.NetObjects(ws, structs.NetKindSubnet, a.NetworkID)
+	},
+}
 
 func getSubnet(state *fsm.StateStore, c structs.NetCaller, id string) (*structs.Subnet, error) {
 	s, err := state.SubnetByID(nil, id)
@@ -100,22 +119,4 @@ func buildSubnetDelete(state *fsm.StateStore, a *structs.NetWriteRequest) ([]*st
 		return nil, "", policyError("delete_subnet")
 	}
 	return []*structs.NetChange{{Op: structs.NetOpDelete, Kind: structs.NetKindSubnet, ID: old.ID}}, old.ID, nil
-}
-
-var subnetKind = netKind{
-	create: buildSubnetCreate, update: buildSubnetUpdate, delete: buildSubnetDelete,
-	visible: func(state *fsm.StateStore, c structs.NetCaller, obj any) bool {
-		return seesSubnet(state, c, obj.(*structs.Subnet))
-	},
-	fill: func(_ *fsm.StateStore, _ memdb.WatchSet, obj any, out *structs.NetObjects) error {
-		out.Subnets = append(out.Subnets, obj.(*structs.Subnet))
-		return nil
-	},
-	fields: func(obj any) (string, string, string) {
-		s := obj.(*structs.Subnet)
-		return s.ID, s.ProjectID, s.NetworkID
-	},
-	list: func(state *fsm.StateStore, ws memdb.WatchSet, a *structs.NetListRequest) ([]any, error) {
-		return state.NetObjects(ws, structs.NetKindSubnet, a.NetworkID)
-	},
 }
