@@ -80,23 +80,11 @@ func (t *netTxn) apply(c *structs.NetChange) error {
 	default:
 		return structs.Errorf(structs.KindInvalid, "unknown networking operation %q", c.Op)
 	}
-	switch c.Kind {
-	case structs.NetKindNetwork:
-		return t.network(c)
-	case structs.NetKindSubnet:
-		return t.subnet(c)
-	case structs.NetKindPort:
-		return t.port(c)
-	case structs.NetKindSecurityGroup:
-		return t.securityGroup(c)
-	case structs.NetKindSecurityGroupRule:
-		return t.rule(c)
-	case structs.NetKindFloatingIP:
-		return t.floatingIP(c)
-	case structs.NetKindRouter:
-		return t.router(c)
+	k, ok := netKinds[c.Kind]
+	if !ok {
+		return unknownNetKind(c.Kind)
 	}
-	return structs.Errorf(structs.KindInvalid, "unknown networking kind %q", c.Kind)
+	return k.apply(t, c)
 }
 
 // finish checks the quotas of what was created and stamps the tables.

@@ -283,32 +283,22 @@ func (t *netTxn) deleteSubnet(id string) error {
 
 // NetworkByID returns a network or nil.
 func (s *StateStore) NetworkByID(ws memdb.WatchSet, id string) (*structs.Network, error) {
-	return first[*structs.Network](s.ReadTxn(), ws, TableNetworks, "id", id)
+	return netGet[*structs.Network](s.ReadTxn(), ws, structs.NetKindNetwork, id)
 }
 
 // SubnetByID returns a subnet or nil.
 func (s *StateStore) SubnetByID(ws memdb.WatchSet, id string) (*structs.Subnet, error) {
-	return first[*structs.Subnet](s.ReadTxn(), ws, TableSubnets, "id", id)
+	return netGet[*structs.Subnet](s.ReadTxn(), ws, structs.NetKindSubnet, id)
 }
 
 // Networks lists every network, oldest first.
 func (s *StateStore) Networks(ws memdb.WatchSet) ([]*structs.Network, error) {
-	nets, err := list[*structs.Network](s.ReadTxn(), ws, TableNetworks)
-	sortByCreate(nets, func(n *structs.Network) (uint64, string) { return n.CreateIndex, n.ID })
-	return nets, err
+	return netList[*structs.Network](s.ReadTxn(), ws, structs.NetKindNetwork, "")
 }
 
 // Subnets lists every subnet, or one network's, oldest first.
 func (s *StateStore) Subnets(ws memdb.WatchSet, networkID string) ([]*structs.Subnet, error) {
-	var subs []*structs.Subnet
-	var err error
-	if networkID == "" {
-		subs, err = list[*structs.Subnet](s.ReadTxn(), ws, TableSubnets)
-	} else {
-		subs, err = list[*structs.Subnet](s.ReadTxn(), ws, TableSubnets, "network", networkID)
-	}
-	sortByCreate(subs, func(n *structs.Subnet) (uint64, string) { return n.CreateIndex, n.ID })
-	return subs, err
+	return netList[*structs.Subnet](s.ReadTxn(), ws, structs.NetKindSubnet, networkID)
 }
 
 // sortByCreate orders objects by creation, ties by id, so that lists

@@ -523,20 +523,12 @@ func (t *netTxn) deletePort(id string) error {
 
 // PortByID returns a port or nil.
 func (s *StateStore) PortByID(ws memdb.WatchSet, id string) (*structs.Port, error) {
-	return first[*structs.Port](s.ReadTxn(), ws, TablePorts, "id", id)
+	return netGet[*structs.Port](s.ReadTxn(), ws, structs.NetKindPort, id)
 }
 
 // Ports lists every port, or one network's, oldest first.
 func (s *StateStore) Ports(ws memdb.WatchSet, networkID string) ([]*structs.Port, error) {
-	var ports []*structs.Port
-	var err error
-	if networkID == "" {
-		ports, err = list[*structs.Port](s.ReadTxn(), ws, TablePorts)
-	} else {
-		ports, err = list[*structs.Port](s.ReadTxn(), ws, TablePorts, "network", networkID)
-	}
-	sortPorts(ports)
-	return ports, err
+	return netList[*structs.Port](s.ReadTxn(), ws, structs.NetKindPort, networkID)
 }
 
 // MACInUse reports whether a port of the network has the MAC.

@@ -413,38 +413,22 @@ func (t *netTxn) disassociate(f *structs.FloatingIP) error {
 
 // RouterByID returns a router or nil.
 func (s *StateStore) RouterByID(ws memdb.WatchSet, id string) (*structs.Router, error) {
-	return first[*structs.Router](s.ReadTxn(), ws, TableRouters, "id", id)
+	return netGet[*structs.Router](s.ReadTxn(), ws, structs.NetKindRouter, id)
 }
 
 // Routers lists every router, or one project's, oldest first.
 func (s *StateStore) Routers(ws memdb.WatchSet, projectID string) ([]*structs.Router, error) {
-	var rs []*structs.Router
-	var err error
-	if projectID == "" {
-		rs, err = list[*structs.Router](s.ReadTxn(), ws, TableRouters)
-	} else {
-		rs, err = list[*structs.Router](s.ReadTxn(), ws, TableRouters, "project", projectID)
-	}
-	sortByCreate(rs, func(r *structs.Router) (uint64, string) { return r.CreateIndex, r.ID })
-	return rs, err
+	return netList[*structs.Router](s.ReadTxn(), ws, structs.NetKindRouter, projectID)
 }
 
 // FloatingIPByID returns a floating IP or nil.
 func (s *StateStore) FloatingIPByID(ws memdb.WatchSet, id string) (*structs.FloatingIP, error) {
-	return first[*structs.FloatingIP](s.ReadTxn(), ws, TableFloatingIPs, "id", id)
+	return netGet[*structs.FloatingIP](s.ReadTxn(), ws, structs.NetKindFloatingIP, id)
 }
 
 // FloatingIPs lists every floating IP, or one project's, oldest first.
 func (s *StateStore) FloatingIPs(ws memdb.WatchSet, projectID string) ([]*structs.FloatingIP, error) {
-	var fs []*structs.FloatingIP
-	var err error
-	if projectID == "" {
-		fs, err = list[*structs.FloatingIP](s.ReadTxn(), ws, TableFloatingIPs)
-	} else {
-		fs, err = list[*structs.FloatingIP](s.ReadTxn(), ws, TableFloatingIPs, "project", projectID)
-	}
-	sortByCreate(fs, func(f *structs.FloatingIP) (uint64, string) { return f.CreateIndex, f.ID })
-	return fs, err
+	return netList[*structs.FloatingIP](s.ReadTxn(), ws, structs.NetKindFloatingIP, projectID)
 }
 
 // FloatingIPsByPort lists the floating IPs associated with a port.

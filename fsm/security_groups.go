@@ -183,36 +183,20 @@ func (t *netTxn) rule(c *structs.NetChange) error {
 
 // SecurityGroupByID returns a group or nil.
 func (s *StateStore) SecurityGroupByID(ws memdb.WatchSet, id string) (*structs.SecurityGroup, error) {
-	return first[*structs.SecurityGroup](s.ReadTxn(), ws, TableSecurityGroups, "id", id)
+	return netGet[*structs.SecurityGroup](s.ReadTxn(), ws, structs.NetKindSecurityGroup, id)
 }
 
 // SecurityGroups lists every group, or one project's, oldest first.
 func (s *StateStore) SecurityGroups(ws memdb.WatchSet, projectID string) ([]*structs.SecurityGroup, error) {
-	var gs []*structs.SecurityGroup
-	var err error
-	if projectID == "" {
-		gs, err = list[*structs.SecurityGroup](s.ReadTxn(), ws, TableSecurityGroups)
-	} else {
-		gs, err = list[*structs.SecurityGroup](s.ReadTxn(), ws, TableSecurityGroups, "project", projectID)
-	}
-	sortByCreate(gs, func(g *structs.SecurityGroup) (uint64, string) { return g.CreateIndex, g.ID })
-	return gs, err
+	return netList[*structs.SecurityGroup](s.ReadTxn(), ws, structs.NetKindSecurityGroup, projectID)
 }
 
 // SecurityGroupRuleByID returns a rule or nil.
 func (s *StateStore) SecurityGroupRuleByID(ws memdb.WatchSet, id string) (*structs.SecurityGroupRule, error) {
-	return first[*structs.SecurityGroupRule](s.ReadTxn(), ws, TableSecurityGroupRules, "id", id)
+	return netGet[*structs.SecurityGroupRule](s.ReadTxn(), ws, structs.NetKindSecurityGroupRule, id)
 }
 
 // SecurityGroupRules lists every rule, or one group's, oldest first.
 func (s *StateStore) SecurityGroupRules(ws memdb.WatchSet, groupID string) ([]*structs.SecurityGroupRule, error) {
-	var rs []*structs.SecurityGroupRule
-	var err error
-	if groupID == "" {
-		rs, err = list[*structs.SecurityGroupRule](s.ReadTxn(), ws, TableSecurityGroupRules)
-	} else {
-		rs, err = list[*structs.SecurityGroupRule](s.ReadTxn(), ws, TableSecurityGroupRules, "group", groupID)
-	}
-	sortByCreate(rs, func(r *structs.SecurityGroupRule) (uint64, string) { return r.CreateIndex, r.ID })
-	return rs, err
+	return netList[*structs.SecurityGroupRule](s.ReadTxn(), ws, structs.NetKindSecurityGroupRule, groupID)
 }

@@ -4,7 +4,6 @@ import (
 	"sort"
 
 	"github.com/google/uuid"
-	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/stratus-cloud/stratus/fsm"
 	"github.com/stratus-cloud/stratus/structs"
@@ -167,18 +166,37 @@ func (s *Server) instanceNetworking(state *fsm.StateStore, args *structs.Instanc
 		return nil, err
 	}
 	changes = append(changes, groupChanges...)
+	nets, err := requestedNetworks(state, caller, project, requests, len(insts), changes)
+	if err != nil {
+		return nil, err
+	}
+	for _, inst := range insts {
+		ports, err := instancePorts(state, caller, inst, requests, nets, groups)
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, ports...)
+	}
+	return changes, nil
+}
+
+// requestedNetworks checks a boot's network requests and reads the
+// networks they name, by id. planned are the changes the boot already
+// makes (an auto-allocated topology's network comes first).
+func requestedNetworks(state *fsm.StateStore, caller structs.NetCaller, project string, requests []*structs.InstanceNetworkRequest,
+	count int, planned []*structs.NetChange) (map[string]*structs.Network, error) {
 	nets := map[string]*structs.Network{}
 	for _, r := range requests {
 		switch {
 		case r.PortID != "":
-			if len(insts) > 1 {
+			if count > 1 {
 				return nil, structs.NetErrorf(structs.KindInvalid, structs.ErrBadRequest,
 					"Unable to launch multiple instances with a single configured port ID. Please launch your instance one by one with different ports.")
 			}
 		case r.NetworkID == "":
 			return nil, structs.NetErrorf(structs.KindInvalid, structs.ErrBadRequest, "Bad networks format: network uuid is not in proper format ()")
 		default:
-			if r.FixedIP != "" && len(insts) > 1 {
+			if r.FixedIP != "" && count > 1 {
 				return nil, structs.NetErrorf(structs.KindInvalid, structs.ErrBadRequest,
 					"max_count cannot be greater than 1 if an fixed_ip is specified.")
 			}
@@ -189,8 +207,8 @@ func (s *Server) instanceNetworking(state *fsm.StateStore, args *structs.Instanc
 				nets[r.NetworkID] = n
 				continue
 			}
-			if len(changes) > 0 && changes[0].Network != nil && changes[0].Network.ID == r.NetworkID {
-				nets[r.NetworkID] = changes[0].Network
+			if len(planned) > 0 && planned[0].Network != nil && planned[0].Network.ID == r.NetworkID {
+				nets[r.NetworkID] = planned[0].Network
 				continue
 			}
 			n, err := bootNetwork(state, caller, r.NetworkID)
@@ -200,41 +218,48 @@ func (s *Server) instanceNetworking(state *fsm.StateStore, args *structs.Instanc
 			nets[r.NetworkID] = n
 		}
 	}
-	for _, inst := range insts {
-		for j, r := range requests {
-			seq := uint64(j + 1)
-			if r.PortID != "" {
-				p, err := state.PortByID(nil, r.PortID)
-				if err != nil {
-					return nil, err
-				}
-				if p == nil || !seesPort(state, caller, p) {
-					return nil, structs.NetErrorf(structs.KindInvalid, structs.ErrPortNotFound, "Port %s could not be found.", r.PortID)
-				}
-				if p.DeviceID != "" {
-					return nil, structs.NetErrorf(structs.KindConflict, structs.ErrPortInUse, "Port %s is still in use.", p.ID)
-				}
-				if len(p.FixedIPs) == 0 {
-					return nil, structs.NetErrorf(structs.KindInvalid, structs.ErrBadRequest, "Port %s requires a FixedIP in order to be used.", p.ID)
-				}
-				c := p.Copy()
-				c.DeviceID, c.DeviceOwner, c.PreserveOnDelete, c.DeviceSeq, c.Tag = inst.ID, computeOwner(inst), true, seq, r.Tag
-				changes = append(changes, &structs.NetChange{Op: structs.NetOpUpdate, Kind: structs.NetKindPort, Expect: p.ModifyIndex, Claim: true, Port: c})
-				continue
+	return nets, nil
+}
+
+// instancePorts are the changes giving one new instance its ports, in
+// the order its network requests name them: a user's port claimed, or a
+// new port on the request's network.
+func instancePorts(state *fsm.StateStore, caller structs.NetCaller, inst *structs.Instance, requests []*structs.InstanceNetworkRequest,
+	nets map[string]*structs.Network, groups []string) ([]*structs.NetChange, error) {
+	var changes []*structs.NetChange
+	for j, r := range requests {
+		seq := uint64(j + 1)
+		if r.PortID != "" {
+			p, err := state.PortByID(nil, r.PortID)
+			if err != nil {
+				return nil, err
 			}
-			n := nets[r.NetworkID]
-			p := &structs.Port{ID: uuid.NewString(), NetworkID: n.ID, ProjectID: inst.ProjectID, AdminStateUp: true,
-				MACAddress: freeMAC(state, n.ID), DeviceID: inst.ID, DeviceOwner: computeOwner(inst), DeviceSeq: seq, Tag: r.Tag,
-				PortSecurityEnabled: n.PortSecurityEnabled, BindingVNICType: structs.VNICTypeNormal}
-			if p.PortSecurityEnabled {
-				p.SecurityGroups = groups
+			if p == nil || !seesPort(state, caller, p) {
+				return nil, structs.NetErrorf(structs.KindInvalid, structs.ErrPortNotFound, "Port %s could not be found.", r.PortID)
 			}
-			auto := true
-			if r.FixedIP != "" {
-				p.FixedIPs, auto = []structs.FixedIP{{IPAddress: r.FixedIP}}, false
+			if p.DeviceID != "" {
+				return nil, structs.NetErrorf(structs.KindConflict, structs.ErrPortInUse, "Port %s is still in use.", p.ID)
 			}
-			changes = append(changes, &structs.NetChange{Op: structs.NetOpCreate, Kind: structs.NetKindPort, Port: p, AutoIPs: auto})
+			if len(p.FixedIPs) == 0 {
+				return nil, structs.NetErrorf(structs.KindInvalid, structs.ErrBadRequest, "Port %s requires a FixedIP in order to be used.", p.ID)
+			}
+			c := p.Copy()
+			c.DeviceID, c.DeviceOwner, c.PreserveOnDelete, c.DeviceSeq, c.Tag = inst.ID, computeOwner(inst), true, seq, r.Tag
+			changes = append(changes, &structs.NetChange{Op: structs.NetOpUpdate, Kind: structs.NetKindPort, Expect: p.ModifyIndex, Claim: true, Port: c})
+			continue
 		}
+		n := nets[r.NetworkID]
+		p := &structs.Port{ID: uuid.NewString(), NetworkID: n.ID, ProjectID: inst.ProjectID, AdminStateUp: true,
+			MACAddress: freeMAC(state, n.ID), DeviceID: inst.ID, DeviceOwner: computeOwner(inst), DeviceSeq: seq, Tag: r.Tag,
+			PortSecurityEnabled: n.PortSecurityEnabled, BindingVNICType: structs.VNICTypeNormal}
+		if p.PortSecurityEnabled {
+			p.SecurityGroups = groups
+		}
+		auto := true
+		if r.FixedIP != "" {
+			p.FixedIPs, auto = []structs.FixedIP{{IPAddress: r.FixedIP}}, false
+		}
+		changes = append(changes, &structs.NetChange{Op: structs.NetOpCreate, Kind: structs.NetKindPort, Port: p, AutoIPs: auto})
 	}
 	return changes, nil
 }
@@ -296,111 +321,6 @@ func autoTopologyChanges(state *fsm.StateStore, project string) ([]*structs.NetC
 	return changes, netID, nil
 }
 
-// AutoTopology reads, or with Create makes, a project's auto-allocated
-// topology (Neutron's auto-allocated-topology).
-func (e *Net) AutoTopology(args *structs.AutoTopologyRequest, reply *structs.AutoTopologyResponse) error {
-	if done, err := e.srv.forward("Net.AutoTopology", args, args, reply); done {
-		return err
-	}
-	project := args.ProjectID
-	if project == "" {
-		project = args.Caller.ProjectID
-	}
-	if !owns(args.Caller, project) {
-		return policyError("get_auto_allocated_topology")
-	}
-	reply.ProjectID = project
-	if !args.Create {
-		reply.NetworkID = derivedID("auto-network", project)
-		n, err := e.srv.fsm.State().NetworkByID(nil, reply.NetworkID)
-		if err != nil {
-			return err
-		}
-		if n == nil {
-			return structs.NetErrorf(structs.KindNotFound, structs.ErrNotFound, "Auto-allocated topology for project %s could not be found.", project)
-		}
-		return nil
-	}
-	index, err := e.srv.applyNet(func(state *fsm.StateStore) ([]*structs.NetChange, error) {
-		changes, id, err := autoTopologyChanges(state, project)
-		reply.NetworkID = id
-		return changes, err
-	})
-	reply.Index = index
-	return err
-}
-
-// Addresses reads what Nova shows of instances' networking: their
-// ports in order, with network names, floating IPs and groups.
-func (e *Net) Addresses(args *structs.NetAddressesRequest, reply *structs.NetAddressesResponse) error {
-	if done, err := e.srv.forward("Net.Addresses", args, args, reply); done {
-		return err
-	}
-	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, state *fsm.StateStore) (any, uint64, error) {
-		reply.Instances = map[string]*structs.InstanceNetInfo{}
-		nets := map[string]*structs.Network{}
-		groups := map[string]*structs.SecurityGroup{}
-		for _, id := range args.InstanceIDs {
-			ports, err := state.PortsByDevice(ws, id)
-			if err != nil {
-				return nil, 0, err
-			}
-			info := &structs.InstanceNetInfo{}
-			seenGroup := map[string]bool{}
-			for _, p := range ports {
-				if !p.IsCompute() {
-					continue
-				}
-				n, ok := nets[p.NetworkID]
-				if !ok {
-					if n, err = state.NetworkByID(ws, p.NetworkID); err != nil {
-						return nil, 0, err
-					}
-					nets[p.NetworkID] = n
-				}
-				iface := &structs.InstanceInterface{PortID: p.ID, NetworkID: p.NetworkID, MACAddress: p.MACAddress,
-					FixedIPs: append([]structs.FixedIP(nil), p.FixedIPs...), Tag: p.Tag}
-				if n != nil {
-					iface.NetworkName = n.Name
-				}
-				b, err := portBinding(state, ws, p)
-				if err != nil {
-					return nil, 0, err
-				}
-				iface.Status = b.Status
-				fips, err := state.FloatingIPsByPort(ws, p.ID)
-				if err != nil {
-					return nil, 0, err
-				}
-				sortFIPs(fips)
-				for _, f := range fips {
-					if f.FloatingIPAddress != "" {
-						iface.FloatingIPs = append(iface.FloatingIPs, f.FloatingIPAddress)
-					}
-				}
-				info.Interfaces = append(info.Interfaces, iface)
-				for _, gid := range p.SecurityGroups {
-					g, ok := groups[gid]
-					if !ok {
-						if g, err = state.SecurityGroupByID(ws, gid); err != nil {
-							return nil, 0, err
-						}
-						groups[gid] = g
-					}
-					if g != nil && !seenGroup[g.Name] {
-						seenGroup[g.Name] = true
-						info.SecurityGroups = append(info.SecurityGroups, g.Name)
-					}
-				}
-			}
-			if len(info.Interfaces) > 0 {
-				reply.Instances[id] = info
-			}
-		}
-		return reply.Instances, netIndex(state), nil
-	})
-}
-
 func sortFIPs(fips []*structs.FloatingIP) {
 	sort.Slice(fips, func(i, j int) bool {
 		if fips[i].CreateIndex != fips[j].CreateIndex {
@@ -410,117 +330,84 @@ func sortFIPs(fips []*structs.FloatingIP) {
 	})
 }
 
-// AttachInterface gives an instance another port: a new one on a
-// network (the one available when none is named), or the user's port.
-func (e *Net) AttachInterface(args *structs.InterfaceAttachRequest, reply *structs.NetWriteResponse) error {
-	if done, err := e.srv.forward("Net.AttachInterface", args, args, reply); done {
-		return err
-	}
-	var portID string
-	index, err := e.srv.applyNet(func(state *fsm.StateStore) ([]*structs.NetChange, error) {
-		inst, err := state.InstanceByID(nil, args.InstanceID)
-		if err != nil {
-			return nil, err
-		}
-		if inst == nil || !owns(args.Caller, inst.ProjectID) {
-			return nil, structs.Errorf(structs.KindNotFound, "Instance %s could not be found.", args.InstanceID)
-		}
-		existing, err := state.PortsByDevice(nil, inst.ID)
-		if err != nil {
-			return nil, err
-		}
-		var seq uint64
-		for _, p := range existing {
-			seq = max(seq, p.DeviceSeq)
-		}
-		seq++
-		if args.PortID != "" {
-			p, err := getPort(state, args.Caller, args.PortID)
-			if err != nil {
-				return nil, err
-			}
-			if p.DeviceID != "" {
-				return nil, structs.NetErrorf(structs.KindConflict, structs.ErrPortInUse, "Port %s is still in use.", p.ID)
-			}
-			if len(p.FixedIPs) == 0 {
-				return nil, structs.NetErrorf(structs.KindInvalid, structs.ErrBadRequest, "Port %s requires a FixedIP in order to be used.", p.ID)
-			}
-			c := p.Copy()
-			c.DeviceID, c.DeviceOwner, c.PreserveOnDelete, c.DeviceSeq, c.Tag = inst.ID, computeOwner(inst), true, seq, args.Tag
-			portID = c.ID
-			return []*structs.NetChange{{Op: structs.NetOpUpdate, Kind: structs.NetKindPort, Expect: p.ModifyIndex, Claim: true, Port: c}}, nil
-		}
-		netID := args.NetworkID
-		if netID == "" {
-			avail, err := availableNetworks(state, inst.ProjectID, false)
-			if err != nil {
-				return nil, err
-			}
-			switch len(avail) {
-			case 0:
-				return nil, structs.NetErrorf(structs.KindInvalid, structs.ErrBadRequest,
-					"No specific network was requested and none are available for project '%s'.", inst.ProjectID)
-			case 1:
-				netID = avail[0].ID
-			default:
-				return nil, structs.NetErrorf(structs.KindConflict, structs.ErrNetworkAmbiguous,
-					"Multiple possible networks found, use a Network ID to be more specific.")
-			}
-		}
-		n, err := bootNetwork(state, args.Caller, netID)
-		if err != nil {
-			if structs.ErrorType(err) == structs.ErrNetworkNotFound {
-				return nil, structs.NetNotFound(structs.NetKindNetwork, netID)
-			}
-			return nil, err
-		}
-		changes, groups, err := resolveGroups(state, inst.ProjectID, nil)
-		if err != nil {
-			return nil, err
-		}
-		p := &structs.Port{ID: uuid.NewString(), NetworkID: n.ID, ProjectID: inst.ProjectID, AdminStateUp: true,
-			MACAddress: freeMAC(state, n.ID), DeviceID: inst.ID, DeviceOwner: computeOwner(inst), DeviceSeq: seq, Tag: args.Tag,
-			PortSecurityEnabled: n.PortSecurityEnabled, FixedIPs: args.FixedIPs, BindingVNICType: structs.VNICTypeNormal}
-		if p.PortSecurityEnabled {
-			p.SecurityGroups = groups
-		}
-		portID = p.ID
-		return append(changes, &structs.NetChange{Op: structs.NetOpCreate, Kind: structs.NetKindPort, Port: p,
-			AutoIPs: len(args.FixedIPs) == 0}), nil
-	})
+// buildAttachInterface gives an instance the port AttachInterface asks
+// for, and returns the changes and the port's id.
+func buildAttachInterface(state *fsm.StateStore, args *structs.InterfaceAttachRequest) ([]*structs.NetChange, string, error) {
+	inst, err := state.InstanceByID(nil, args.InstanceID)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	reply.Index = index
-	state := e.srv.fsm.State()
-	p, err := state.PortByID(nil, portID)
-	if err != nil || p == nil {
-		return err
+	if inst == nil || !owns(args.Caller, inst.ProjectID) {
+		return nil, "", structs.Errorf(structs.KindNotFound, "Instance %s could not be found.", args.InstanceID)
 	}
-	return fillNetObjects(state, nil, structs.NetKindPort, []any{p}, &reply.NetObjects)
+	existing, err := state.PortsByDevice(nil, inst.ID)
+	if err != nil {
+		return nil, "", err
+	}
+	var seq uint64
+	for _, p := range existing {
+		seq = max(seq, p.DeviceSeq)
+	}
+	seq++
+	if args.PortID != "" {
+		p, err := getPort(state, args.Caller, args.PortID)
+		if err != nil {
+			return nil, "", err
+		}
+		if p.DeviceID != "" {
+			return nil, "", structs.NetErrorf(structs.KindConflict, structs.ErrPortInUse, "Port %s is still in use.", p.ID)
+		}
+		if len(p.FixedIPs) == 0 {
+			return nil, "", structs.NetErrorf(structs.KindInvalid, structs.ErrBadRequest, "Port %s requires a FixedIP in order to be used.", p.ID)
+		}
+		c := p.Copy()
+		c.DeviceID, c.DeviceOwner, c.PreserveOnDelete, c.DeviceSeq, c.Tag = inst.ID, computeOwner(inst), true, seq, args.Tag
+		return []*structs.NetChange{{Op: structs.NetOpUpdate, Kind: structs.NetKindPort, Expect: p.ModifyIndex, Claim: true, Port: c}}, c.ID, nil
+	}
+	n, err := attachNetwork(state, args, inst.ProjectID)
+	if err != nil {
+		return nil, "", err
+	}
+	changes, groups, err := resolveGroups(state, inst.ProjectID, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	p := &structs.Port{ID: uuid.NewString(), NetworkID: n.ID, ProjectID: inst.ProjectID, AdminStateUp: true,
+		MACAddress: freeMAC(state, n.ID), DeviceID: inst.ID, DeviceOwner: computeOwner(inst), DeviceSeq: seq, Tag: args.Tag,
+		PortSecurityEnabled: n.PortSecurityEnabled, FixedIPs: args.FixedIPs, BindingVNICType: structs.VNICTypeNormal}
+	if p.PortSecurityEnabled {
+		p.SecurityGroups = groups
+	}
+	return append(changes, &structs.NetChange{Op: structs.NetOpCreate, Kind: structs.NetKindPort, Port: p,
+		AutoIPs: len(args.FixedIPs) == 0}), p.ID, nil
 }
 
-// DetachInterface removes a port from an instance: deleted when it was
-// made for the instance, unbound when the user handed it over.
-func (e *Net) DetachInterface(args *structs.InterfaceDetachRequest, reply *structs.GenericResponse) error {
-	if done, err := e.srv.forward("Net.DetachInterface", args, args, reply); done {
-		return err
-	}
-	index, err := e.srv.applyNet(func(state *fsm.StateStore) ([]*structs.NetChange, error) {
-		p, err := state.PortByID(nil, args.PortID)
+// attachNetwork is the network a new interface's port is made on: the
+// one asked for, else the project's only available network.
+func attachNetwork(state *fsm.StateStore, args *structs.InterfaceAttachRequest, projectID string) (*structs.Network, error) {
+	netID := args.NetworkID
+	if netID == "" {
+		avail, err := availableNetworks(state, projectID, false)
 		if err != nil {
 			return nil, err
 		}
-		if p == nil || p.DeviceID != args.InstanceID || !p.IsCompute() {
-			return nil, structs.NetErrorf(structs.KindNotFound, structs.ErrPortNotFound, "Port %s is not attached", args.PortID)
+		switch len(avail) {
+		case 0:
+			return nil, structs.NetErrorf(structs.KindInvalid, structs.ErrBadRequest,
+				"No specific network was requested and none are available for project '%s'.", projectID)
+		case 1:
+			netID = avail[0].ID
+		default:
+			return nil, structs.NetErrorf(structs.KindConflict, structs.ErrNetworkAmbiguous,
+				"Multiple possible networks found, use a Network ID to be more specific.")
 		}
-		if p.PreserveOnDelete {
-			c := p.Copy()
-			c.DeviceID, c.DeviceOwner, c.PreserveOnDelete, c.DeviceSeq, c.Tag, c.BindingHostID = "", "", false, 0, "", ""
-			return []*structs.NetChange{{Op: structs.NetOpUpdate, Kind: structs.NetKindPort, Expect: p.ModifyIndex, Port: c}}, nil
+	}
+	n, err := bootNetwork(state, args.Caller, netID)
+	if err != nil {
+		if structs.ErrorType(err) == structs.ErrNetworkNotFound {
+			return nil, structs.NetNotFound(structs.NetKindNetwork, netID)
 		}
-		return []*structs.NetChange{{Op: structs.NetOpDelete, Kind: structs.NetKindPort, ID: p.ID}}, nil
-	})
-	reply.Index = index
-	return err
+		return nil, err
+	}
+	return n, nil
 }
