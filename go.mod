@@ -23,6 +23,7 @@ require (
 	github.com/zclconf/go-cty v1.19.0
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/crypto v0.59.0
+	golang.org/x/term v0.48.0
 	libvirt.org/go/libvirtxml v1.12008.0
 )
 

@@ -6,16 +6,16 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"golang.org/x/term"
 )
 
-// isTerminal reports whether w is a terminal.
+// isTerminal reports whether w is a terminal. A character device is not
+// enough: /dev/null is one, and a bar redrawn into it is noise in a log
+// that captures both; term asks the terminal driver itself.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // transfer reports a transfer's progress: a bar redrawn in place on a terminal,

@@ -118,3 +118,17 @@ func TestTransferProgress(t *testing.T) {
 		t.Fatal("humanBytes")
 	}
 }
+
+// TestDevNullIsNoTerminal: /dev/null is a character device, and a
+// progress bar redrawn into it would be noise; only a real terminal gets
+// the bar.
+func TestDevNullIsNoTerminal(t *testing.T) {
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if isTerminal(f) {
+		t.Error("/dev/null taken for a terminal")
+	}
+}
