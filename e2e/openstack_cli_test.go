@@ -86,6 +86,16 @@ func TestOpenStackCLIAgainstDevAgent(t *testing.T) {
 	if out := mustOS(t, bin, env, "flavor", "list", "-f", "value", "-c", "Name"); !strings.Contains(out, "m1.tiny") {
 		t.Fatalf("flavor list: %s", out)
 	}
+	// The catalog as Keystone's resources (issue #32).
+	if out := mustOS(t, bin, env, "service", "list", "-f", "value", "-c", "Type"); !strings.Contains(out, "compute") || !strings.Contains(out, "network") {
+		t.Fatalf("service list: %s", out)
+	}
+	if out := mustOS(t, bin, env, "endpoint", "list", "--service", "compute", "--interface", "public", "-f", "value", "-c", "URL"); !strings.Contains(out, "/compute/v2.1") {
+		t.Fatalf("endpoint list: %s", out)
+	}
+	if out := mustOS(t, bin, env, "region", "list", "-f", "value", "-c", "Region"); !strings.Contains(out, "RegionOne") {
+		t.Fatalf("region list: %s", out)
+	}
 	if out := mustOS(t, bin, env, "keypair", "create", "ops"); !strings.Contains(out, "PRIVATE KEY") {
 		t.Fatalf("keypair create printed no private key: %s", out)
 	}

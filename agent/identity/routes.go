@@ -68,6 +68,14 @@ func (s *Service) routes() []route.Route[handler] {
 		admin("GET /v3/projects/{project}/users/{user}/roles/{role}", "check_grant", s.grantCheck),
 		admin("DELETE /v3/projects/{project}/users/{user}/roles/{role}", "revoke_grant", s.grantDelete),
 		admin("GET /v3/role_assignments", "list_role_assignments", s.assignmentList),
+		// The catalog, read-only (catalog.go): services and endpoints are
+		// Keystone's admin reads, regions any token's.
+		admin("GET /v3/services", "list_services", s.serviceList),
+		admin("GET /v3/services/{id}", "get_service", s.serviceGet),
+		admin("GET /v3/endpoints", "list_endpoints", s.endpointList),
+		admin("GET /v3/endpoints/{id}", "get_endpoint", s.endpointGet),
+		{Pattern: "GET /v3/regions", Access: self, Handle: s.regionList},
+		{Pattern: "GET /v3/regions/{id}", Access: self, Handle: s.regionGet},
 		admin("GET /v3/domains", "list_domains", s.domainList),
 		admin("GET /v3/domains/{id}", "get_domain", s.domainGet),
 	}

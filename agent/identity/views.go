@@ -190,29 +190,6 @@ func stableID(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-// catalog lists the services this agent serves: Nova, Glance and
-// Neutron (at their unversioned roots, as their own catalog entries
-// are) and Keystone.
-func (s *Service) catalog(r *http.Request) []catalogEntry {
-	base := s.base(r)
-	services := []struct{ typ, name, url string }{
-		{"compute", "nova", base + "/compute/v2.1"},
-		{"image", "glance", base + "/image"},
-		{"network", "neutron", base + "/network"},
-		{"identity", "keystone", base + "/identity/v3"},
-	}
-	out := make([]catalogEntry, 0, len(services))
-	for _, svc := range services {
-		e := catalogEntry{ID: stableID("service", svc.typ), Type: svc.typ, Name: svc.name}
-		for _, iface := range []string{"public", "internal", "admin"} {
-			e.Endpoints = append(e.Endpoints, endpoint{ID: stableID("endpoint", svc.typ, iface, s.cfg.Region),
-				Interface: iface, Region: s.cfg.Region, RegionID: s.cfg.Region, URL: svc.url})
-		}
-		out = append(out, e)
-	}
-	return out
-}
-
 // opt is an optional JSON field of an update: Set when present, Null when
 // present as null.
 type opt[T any] struct {
