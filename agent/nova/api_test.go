@@ -126,9 +126,10 @@ func TestRoutingErrors(t *testing.T) {
 	if r.header.Get("Allow") != "GET, POST" {
 		t.Fatalf("Allow %q", r.header.Get("Allow"))
 	}
-	// Routes outside the requested microversion do not exist.
+	// Routes outside the requested microversion do not exist: a 404 even
+	// where the path has other methods, as Nova's VersionNotFoundForAPIMethod.
 	h.req("PUT", "/compute/v2.1/flavors/1", adminTok, "2.54", map[string]any{"flavor": map[string]any{"description": "x"}}).
-		fault(t, 405, "badMethod", "not allowed")
+		fault(t, 404, "itemNotFound", msgNotFound)
 	h.req("GET", "/compute/v2.1/os-hypervisors/statistics", adminTok, "2.88", nil).fault(t, 404, "itemNotFound", "could not be found")
 	h.req("GET", "/compute/v2.1/os-hypervisors/statistics", adminTok, "2.87", nil).expect(t, 200)
 	// HEAD is GET, without a body; what GET lacks at a version HEAD lacks too.
