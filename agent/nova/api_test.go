@@ -2,6 +2,7 @@ package nova
 
 import (
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -10,12 +11,19 @@ func TestVersionDiscovery(t *testing.T) {
 	h := newHarness(t)
 	r := h.req("GET", "/compute/", "", "", nil).expect(t, 200)
 	versions := r.list("versions")
-	if len(versions) != 1 {
+	if len(versions) != 2 {
 		t.Fatalf("versions %v", versions)
 	}
-	want := sample(t, "versions/versions-get-resp.json")["versions"].([]any)[1]
-	sameShape(t, "versions[0]", versions[0], want)
-	v := versions[0].(map[string]any)
+	// v2.0 first, then v2.1, as Nova.
+	sameShape(t, "versions", r.body, sample(t, "versions/versions-get-resp.json"))
+	want := sample(t, "versions/versions-get-resp.json")["versions"].([]any)[0]
+	if !reflect.DeepEqual(without(versions[0].(map[string]any), "links"), without(want.(map[string]any), "links")) {
+		t.Fatalf("v2.0 %v, want %v", versions[0], want)
+	}
+	if href := versions[0].(map[string]any)["links"].([]any)[0].(map[string]any)["href"]; href != h.srv.URL+"/compute/v2/" {
+		t.Fatalf("v2.0 self link %v", href)
+	}
+	v := versions[1].(map[string]any)
 	if v["id"] != "v2.1" || v["status"] != "CURRENT" || v["version"] != "2.96" || v["min_version"] != "2.1" {
 		t.Fatalf("version %v", v)
 	}
@@ -31,6 +39,35 @@ func TestVersionDiscovery(t *testing.T) {
 		}
 	}
 	h.req("POST", "/compute/", "", "", nil).fault(t, 405, "badMethod", "not allowed")
+
+	// The legacy v2 API's document, without microversion headers.
+	for _, path := range []string{"/compute/v2", "/compute/v2/"} {
+		r = h.req("GET", path, "", "", nil).expect(t, 200)
+		want := sample(t, "versions/v2-version-get-resp.json")
+		sameShape(t, "v2 version", r.body, want)
+		got := r.obj("version")
+		if !reflect.DeepEqual(without(got, "links"), without(want["version"].(map[string]any), "links")) {
+			t.Fatalf("v2 version %v", got)
+		}
+		if got["links"].([]any)[0].(map[string]any)["href"] != h.srv.URL+"/compute/v2/" {
+			t.Fatalf("v2 self link %v", got["links"])
+		}
+		if r.header.Get("OpenStack-API-Version") != "" || r.header.Get("X-OpenStack-Nova-API-Version") != "" {
+			t.Fatalf("v2 version headers %v", r.header)
+		}
+	}
+	h.req("POST", "/compute/v2", "", "", nil).fault(t, 405, "badMethod", "not allowed")
+}
+
+// without is m without the keys.
+func without(m map[string]any, keys ...string) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		if !contains(keys, k) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func TestMicroversionNegotiation(t *testing.T) {

@@ -72,13 +72,20 @@ func (a *API) dispatch(q *request) (*reply, error) {
 			return nil, q.notAllowed("GET")
 		}
 		return a.versionsIndex(q)
+	case path[0] == v20Path && len(path) == 1:
+		// The legacy v2 API's version document; the API itself is not
+		// served (versions.go).
+		if q.r.Method != http.MethodGet && q.r.Method != http.MethodHead {
+			return nil, q.notAllowed("GET")
+		}
+		return a.versionShow(q, v20Path)
 	case path[0] != "v2.1":
 		return nil, notFound(msgNotFound)
 	case len(path) == 1:
 		if q.r.Method != http.MethodGet && q.r.Method != http.MethodHead {
 			return nil, q.notAllowed("GET")
 		}
-		return a.versionShow(q)
+		return a.versionShow(q, "v2.1")
 	}
 	// Authentication comes before routing: without a valid token every
 	// path, even one no route has, is a 401.
