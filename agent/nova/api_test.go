@@ -3,6 +3,7 @@ package nova
 import (
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -226,4 +227,37 @@ func TestInternalErrorsAreComputeFaults(t *testing.T) {
 	h.req("GET", "/compute/v2.1/flavors", memberTok, "", nil).fault(t, 500, "computeFault", "Unexpected API Error.")
 	h.rpc.fail["Flavor.List"] = errNoLeader
 	h.req("GET", "/compute/v2.1/flavors", memberTok, "", nil).fault(t, 503, "serviceUnavailable", "no cluster leader")
+}
+
+// TestDeleteWithAnEmptyIDIsNotFound: DELETE on a collection with a
+// trailing slash names an empty id, which no route has: 404 on every
+// collection, as Nova's router, not the 405 its other methods would make.
+func TestDeleteWithAnEmptyIDIsNotFound(t *testing.T) {
+	h := newHarness(t)
+	n := 0
+	for _, rt := range h.api.table.Routes() {
+		segs := strings.Split(rt.Path(), "/")
+		last := segs[len(segs)-1]
+		if rt.Method() != "DELETE" || !strings.HasPrefix(last, "{") {
+			continue
+		}
+		for i, s := range segs {
+			if strings.HasPrefix(s, "{") {
+				segs[i] = "x"
+			}
+		}
+		segs[len(segs)-1] = ""
+		version := "2.1"
+		if rt.MinVersion > 0 {
+			version = "2." + strconv.Itoa(rt.MinVersion)
+		}
+		// (DELETE /servers/{id}/tags/ is the collection's own DELETE.)
+		h.req("DELETE", "/compute/v2.1"+strings.Join(segs, "/"), adminTok, version, nil).expect(t, 404)
+		n++
+	}
+	if n < 15 {
+		t.Fatalf("only %d collections with a DELETE", n)
+	}
+	h.req("DELETE", "/compute/v2.1/servers", adminTok, "", nil).fault(t, 405, "badMethod", msgMethodNotAllow)
+	h.req("GET", "/compute/v2.1/servers/", adminTok, "", nil).expect(t, 200)
 }

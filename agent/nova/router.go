@@ -117,8 +117,8 @@ func (a *API) dispatch(q *request) (*reply, error) {
 }
 
 // match finds the route for the request's method, path and version:
-// 404 when no path matches (or not at this version), 405 with the
-// methods allowed when only other methods do.
+// 404 when no path matches (or not at this version, or the path ends in
+// an empty id), 405 with the methods allowed when only other methods do.
 func (a *API) match(q *request, path []string) (*route.Match[handler], error) {
 	method := q.r.Method
 	// Nova declares no HEAD route: HEAD is GET throughout, so that a path
@@ -132,6 +132,12 @@ func (a *API) match(q *request, path []string) (*route.Match[handler], error) {
 	case err == nil:
 		return m, nil
 	case errors.As(err, &na):
+		// A trailing slash names an empty id (DELETE /servers/): Nova's
+		// router has no route with one and answers 404, where the
+		// collection's other methods would make it a 405.
+		if strings.HasSuffix(q.r.URL.EscapedPath(), "/") {
+			return nil, notFound(msgNotFound)
+		}
 		return nil, q.notAllowed(na.Allow...)
 	}
 	return nil, notFound(msgNotFound)
