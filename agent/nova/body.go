@@ -113,7 +113,7 @@ func parseBool(s string) (bool, error) {
 	case "0", "f", "false", "off", "n", "no":
 		return false, nil
 	}
-	return false, errors.New("unrecognized value " + strconv.Quote(s) + ", acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'")
+	return false, errors.New("Unrecognized value '" + s + "', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'")
 }
 
 // stringMap converts a validated string-valued object.
