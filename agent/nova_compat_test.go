@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -25,6 +27,17 @@ func TestGophercloudSeesNovasVersionsAndEmptyIDs(t *testing.T) {
 	versions, err := utils.GetServiceVersions(ctx, compute.ProviderClient, a.url("/compute/"), true)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Without the slash too, with no redirect (novaclient's version-list).
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(a.url("/compute"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"v2.0"`) {
+		t.Fatalf("GET /compute: %d %s", resp.StatusCode, body)
 	}
 	if len(versions) != 2 {
 		t.Fatalf("versions %+v", versions)
