@@ -58,13 +58,20 @@ func (a *API) routeTable() *route.Table[handler] {
 }
 
 // dispatch answers one request: version discovery without a token,
-// everything else under /v2.1 with one.
+// everything else under /v2.1, or Nova's legacy /v2, with one.
 func (a *API) dispatch(q *request) (*reply, error) {
 	path := route.Split(strings.TrimPrefix(q.r.URL.EscapedPath(), MountPath))
 	mv, verr := negotiate(q.r.Header)
+	if q.legacy = len(path) > 0 && path[0] == v20Path; q.legacy {
+		// Nova's legacy v2 API is v2.1 at 2.1: it ignores microversion
+		// headers and answers none.
+		mv, verr = minMicroversion, nil
+	}
 	if verr == nil {
 		q.mv = mv
-		setVersionHeaders(q.w.Header(), mv)
+		if !q.legacy {
+			setVersionHeaders(q.w.Header(), mv)
+		}
 	}
 	switch {
 	case len(path) == 0:
@@ -72,20 +79,13 @@ func (a *API) dispatch(q *request) (*reply, error) {
 			return nil, q.notAllowed("GET")
 		}
 		return a.versionsIndex(q)
-	case path[0] == v20Path && len(path) == 1:
-		// The legacy v2 API's version document; the API itself is not
-		// served (versions.go).
-		if q.r.Method != http.MethodGet && q.r.Method != http.MethodHead {
-			return nil, q.notAllowed("GET")
-		}
-		return a.versionShow(q, v20Path)
-	case path[0] != "v2.1":
+	case path[0] != "v2.1" && !q.legacy:
 		return nil, notFound(msgNotFound)
 	case len(path) == 1:
 		if q.r.Method != http.MethodGet && q.r.Method != http.MethodHead {
 			return nil, q.notAllowed("GET")
 		}
-		return a.versionShow(q, "v2.1")
+		return a.versionShow(q, path[0])
 	}
 	// Authentication comes before routing: without a valid token every
 	// path, even one no route has, is a 401.

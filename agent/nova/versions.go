@@ -16,10 +16,9 @@ func (a *API) versionRoutes() []route.Route[handler] {
 	}
 }
 
-// v20Path is where Nova serves its legacy v2.0 API as version discovery lists it: the
-// v2.1 API without microversions, deprecated. Stratus lists it, as Nova
-// does, and answers its version document; the legacy API itself is not
-// served.
+// v20Path is where Nova serves its legacy v2.0 API: the v2.1 API at
+// 2.1, without microversion headers and with request bodies' unknown
+// properties dropped rather than refused (router.go, body.go).
 const (
 	v20Updated = "2025-07-04T12:00:00Z"
 	v20Path    = "v2"
@@ -31,6 +30,7 @@ type versionInfo struct {
 	id, path, status, version, minVersion, updated, mediaType string
 }
 
+// apiVersions are the versions Nova lists, in its order.
 func apiVersions() []versionInfo {
 	return []versionInfo{
 		{id: "v2.0", path: v20Path, status: "DEPRECATED", updated: v20Updated, mediaType: "2"},
@@ -68,19 +68,11 @@ func (a *API) versionsIndex(q *request) (*reply, error) {
 }
 
 // versionShow answers GET /compute/v2.1/ and /compute/v2/: that
-// version's document. The legacy v2 API has no microversions, so its
-// document carries no version headers, as Nova's legacy wrapper strips
-// them.
+// version's document.
 func (a *API) versionShow(q *request, path string) (*reply, error) {
 	for _, v := range apiVersions() {
 		if v.path != path {
 			continue
-		}
-		if path == v20Path {
-			h := q.w.Header()
-			h.Del(headerAPIVersion)
-			h.Del(headerNovaAPIVersion)
-			h.Del("Vary")
 		}
 		return okReply(map[string]any{"version": v.view(q.base, true)})
 	}
