@@ -23,6 +23,10 @@ func (a *Agent) routes() http.Handler {
 		mux.Handle(identity.MountPath+"/", a.identity.Handler())
 	}
 	if a.nova != nil {
+		// /compute itself is the versions list, as Nova under a web
+		// server at /compute: keystoneauth does not follow a relative
+		// redirect to /compute/ (novaclient's version-list asks there).
+		mux.Handle(nova.MountPath, a.nova.Handler())
 		mux.Handle(nova.MountPath+"/", a.nova.Handler())
 	}
 	if a.neutron != nil {

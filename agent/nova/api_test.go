@@ -2,6 +2,8 @@ package nova
 
 import (
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -10,12 +12,19 @@ func TestVersionDiscovery(t *testing.T) {
 	h := newHarness(t)
 	r := h.req("GET", "/compute/", "", "", nil).expect(t, 200)
 	versions := r.list("versions")
-	if len(versions) != 1 {
+	if len(versions) != 2 {
 		t.Fatalf("versions %v", versions)
 	}
-	want := sample(t, "versions/versions-get-resp.json")["versions"].([]any)[1]
-	sameShape(t, "versions[0]", versions[0], want)
-	v := versions[0].(map[string]any)
+	// v2.0 first, then v2.1, as Nova.
+	sameShape(t, "versions", r.body, sample(t, "versions/versions-get-resp.json"))
+	want := sample(t, "versions/versions-get-resp.json")["versions"].([]any)[0]
+	if !reflect.DeepEqual(without(versions[0].(map[string]any), "links"), without(want.(map[string]any), "links")) {
+		t.Fatalf("v2.0 %v, want %v", versions[0], want)
+	}
+	if href := versions[0].(map[string]any)["links"].([]any)[0].(map[string]any)["href"]; href != h.srv.URL+"/compute/v2/" {
+		t.Fatalf("v2.0 self link %v", href)
+	}
+	v := versions[1].(map[string]any)
 	if v["id"] != "v2.1" || v["status"] != "CURRENT" || v["version"] != "2.96" || v["min_version"] != "2.1" {
 		t.Fatalf("version %v", v)
 	}
@@ -31,6 +40,35 @@ func TestVersionDiscovery(t *testing.T) {
 		}
 	}
 	h.req("POST", "/compute/", "", "", nil).fault(t, 405, "badMethod", "not allowed")
+
+	// The legacy v2 API's document, without microversion headers.
+	for _, path := range []string{"/compute/v2", "/compute/v2/"} {
+		r = h.req("GET", path, "", "", nil).expect(t, 200)
+		want := sample(t, "versions/v2-version-get-resp.json")
+		sameShape(t, "v2 version", r.body, want)
+		got := r.obj("version")
+		if !reflect.DeepEqual(without(got, "links"), without(want["version"].(map[string]any), "links")) {
+			t.Fatalf("v2 version %v", got)
+		}
+		if got["links"].([]any)[0].(map[string]any)["href"] != h.srv.URL+"/compute/v2/" {
+			t.Fatalf("v2 self link %v", got["links"])
+		}
+		if r.header.Get("OpenStack-API-Version") != "" || r.header.Get("X-OpenStack-Nova-API-Version") != "" {
+			t.Fatalf("v2 version headers %v", r.header)
+		}
+	}
+	h.req("POST", "/compute/v2", "", "", nil).fault(t, 405, "badMethod", "not allowed")
+}
+
+// without is m without the keys.
+func without(m map[string]any, keys ...string) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		if !contains(keys, k) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func TestMicroversionNegotiation(t *testing.T) {
@@ -126,9 +164,10 @@ func TestRoutingErrors(t *testing.T) {
 	if r.header.Get("Allow") != "GET, POST" {
 		t.Fatalf("Allow %q", r.header.Get("Allow"))
 	}
-	// Routes outside the requested microversion do not exist.
+	// Routes outside the requested microversion do not exist: a 404 even
+	// where the path has other methods, as Nova's VersionNotFoundForAPIMethod.
 	h.req("PUT", "/compute/v2.1/flavors/1", adminTok, "2.54", map[string]any{"flavor": map[string]any{"description": "x"}}).
-		fault(t, 405, "badMethod", "not allowed")
+		fault(t, 404, "itemNotFound", msgNotFound)
 	h.req("GET", "/compute/v2.1/os-hypervisors/statistics", adminTok, "2.88", nil).fault(t, 404, "itemNotFound", "could not be found")
 	h.req("GET", "/compute/v2.1/os-hypervisors/statistics", adminTok, "2.87", nil).expect(t, 200)
 	// HEAD is GET, without a body; what GET lacks at a version HEAD lacks too.
@@ -188,4 +227,37 @@ func TestInternalErrorsAreComputeFaults(t *testing.T) {
 	h.req("GET", "/compute/v2.1/flavors", memberTok, "", nil).fault(t, 500, "computeFault", "Unexpected API Error.")
 	h.rpc.fail["Flavor.List"] = errNoLeader
 	h.req("GET", "/compute/v2.1/flavors", memberTok, "", nil).fault(t, 503, "serviceUnavailable", "no cluster leader")
+}
+
+// TestDeleteWithAnEmptyIDIsNotFound: DELETE on a collection with a
+// trailing slash names an empty id, which no route has: 404 on every
+// collection, as Nova's router, not the 405 its other methods would make.
+func TestDeleteWithAnEmptyIDIsNotFound(t *testing.T) {
+	h := newHarness(t)
+	n := 0
+	for _, rt := range h.api.table.Routes() {
+		segs := strings.Split(rt.Path(), "/")
+		last := segs[len(segs)-1]
+		if rt.Method() != "DELETE" || !strings.HasPrefix(last, "{") {
+			continue
+		}
+		for i, s := range segs {
+			if strings.HasPrefix(s, "{") {
+				segs[i] = "x"
+			}
+		}
+		segs[len(segs)-1] = ""
+		version := "2.1"
+		if rt.MinVersion > 0 {
+			version = "2." + strconv.Itoa(rt.MinVersion)
+		}
+		// (DELETE /servers/{id}/tags/ is the collection's own DELETE.)
+		h.req("DELETE", "/compute/v2.1"+strings.Join(segs, "/"), adminTok, version, nil).expect(t, 404)
+		n++
+	}
+	if n < 15 {
+		t.Fatalf("only %d collections with a DELETE", n)
+	}
+	h.req("DELETE", "/compute/v2.1/servers", adminTok, "", nil).fault(t, 405, "badMethod", msgMethodNotAllow)
+	h.req("GET", "/compute/v2.1/servers/", adminTok, "", nil).expect(t, 200)
 }

@@ -43,11 +43,45 @@ func decodeBody(q *request, s *schema) (map[string]any, error) {
 			return nil, badRequest("Malformed request body")
 		}
 	}
+	if q.legacy {
+		s.relax(v)
+	}
 	if err := s.validate(v, nil); err != nil {
 		return nil, err
 	}
 	m, _ := v.(map[string]any)
 	return m, nil
+}
+
+// relax drops the properties v's closed objects do not allow, as Nova's
+// legacy v2 API does (_soft_validate_additional_properties), except
+// where the object's keys follow a pattern (metadata), which still
+// fail. (Where every property is unknown Nova keeps them unvalidated;
+// handlers read only known ones, so dropping them answers the same.)
+// Handlers that validate parts of a body themselves (server actions)
+// do so strictly.
+func (s *schema) relax(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		if !s.open && s.keys == nil {
+			for k := range x {
+				if _, ok := s.props[k]; !ok {
+					delete(x, k)
+				}
+			}
+		}
+		for k, sub := range s.props {
+			if val, ok := x[k]; ok && sub != nil {
+				sub.relax(val)
+			}
+		}
+	case []any:
+		if s.items != nil {
+			for _, item := range x {
+				s.items.relax(item)
+			}
+		}
+	}
 }
 
 // object returns m[k] as an object, or nil.
@@ -113,7 +147,7 @@ func parseBool(s string) (bool, error) {
 	case "0", "f", "false", "off", "n", "no":
 		return false, nil
 	}
-	return false, errors.New("unrecognized value " + strconv.Quote(s) + ", acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'")
+	return false, errors.New("Unrecognized value '" + s + "', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'")
 }
 
 // stringMap converts a validated string-valued object.

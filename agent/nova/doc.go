@@ -1,6 +1,7 @@
 // Package nova serves OpenStack's Compute API v2.1 (Nova's wire format)
 // so that unmodified OpenStack clients — python-openstackclient,
-// novaclient, gophercloud — can drive Stratus.
+// novaclient, gophercloud — can drive Stratus. Nova's legacy v2 API
+// (/v2) is the same API at microversion 2.1, as in Nova.
 //
 // The package owns the Nova wire format at the edge and nothing else: it
 // holds no state, and every request becomes RPCs against the servers with

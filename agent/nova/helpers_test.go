@@ -225,9 +225,10 @@ func sameShape(t *testing.T, what string, got, want any) {
 }
 
 // freeForm are objects whose keys are data (metadata, extra specs,
-// addresses by network, hosts by name), not part of the shape.
+// addresses by network, hosts by name, audit logs by host), not part
+// of the shape.
 var freeForm = map[string]bool{"extra_specs": true, "metadata": true, "addresses": true, "hosts": true,
-	"meta": true, "cpu_info": true}
+	"meta": true, "cpu_info": true, "log": true}
 
 func contains(list []string, s string) bool {
 	for _, v := range list {

@@ -34,6 +34,9 @@ type request struct {
 	allow string
 	// nets caches the networking of the servers the request shows.
 	nets map[string]*structs.InstanceNetInfo
+	// legacy is set for Nova's legacy v2 API (/v2): 2.1 without
+	// microversion headers, unknown body properties dropped.
+	legacy bool
 }
 
 // atLeast reports whether the request's microversion is 2.minor or later.
@@ -103,9 +106,14 @@ func (q *request) projectPath() string {
 	return "/" + q.project
 }
 
-// selfHref is a versioned link: <base>/v2.1[/<project>]/<parts…>.
+// selfHref is a versioned link: <base>/v2.1[/<project>]/<parts…>, or
+// /v2 on the legacy API.
 func (q *request) selfHref(parts ...string) string {
-	return q.base + "/v2.1" + q.projectPath() + "/" + joinEscaped(parts)
+	version := "/v2.1"
+	if q.legacy {
+		version = "/" + v20Path
+	}
+	return q.base + version + q.projectPath() + "/" + joinEscaped(parts)
 }
 
 // bookmarkHref is an unversioned link: <base>[/<project>]/<parts…>.

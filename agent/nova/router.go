@@ -53,17 +53,25 @@ func (a *API) routeTable() *route.Table[handler] {
 		a.metadataRoutes(), a.tagRoutes(), a.keypairRoutes(), a.limitRoutes(), a.quotaRoutes(), a.zoneRoutes(),
 		a.hypervisorRoutes(), a.serviceRoutes(), a.aggregateRoutes(), a.serverGroupRoutes(), a.usageRoutes(), a.interfaceRoutes(), a.floatingIPRoutes(), a.securityGroupRoutes(),
 		a.imageRoutes(), a.serverPasswordRoutes(), a.consoleRoutes(), a.diagnosticsRoutes(), a.certificateRoutes(),
+		a.hostRoutes(), a.networkCompatRoutes(), a.usageAuditRoutes(),
 	)
 }
 
 // dispatch answers one request: version discovery without a token,
-// everything else under /v2.1 with one.
+// everything else under /v2.1, or Nova's legacy /v2, with one.
 func (a *API) dispatch(q *request) (*reply, error) {
 	path := route.Split(strings.TrimPrefix(q.r.URL.EscapedPath(), MountPath))
 	mv, verr := negotiate(q.r.Header)
+	if q.legacy = len(path) > 0 && path[0] == v20Path; q.legacy {
+		// Nova's legacy v2 API is v2.1 at 2.1: it ignores microversion
+		// headers and answers none.
+		mv, verr = minMicroversion, nil
+	}
 	if verr == nil {
 		q.mv = mv
-		setVersionHeaders(q.w.Header(), mv)
+		if !q.legacy {
+			setVersionHeaders(q.w.Header(), mv)
+		}
 	}
 	switch {
 	case len(path) == 0:
@@ -71,13 +79,13 @@ func (a *API) dispatch(q *request) (*reply, error) {
 			return nil, q.notAllowed("GET")
 		}
 		return a.versionsIndex(q)
-	case path[0] != "v2.1":
+	case path[0] != "v2.1" && !q.legacy:
 		return nil, notFound(msgNotFound)
 	case len(path) == 1:
 		if q.r.Method != http.MethodGet && q.r.Method != http.MethodHead {
 			return nil, q.notAllowed("GET")
 		}
-		return a.versionShow(q)
+		return a.versionShow(q, path[0])
 	}
 	// Authentication comes before routing: without a valid token every
 	// path, even one no route has, is a 401.
@@ -109,8 +117,8 @@ func (a *API) dispatch(q *request) (*reply, error) {
 }
 
 // match finds the route for the request's method, path and version:
-// 404 when no path matches (or not at this version), 405 with the
-// methods allowed when only other methods do.
+// 404 when no path matches (or not at this version, or the path ends in
+// an empty id), 405 with the methods allowed when only other methods do.
 func (a *API) match(q *request, path []string) (*route.Match[handler], error) {
 	method := q.r.Method
 	// Nova declares no HEAD route: HEAD is GET throughout, so that a path
@@ -124,6 +132,12 @@ func (a *API) match(q *request, path []string) (*route.Match[handler], error) {
 	case err == nil:
 		return m, nil
 	case errors.As(err, &na):
+		// A trailing slash names an empty id (DELETE /servers/): Nova's
+		// router has no route with one and answers 404, where the
+		// collection's other methods would make it a 405.
+		if strings.HasSuffix(q.r.URL.EscapedPath(), "/") {
+			return nil, notFound(msgNotFound)
+		}
 		return nil, q.notAllowed(na.Allow...)
 	}
 	return nil, notFound(msgNotFound)

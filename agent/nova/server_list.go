@@ -53,10 +53,15 @@ func (a *API) listServers(q *request, detail bool) (*reply, error) {
 	}
 	v := q.query()
 	args := structs.InstanceListRequest{ProjectID: q.token.ProjectID}
-	if v.Has("all_tenants") {
-		all, err := parseBool(v.Get("all_tenants"))
-		if err != nil {
-			return nil, badRequest("Invalid input received: %s", err)
+	if vals := v["all_tenants"]; len(vals) > 0 {
+		// As Nova's is_all_tenants: the last value counts, and an empty
+		// one (?all_tenants) means true.
+		all := true
+		if s := vals[len(vals)-1]; s != "" {
+			var err error
+			if all, err = parseBool(s); err != nil {
+				return nil, badRequest("Invalid input received: %s", err)
+			}
 		}
 		if all {
 			rule := serverRule + "index:get_all_tenants"

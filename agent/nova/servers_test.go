@@ -366,3 +366,27 @@ func TestServerMetadataAndIPs(t *testing.T) {
 	h.req("POST", base+"/metadata", memberTok, "", map[string]any{"metadata": map[string]any{"a": "b"}}).
 		fault(t, 409, "conflictingRequest", "while it is in vm_state building")
 }
+
+// TestAllTenantsWithoutAValueMeansTrue: as Nova's is_all_tenants, an
+// empty all_tenants enables it, the last of repeated values counts, and
+// anything but a boolean string is a 400.
+func TestAllTenantsWithoutAValueMeansTrue(t *testing.T) {
+	h := newHarness(t)
+	addHostAndServers(h)
+	for query, n := range map[string]int{"all_tenants": 2, "all_tenants=": 2, "all_tenants=0&all_tenants": 2,
+		"all_tenants&all_tenants=false": 0, "all_tenants=no": 0, "all_tenants=YES": 2} {
+		for _, list := range []string{"servers", "servers/detail"} {
+			r := h.req("GET", "/compute/v2.1/"+list+"?"+query, adminTok, "", nil).expect(t, 200)
+			if l := r.list("servers"); len(l) != n {
+				t.Fatalf("%s?%s: %d servers, want %d", list, query, len(l), n)
+			}
+		}
+	}
+	h.req("GET", "/compute/v2.1/servers?all_tenants", memberTok, "", nil).
+		fault(t, 403, "forbidden", "os_compute_api:servers:index:get_all_tenants")
+	h.req("GET", "/compute/v2.1/servers/detail?all_tenants=", memberTok, "", nil).
+		fault(t, 403, "forbidden", "os_compute_api:servers:detail:get_all_tenants")
+	h.req("GET", "/compute/v2.1/servers?all_tenants=maybe", adminTok, "", nil).
+		fault(t, 400, "badRequest", "Invalid input received: Unrecognized value 'maybe', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'")
+	h.req("GET", "/compute/v2.1/servers?all_tenants=%20", adminTok, "", nil).fault(t, 400, "badRequest", "Invalid input received")
+}

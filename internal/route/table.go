@@ -113,7 +113,8 @@ func (e *MethodNotAllowedError) AllowHeader() string { return strings.Join(e.All
 // Match finds the route of a request. A route outside the request's
 // microversion hides less specific routes of the same method (Nova's
 // /os-hypervisors/statistics is gone at 2.88, not a hypervisor named
-// "statistics"). HEAD falls back to GET.
+// "statistics"), and a method the path has only at other versions is a
+// 404 rather than a 405. HEAD falls back to GET.
 func (t *Table[H]) Match(req Request) (*Match[H], error) {
 	if req.Method == "HEAD" {
 		// A HEAD route of its own wins; otherwise HEAD is GET in every
@@ -152,7 +153,9 @@ func (t *Table[H]) match(req Request, method string) (*Match[H], error) {
 		}
 		return &Match[H]{Route: c.Route, Params: params}, nil
 	}
-	if len(allowed) == 0 {
+	// A method the path has in other versions is a 404 at this one, as
+	// Nova's VersionNotFoundForAPIMethod, even when other methods match.
+	if len(allowed) == 0 || outOfVersion != nil {
 		return nil, ErrNotFound
 	}
 	allow := make([]string, 0, len(allowed))
