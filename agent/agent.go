@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -28,6 +29,7 @@ import (
 	"github.com/stratus-cloud/stratus/gossip"
 	"github.com/stratus-cloud/stratus/internal/retry"
 	"github.com/stratus-cloud/stratus/internal/route"
+	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/rpc"
 	"github.com/stratus-cloud/stratus/server"
 	"github.com/stratus-cloud/stratus/structs"
@@ -105,6 +107,12 @@ type Agent struct {
 	metadata     *metadata.Service
 	metadataAddr string
 
+	// devReady tracks dev mode's seeding, and devOwner is who its
+	// anonymous requests act as (agent/dev_ready.go).
+	devReady      *devReadiness
+	devOwner      atomic.Pointer[policy.Subject]
+	devOwnerKnown chan struct{}
+
 	shutdownOnce sync.Once
 	shutdownCh   chan struct{}
 	bgWG         sync.WaitGroup
@@ -121,6 +129,10 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 		logger = hclog.NewNullLogger()
 	}
 	a = &Agent{config: cfg, logger: logger, shutdownCh: make(chan struct{}), writeRetry: retry.Budget}
+	if cfg.DevMode {
+		a.devReady = newDevReadiness("identity", "image", "flavors", "networks")
+		a.devOwnerKnown = make(chan struct{})
+	}
 	// Undo a failed start. The named result is nil by then, so hold on
 	// to the agent itself.
 	started := a
@@ -209,20 +221,7 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 		"server", cfg.IsServer(), "client", cfg.IsClient(), "http", a.httpAddr,
 		"rpc", a.RPCAddr(), "gossip", a.gossip.Addr(), "data_dir", cfg.DataDir)
 	if cfg.DevMode {
-		a.bgWG.Add(1)
-		go a.seedDevState()
-	}
-	if cfg.DevMode {
-		a.bgWG.Add(1)
-		go a.seedDevIdentity()
-	}
-	if cfg.DevMode {
-		a.bgWG.Add(1)
-		go a.seedDevNetworks()
-	}
-	if cfg.DevMode {
-		a.bgWG.Add(1)
-		go a.seedDevImage()
+		a.startDevSeeding()
 	}
 	return a, nil
 }
@@ -344,42 +343,34 @@ func (a *Agent) RPCAddr() string {
 // Server returns the embedded server, or nil.
 func (a *Agent) Server() *server.Server { return a.server }
 
-// seedDevState loads devstack's flavors once a dev cluster has a leader
-// and no flavors yet. It goes through Raft like any other write. It
-// waits for the dev hosts' registration and for the dev image first, so
-// that a dev cloud showing its flavors can also place a boot of cirros
-// (else a first boot right after start could fail with "No valid host",
-// or, before any image exists, pass the image check under the name
-// "cirros" and build without the image's data). A boot needs a flavor,
-// so none can start before the image is there.
-func (a *Agent) seedDevState() {
-	defer a.bgWG.Done()
-	for attempt := 0; ; attempt++ {
-		var list structs.FlavorListResponse
-		err := errors.New("the dev hosts are not registered yet")
-		if a.devHostsRegistered() {
-			err = a.devImageSeeded()
-		}
-		if err == nil {
-			err = a.self.RPC("Flavor.List", &structs.FlavorListRequest{}, &list)
-		}
-		if err == nil && len(list.Flavors) > 0 {
-			return
-		}
-		if err == nil {
-			var resp structs.FlavorUpsertResponse
-			if err = a.self.RPC("Flavor.Upsert", &structs.FlavorUpsertRequest{Flavors: structs.DevFlavors()}, &resp); err == nil {
-				a.logger.Info("dev mode: seeded flavors m1.tiny … m1.xlarge")
-				return
-			}
-		}
-		a.logger.Debug("dev mode: waiting to seed flavors", "error", err)
-		select {
-		case <-a.shutdownCh:
-			return
-		case <-time.After(200 * time.Millisecond):
-		}
+// seedDevFlavors loads devstack's flavors once a dev cluster has a
+// leader and no flavors yet. It goes through Raft like any other write.
+// It waits for the dev hosts' registration and for the dev image first,
+// so that a dev cloud showing its flavors can also place a boot of
+// cirros (else a first boot right after start could fail with "No valid
+// host", or, before any image exists, pass the image check under the
+// name "cirros" and build without the image's data). A boot needs a
+// flavor, so none can start before the image is there.
+func (a *Agent) seedDevFlavors() error {
+	if !a.devHostsRegistered() {
+		return errors.New("the dev hosts are not registered yet")
 	}
+	if err := a.devImageSeeded(); err != nil {
+		return err
+	}
+	var list structs.FlavorListResponse
+	if err := a.self.RPC("Flavor.List", &structs.FlavorListRequest{}, &list); err != nil {
+		return err
+	}
+	if len(list.Flavors) > 0 {
+		return nil
+	}
+	var resp structs.FlavorUpsertResponse
+	if err := a.self.RPC("Flavor.Upsert", &structs.FlavorUpsertRequest{Flavors: structs.DevFlavors()}, &resp); err != nil {
+		return err
+	}
+	a.logger.Info("dev mode: seeded flavors m1.tiny … m1.xlarge")
+	return nil
 }
 
 // devImageSeeded returns nil once dev mode's image cirros is active (the
@@ -415,22 +406,24 @@ func (a *Agent) devHostsRegistered() bool {
 func (a *Agent) Identity() *identity.Service { return a.identity }
 
 // seedDevIdentity creates devstack's projects, users and roles once a
-// dev cluster has a leader (Identity.SeedDev, idempotent).
-func (a *Agent) seedDevIdentity() {
-	defer a.bgWG.Done()
-	for {
-		var resp structs.GenericResponse
-		err := a.self.RPC("Identity.SeedDev", &structs.IdentitySeedRequest{}, &resp)
-		if err == nil {
-			return
-		}
-		a.logger.Debug("dev mode: waiting to seed identity", "error", err)
-		select {
-		case <-a.shutdownCh:
-			return
-		case <-time.After(200 * time.Millisecond):
-		}
+// dev cluster has a leader (Identity.SeedDev, idempotent), learns the
+// admin user and project that anonymous requests act as, and lifts that
+// project's instance, core and RAM quotas: what the dev cloud's open API
+// boots counts in its usage, but a laptop's cloud of simulated hosts
+// should not stop at Nova's default of 10 instances (demo keeps them, to
+// try quotas with).
+func (a *Agent) seedDevIdentity() error {
+	var resp structs.GenericResponse
+	if err := a.self.RPC("Identity.SeedDev", &structs.IdentitySeedRequest{}, &resp); err != nil {
+		return err
 	}
+	if err := a.learnDevOwner(); err != nil {
+		return err
+	}
+	lift := &structs.QuotaUpdateRequest{Scope: structs.QuotaScopeProject, ID: a.devOwner.Load().ProjectID, Force: true,
+		Limits: map[string]int64{structs.QuotaInstances: structs.QuotaUnlimited, structs.QuotaCores: structs.QuotaUnlimited, structs.QuotaRAM: structs.QuotaUnlimited}}
+	var out structs.QuotaResponse
+	return a.self.RPC("Quota.Update", lift, &out)
 }
 
 // novaServers lists the region's control-plane servers and whether

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"time"
 
 	"github.com/stratus-cloud/stratus/imagestore"
 	"github.com/stratus-cloud/stratus/structs"
@@ -23,23 +22,7 @@ const (
 // seedDevImage registers dev mode's image once the server leads and the
 // identity is seeded. It is written straight into the local store and
 // recorded active in one entry (Server.RegisterImage).
-func (a *Agent) seedDevImage() {
-	defer a.bgWG.Done()
-	for {
-		err := a.registerDevImage()
-		if err == nil {
-			return
-		}
-		a.logger.Debug("dev mode: waiting to seed the image", "error", err)
-		select {
-		case <-a.shutdownCh:
-			return
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-func (a *Agent) registerDevImage() error {
+func (a *Agent) seedDevImage() error {
 	if a.server == nil {
 		return nil
 	}

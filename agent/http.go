@@ -65,6 +65,10 @@ func (a *Agent) startNative() {
 		},
 		Gossip: a.gossip, WriteRetry: a.writeRetry, Logger: a.logger.Named("native"),
 	}
+	if a.devReady != nil {
+		cfg.Readiness = a.devReady
+		cfg.Anonymous = a.devAnonymous
+	}
 	// Only services that run: a nil pointer in an interface is not nil.
 	if a.identity != nil {
 		cfg.Verifier = a.identity

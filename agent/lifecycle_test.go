@@ -72,14 +72,15 @@ func TestDevAgentLifecycleOverHTTP(t *testing.T) {
 	}
 	waitFor(t, "ACTIVE again", status("ACTIVE"))
 
-	// Lock is immediate; the native API is an admin, so the lock does not
-	// stop its own operations.
+	// Lock is immediate; the dev cloud's anonymous caller is its admin,
+	// who owns the instance (so Nova's locked_by is "owner"), and the lock
+	// does not stop an admin's own operations.
 	if code, b = post("/v1/instances/"+id+"/actions", `{"Action":"lock","Reason":"audit"}`); code != 200 {
 		t.Fatalf("lock: %d %s", code, b)
 	}
 	code, _, b = do(t, "GET", a.url("/v1/instances/"+id), nil)
 	var inst structs.Instance
-	if err := json.Unmarshal(b, &inst); err != nil || !inst.Locked || inst.LockedReason != "audit" || inst.LockedBy != "admin" {
+	if err := json.Unmarshal(b, &inst); err != nil || !inst.Locked || inst.LockedReason != "audit" || inst.LockedBy != "owner" {
 		t.Errorf("locked instance: %d %s", code, b)
 	}
 	if code, b = post("/v1/instances/"+id+"/actions", `{"Action":"reboot","Hard":true}`); code != 200 {

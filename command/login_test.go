@@ -1,6 +1,7 @@
 package command
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,6 +84,19 @@ func waitForLogin(t *testing.T, addr, user, password string) {
 	}
 }
 
+// waitForReady waits until the dev agent at addr says it is ready.
+func waitForReady(t *testing.T, addr string) {
+	t.Helper()
+	resp, err := http.Get(addr + "/v1/status/ready?wait=90s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("dev agent not ready: %d", resp.StatusCode)
+	}
+}
+
 // TestLoginLogout: login saves a token the next commands use, a member
 // is refused admin commands, logout revokes it, and openrc variables
 // log in on their own.
@@ -98,6 +112,8 @@ func TestLoginLogout(t *testing.T) {
 		t.Fatalf("flavor list without a token: exit %d, %s", code, errOut)
 	}
 	waitForLogin(t, addr, "demo", "demo")
+	// A login works once the identity is seeded; the flavors come later.
+	waitForReady(t, addr)
 	stdin = strings.NewReader("demo\n")
 	t.Cleanup(func() { stdin = os.Stdin })
 	out := runOK(t, "login", "-user", "demo", "-password-stdin")

@@ -51,6 +51,15 @@ type Guests interface {
 	HandleUptime(w http.ResponseWriter, r *http.Request) (any, error)
 }
 
+// Readiness is the daemon's own readiness: in dev mode, that the cloud
+// is seeded (flavors, image, identity, networks).
+type Readiness interface {
+	// Ready is closed once the agent is ready.
+	Ready() <-chan struct{}
+	// NotReady says what the agent is still waiting for.
+	NotReady() string
+}
+
 // Observer records each answered request by route template (the route's
 // pattern, or "unmatched") for the agent's metrics.
 type Observer interface {
@@ -87,6 +96,16 @@ type Config struct {
 	ACLEnabled bool
 	// Verifier verifies tokens; nil when no identity service runs.
 	Verifier TokenVerifier
+	// Anonymous, when set, is who a request without a token acts as
+	// while ACLs are off: dev mode's admin user and project, so that what
+	// the open API creates has an owner that quotas, usage and the
+	// OpenStack APIs see. It fails (kind unavailable) until that identity
+	// exists. Unset, such a request acts as an admin of no project.
+	Anonymous func() (*policy.Subject, error)
+	// Readiness, when set, says whether the agent is ready to serve
+	// (GET /v1/status/ready); unset, an agent is ready once it knows
+	// a leader.
+	Readiness Readiness
 	// Images streams image data; Consoles and Guests serve the routes
 	// about an instance's console and guest, or a host's uptime.
 	Images   ImageData

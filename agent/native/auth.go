@@ -31,7 +31,13 @@ func requestToken(r *http.Request) string {
 // the verified subject is returned for handlers that scope answers to
 // the caller's project.
 func (a *API) authorize(raw string, level policy.Access) (*policy.Subject, error) {
-	if !a.cfg.ACLEnabled || level == policy.Public {
+	if level == policy.Public {
+		return nil, nil
+	}
+	if !a.cfg.ACLEnabled {
+		if raw == "" && a.cfg.Anonymous != nil {
+			return a.cfg.Anonymous()
+		}
 		return nil, nil
 	}
 	if raw == "" {

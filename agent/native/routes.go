@@ -15,6 +15,7 @@ func (a *API) routes() []route.Route[handler] {
 		// The cluster and the agent itself.
 		{Pattern: "GET /v1/status/leader", Access: policy.Public, Handle: a.statusLeader},
 		{Pattern: "GET /v1/status/peers", Access: policy.Public, Handle: a.statusPeers},
+		{Pattern: "GET /v1/status/ready", Access: policy.Public, Handle: a.statusReady},
 		{Pattern: "GET /v1/agent/self", Access: policy.Admin, Handle: a.agentSelf},
 		{Pattern: "GET /v1/agent/members", Access: policy.Admin, Handle: a.agentMembers},
 
