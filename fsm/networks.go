@@ -75,6 +75,13 @@ func (t *netTxn) network(c *structs.NetChange) error {
 		}
 	}
 	if old == nil {
+		if n.NetworkType == "" {
+			n.NetworkType = structs.NetTypeVXLAN
+		}
+		// The input's own error comes before an exhausted range.
+		if err := networkMTU(n, seg, c.Segments != nil); err != nil {
+			return err
+		}
 		if err := t.allocateSegment(n, seg); err != nil {
 			return err
 		}
@@ -120,9 +127,6 @@ func (t *netTxn) network(c *structs.NetChange) error {
 // is read from the networks themselves, as a subnet's free addresses
 // are read from its ports.
 func (t *netTxn) allocateSegment(n *structs.Network, seg structs.NetSegments) error {
-	if n.NetworkType == "" {
-		n.NetworkType = structs.NetTypeVXLAN
-	}
 	nets, err := list[*structs.Network](t.txn, nil, TableNetworks)
 	if err != nil {
 		return err
