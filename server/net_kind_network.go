@@ -51,6 +51,11 @@ func buildNetworkCreate(state *fsm.StateStore, a *structs.NetWriteRequest) ([]*s
 				return nil, "", policyError("create_network:" + f)
 			}
 		}
+		// A segment in the body is refused whether or not the edge
+		// listed it among the fields: only the FSM picks a member's.
+		if f := providerSet(n); f != "" {
+			return nil, "", policyError("create_network:" + f)
+		}
 	}
 	n.ID, n.AutoAllocated = uuid.NewString(), false
 	if err := n.Validate(); err != nil {

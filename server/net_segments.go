@@ -66,6 +66,20 @@ func checkProvider(n *structs.Network, has func(string) bool) error {
 	return nil
 }
 
+// providerSet names the first provider attribute a network carries, ""
+// for none.
+func providerSet(n *structs.Network) string {
+	switch {
+	case n.NetworkType != "":
+		return "provider:network_type"
+	case n.PhysicalNetwork != "":
+		return "provider:physical_network"
+	case n.SegmentationID != 0:
+		return "provider:segmentation_id"
+	}
+	return ""
+}
+
 func invalid(format string, args ...any) error {
 	return structs.NetErrorf(structs.KindInvalid, structs.ErrInvalidInput, "Invalid input for operation: "+format, args...)
 }

@@ -35,6 +35,11 @@ func TestNetProviderAttributesPolicy(t *testing.T) {
 			t.Fatalf("member sets %s: %v", f, err)
 		}
 	}
+	// Nor carry one in the body without naming it (the native API).
+	_, err := netCreateErr(s, alice, &structs.Network{SegmentationID: 7})
+	if structs.ErrorType(err) != structs.ErrPolicyNotAuthorized {
+		t.Fatalf("member's unnamed segment: %v", err)
+	}
 	// Administrators' provider networks are checked as ML2 checks them.
 	for _, tc := range []struct {
 		n      structs.Network
@@ -56,7 +61,8 @@ func TestNetProviderAttributesPolicy(t *testing.T) {
 		}
 	}
 	pf := []string{"provider:network_type", "provider:physical_network", "provider:segmentation_id"}
-	vlan, err := netCreateErr(s, netAdmin, &structs.Network{NetworkType: structs.NetTypeVLAN, PhysicalNetwork: "physnet1", SegmentationID: 100}, pf...)
+	var vlan *structs.NetWriteResponse
+	vlan, err = netCreateErr(s, netAdmin, &structs.Network{NetworkType: structs.NetTypeVLAN, PhysicalNetwork: "physnet1", SegmentationID: 100}, pf...)
 	if err != nil || vlan.Networks[0].MTU != 9000 || vlan.Networks[0].SegmentationID != 100 {
 		t.Fatalf("vlan network: %+v %v", vlan, err)
 	}
