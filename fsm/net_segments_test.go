@@ -137,3 +137,30 @@ func TestSegmentsSurviveSnapshotRestore(t *testing.T) {
 		t.Fatalf("after restore, VNI %d", got)
 	}
 }
+
+// TestOldNetworksKeepTheirSegments: networks an older build allocated
+// (VNIs from 1, entries without a config), restored from its snapshot,
+// keep their segments and MTU when a range is configured; the range
+// allocates around them, and an update of one leaves its MTU alone.
+func TestOldNetworksKeepTheirSegments(t *testing.T) {
+	n := newNetFixture(t)
+	n.must(createNet("old1", "p1"), createNet("old2", "p1"))
+	var buf bytes.Buffer
+	if err := n.f.State().WriteSnapshot(&buf); err != nil {
+		t.Fatal(err)
+	}
+	r := &netFixture{t: t, f: testFSM(t), index: n.index}
+	if err := r.f.Restore(io.NopCloser(&buf)); err != nil {
+		t.Fatal(err)
+	}
+	r.must(inRange(createNet("new1", "p1"), 1, 10, 9000))
+	if got := r.network("new1"); got.SegmentationID != 3 || got.MTU != 8950 {
+		t.Fatalf("new network beside old ones: %+v", got)
+	}
+	upd := r.network("old1").Copy()
+	upd.Name = "renamed"
+	r.must(inRange(&structs.NetChange{Op: structs.NetOpUpdate, Kind: structs.NetKindNetwork, Network: upd}, 1, 10, 9000))
+	if got := r.network("old1"); got.SegmentationID != 1 || got.MTU != 1450 || got.Name != "renamed" {
+		t.Fatalf("old network after an update: %+v", got)
+	}
+}
