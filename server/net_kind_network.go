@@ -61,7 +61,7 @@ func buildNetworkCreate(state *fsm.StateStore, a *structs.NetWriteRequest) ([]*s
 	if err := n.Validate(); err != nil {
 		return nil, "", err
 	}
-	if err := checkProvider(n, a.Has); err != nil {
+	if err := checkProvider(n); err != nil {
 		return nil, "", err
 	}
 	return []*structs.NetChange{{Op: structs.NetOpCreate, Kind: structs.NetKindNetwork, Network: n}}, n.ID, nil

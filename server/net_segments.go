@@ -39,10 +39,12 @@ func (s *Server) stampSegments(changes []*structs.NetChange) error {
 }
 
 // checkProvider checks the provider attributes of a network an
-// administrator creates, as Neutron's ML2 type drivers do. The FSM
-// checks the MTU against what the segment carries.
-func checkProvider(n *structs.Network, has func(string) bool) error {
-	if n.NetworkType == "" && (has("provider:physical_network") || has("provider:segmentation_id")) {
+// administrator creates, as Neutron's ML2 type drivers do (a VLAN's id
+// range is structs.Network.Validate's; VLAN ids are never allocated,
+// so a VLAN network names its own). The FSM checks the MTU against
+// what the segment carries.
+func checkProvider(n *structs.Network) error {
+	if n.NetworkType == "" && (n.PhysicalNetwork != "" || n.SegmentationID != 0) {
 		return invalid("network_type required")
 	}
 	switch n.NetworkType {
@@ -53,10 +55,6 @@ func checkProvider(n *structs.Network, has func(string) bool) error {
 	case structs.NetTypeFlat:
 		if n.SegmentationID != 0 {
 			return invalid("segmentation_id specified for flat provider network")
-		}
-	case structs.NetTypeVLAN:
-		if !has("provider:segmentation_id") {
-			return invalid("segmentation_id required for VLAN provider network")
 		}
 	case structs.NetTypeLocal:
 		if n.PhysicalNetwork != "" || n.SegmentationID != 0 {
