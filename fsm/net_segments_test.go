@@ -164,3 +164,25 @@ func TestOldNetworksKeepTheirSegments(t *testing.T) {
 		t.Fatalf("old network after an update: %+v", got)
 	}
 }
+
+// TestLegacyLargeMTUSurvivesUpdates: an MTU an older build accepted
+// above what the segment carries stays through updates that do not
+// change it; changing it is checked.
+func TestLegacyLargeMTUSurvivesUpdates(t *testing.T) {
+	n := newNetFixture(t)
+	big := createNet("big", "p1")
+	big.Network.MTU = 9000
+	n.must(big) // no config: accepted, as before the check
+	upd := n.network("big").Copy()
+	upd.Name = "renamed"
+	n.must(inRange(&structs.NetChange{Op: structs.NetOpUpdate, Kind: structs.NetKindNetwork, Network: upd}, 1, 10, 1500))
+	if got := n.network("big"); got.MTU != 9000 || got.Name != "renamed" {
+		t.Fatalf("after a rename: %+v", got)
+	}
+	upd = n.network("big").Copy()
+	upd.MTU = 8000
+	err := n.apply(inRange(&structs.NetChange{Op: structs.NetOpUpdate, Kind: structs.NetKindNetwork, Network: upd}, 1, 10, 1500))
+	if structs.ErrorType(err) != structs.ErrInvalidInput {
+		t.Fatalf("MTU change above the segment's: %v", err)
+	}
+}

@@ -94,9 +94,11 @@ func (t *netTxn) network(c *structs.NetChange) error {
 				return err
 			}
 		}
-	}
-	if err := networkMTU(n, seg, c.Segments != nil); err != nil {
-		return err
+		// Only a changed MTU is checked: a network an older build let
+		// have a larger one keeps it through other updates.
+		if err := networkMTU(n, seg, c.Segments != nil && n.MTU != old.MTU); err != nil {
+			return err
+		}
 	}
 	if n.IsDefault && n.External {
 		nets, err := list[*structs.Network](t.txn, nil, TableNetworks)
