@@ -46,7 +46,7 @@ func buildNetworkCreate(state *fsm.StateStore, a *structs.NetWriteRequest) ([]*s
 	}
 	if !a.Caller.Admin {
 		for _, f := range []string{"shared", "router:external", "is_default", "provider:network_type",
-			"provider:physical_network", "provider:segmentation_id"} {
+			"provider:physical_network", "provider:segmentation_id", "segments"} {
 			if a.Has(f) {
 				return nil, "", policyError("create_network:" + f)
 			}

@@ -92,6 +92,36 @@ func TestProviderNetworks(t *testing.T) {
 	if v := h.do("GET", "/network/v2.0/networks/"+again["id"].(string), adminTok, nil).want(t, 200).obj("network"); v["provider:segmentation_id"] != float64(1000) {
 		t.Fatalf("freed VNI not reused: %v", v)
 	}
-	// The provider extension is listed.
+	// The provider and multi-provider extensions are listed.
 	h.do("GET", "/network/v2.0/extensions/provider", adminTok, nil).want(t, 200)
+	h.do("GET", "/network/v2.0/extensions/multi-provider", adminTok, nil).want(t, 200)
+}
+
+// TestMultiProviderSegments: a network's one segment may be given as
+// segments (the multi-provider extension), and shows as provider:*.
+func TestMultiProviderSegments(t *testing.T) {
+	h := newHarness(t)
+	seg := map[string]any{"provider:network_type": "vlan", "provider:physical_network": "physnet1", "provider:segmentation_id": 300}
+	n := h.create("networks", "network", adminTok, map[string]any{"name": "seg", "segments": []any{seg}})
+	if n["provider:network_type"] != "vlan" || n["provider:physical_network"] != "physnet1" || n["provider:segmentation_id"] != float64(300) {
+		t.Fatalf("network from segments %v", n)
+	}
+	for _, tc := range []struct {
+		body   map[string]any
+		status int
+		typ    string
+		msg    string
+	}{
+		{map[string]any{"segments": []any{seg}, "provider:network_type": "vlan"}, 400, "SegmentsSetInConjunctionWithProviders",
+			"Segments and provider values cannot both be set."},
+		{map[string]any{"segments": []any{seg, seg}}, 400, "HTTPBadRequest", "a network has exactly one segment, 2 given"},
+		{map[string]any{"segments": []any{map[string]any{"provider:network_type": "vlan", "mtu": 1}}}, 400, "HTTPBadRequest", "unrecognized attribute 'mtu'"},
+		{map[string]any{"segments": []any{seg}}, 409, "VlanIdInUse", "The VLAN 300 on physical network physnet1 is in use."},
+	} {
+		h.do("POST", "/network/v2.0/networks", adminTok, map[string]any{"network": tc.body}).neutronError(t, tc.status, tc.typ, tc.msg)
+	}
+	h.do("POST", "/network/v2.0/networks", aliceTok, map[string]any{"network": map[string]any{"segments": []any{seg}}}).
+		neutronError(t, 403, "PolicyNotAuthorized", "(rule:create_network:segments) is disallowed by policy")
+	h.do("PUT", "/network/v2.0/networks/"+n["id"].(string), adminTok, map[string]any{"network": map[string]any{"segments": []any{seg}}}).
+		want(t, 400)
 }
