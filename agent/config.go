@@ -212,6 +212,8 @@ type ServerConfig struct {
 	IdempotencyKeyTTL string `hcl:"idempotency_key_ttl,optional"`
 
 	Scheduler *SchedulerConfig `hcl:"scheduler,block"`
+	// Network segments tenant networks (config_network.go).
+	Network *ServerNetworkConfig `hcl:"network,block"`
 }
 
 // SchedulerConfig tunes the weighers, with Nova's option names.
@@ -439,6 +441,9 @@ func (c *Config) Finalize() error {
 	}
 	if c.Server.NumSchedulers < 0 || c.Server.MaxBuildAttempts < 0 {
 		return fmt.Errorf("num_schedulers and max_build_attempts must not be negative")
+	}
+	if _, err := c.netSegments(); err != nil {
+		return err
 	}
 	if s := c.Server.Scheduler; s != nil && s.HostSubsetSize != nil && *s.HostSubsetSize < 1 {
 		return fmt.Errorf("host_subset_size must be at least 1")

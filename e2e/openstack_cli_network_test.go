@@ -28,6 +28,7 @@ func testOpenStackCLINetworking(t *testing.T, bin string, env []string) {
 	if err := json.Unmarshal([]byte(mustOS(t, bin, env, "network", "create", "cli-net", "-f", "json")), &net); err != nil || net.ID == "" || net.MTU != 1450 {
 		t.Fatalf("network create: %+v %v", net, err)
 	}
+	testOpenStackCLIProviderNetworks(t, bin, env)
 	if out := mustOS(t, bin, env, "subnet", "create", "--network", "cli-net", "--subnet-range", "192.168.77.0/24", "cli-sub", "-f", "value", "-c", "gateway_ip"); strings.TrimSpace(out) != "192.168.77.1" {
 		t.Fatalf("subnet create: %s", out)
 	}
@@ -74,4 +75,31 @@ func testOpenStackCLINetworking(t *testing.T, bin string, env []string) {
 	mustOS(t, bin, env, "port", "delete", "cli-port")
 	mustOS(t, bin, env, "subnet", "delete", "cli-sub")
 	mustOS(t, bin, env, "network", "delete", "cli-net")
+}
+
+// testOpenStackCLIProviderNetworks creates provider networks as an
+// administrator does (env is the admin's): a VXLAN network with its own
+// VNI and a VLAN on a physical network, whose segments are unique.
+func testOpenStackCLIProviderNetworks(t *testing.T, bin string, env []string) {
+	t.Helper()
+	var seg struct {
+		Type    string `json:"provider:network_type"`
+		Physnet string `json:"provider:physical_network"`
+		ID      int    `json:"provider:segmentation_id"`
+		MTU     int    `json:"mtu"`
+	}
+	out := mustOS(t, bin, env, "network", "create", "--provider-network-type", "vxlan", "--provider-segment", "4242", "cli-vx", "-f", "json")
+	if err := json.Unmarshal([]byte(out), &seg); err != nil || seg.Type != "vxlan" || seg.ID != 4242 || seg.MTU != 1450 {
+		t.Fatalf("network create --provider-network-type vxlan: %+v %v %s", seg, err, out)
+	}
+	out = mustOS(t, bin, env, "network", "create", "--provider-network-type", "vlan", "--provider-physical-network", "physnet1",
+		"--provider-segment", "42", "cli-vlan", "-f", "json")
+	if err := json.Unmarshal([]byte(out), &seg); err != nil || seg.Type != "vlan" || seg.Physnet != "physnet1" || seg.ID != 42 || seg.MTU != 1500 {
+		t.Fatalf("network create --provider-network-type vlan: %+v %v %s", seg, err, out)
+	}
+	if out, errOut, code := runOS(t, bin, env, "network", "create", "--provider-network-type", "vxlan", "--provider-segment", "4242", "cli-vx2"); code == 0 ||
+		!strings.Contains(out+errOut, "The tunnel ID 4242 is in use") {
+		t.Fatalf("a second VNI 4242: exit %d %s %s", code, out, errOut)
+	}
+	mustOS(t, bin, env, "network", "delete", "cli-vx", "cli-vlan")
 }

@@ -67,8 +67,22 @@ func (t *netTxn) network(c *structs.NetChange) error {
 	if done, err := checkChange(c, structs.NetKindNetwork, n.ID, old != nil, func() uint64 { return old.ModifyIndex }); done || err != nil {
 		return err
 	}
+	seg := structs.DefaultNetSegments
+	if c.Segments != nil {
+		seg = *c.Segments
+		if err := seg.Validate(); err != nil {
+			return structs.Errorf(structs.KindInvalid, "network %s: %v", n.ID, err)
+		}
+	}
 	if old == nil {
-		if err := t.allocateSegment(n); err != nil {
+		if n.NetworkType == "" {
+			n.NetworkType = structs.NetTypeVXLAN
+		}
+		// The input's own error comes before an exhausted range.
+		if err := networkMTU(n, seg, c.Segments != nil); err != nil {
+			return err
+		}
+		if err := t.allocateSegment(n, seg); err != nil {
 			return err
 		}
 		t.countCreate(n.ProjectID, structs.QuotaNetwork)
@@ -80,11 +94,10 @@ func (t *netTxn) network(c *structs.NetChange) error {
 				return err
 			}
 		}
-	}
-	if n.MTU == 0 {
-		n.MTU = structs.PhysnetMTU
-		if n.NetworkType == structs.NetTypeVXLAN {
-			n.MTU = structs.VXLANMTU
+		// Only a changed MTU is checked: a network an older build let
+		// have a larger one keeps it through other updates.
+		if err := networkMTU(n, seg, c.Segments != nil && n.MTU != old.MTU); err != nil {
+			return err
 		}
 	}
 	if n.IsDefault && n.External {
@@ -110,12 +123,12 @@ func (t *netTxn) network(c *structs.NetChange) error {
 	return t.insert(TableNetworks, n)
 }
 
-// allocateSegment gives a new VXLAN network the lowest free VNI, and
-// checks that an explicit segment is free.
-func (t *netTxn) allocateSegment(n *structs.Network) error {
-	if n.NetworkType == "" {
-		n.NetworkType = structs.NetTypeVXLAN
-	}
+// allocateSegment gives a new VXLAN network the lowest free VNI of the
+// range the change carries, and checks that an explicit segment is
+// free. A VNI is free again once its network is deleted: the used set
+// is read from the networks themselves, as a subnet's free addresses
+// are read from its ports.
+func (t *netTxn) allocateSegment(n *structs.Network, seg structs.NetSegments) error {
 	nets, err := list[*structs.Network](t.txn, nil, TableNetworks)
 	if err != nil {
 		return err
@@ -129,25 +142,48 @@ func (t *netTxn) allocateSegment(n *structs.Network) error {
 			}
 		}
 		if n.SegmentationID == 0 {
-			for vni := 1; vni <= structs.MaxVNI; vni++ {
+			for vni := seg.VNIMin; vni <= seg.VNIMax; vni++ {
 				if !used[vni] {
 					n.SegmentationID = vni
 					return nil
 				}
 			}
-			return structs.NetErrorf(structs.KindUnavailable, structs.ErrConflict, "Unable to create the network. No tenant network is available for allocation.")
+			return structs.NetErrorf(structs.KindUnavailable, structs.ErrNoNetworkAvailable,
+				"Unable to create the network. No tenant network is available for allocation.")
 		}
 		if used[n.SegmentationID] {
-			return structs.NetErrorf(structs.KindConflict, structs.ErrSegmentationIDInUse,
+			return structs.NetErrorf(structs.KindConflict, structs.ErrTunnelIDInUse,
 				"Unable to create the network. The tunnel ID %d is in use.", n.SegmentationID)
 		}
 	case structs.NetTypeFlat, structs.NetTypeVLAN:
 		for _, o := range nets {
-			if o.NetworkType == n.NetworkType && o.PhysicalNetwork == n.PhysicalNetwork && o.SegmentationID == n.SegmentationID {
-				return structs.NetErrorf(structs.KindConflict, structs.ErrSegmentationIDInUse,
-					"Unable to create the %s network. Physical network %s (segment %d) is in use.", n.NetworkType, n.PhysicalNetwork, n.SegmentationID)
+			if o.NetworkType != n.NetworkType || o.PhysicalNetwork != n.PhysicalNetwork || o.SegmentationID != n.SegmentationID {
+				continue
 			}
+			if n.NetworkType == structs.NetTypeFlat {
+				return structs.NetErrorf(structs.KindConflict, structs.ErrFlatNetworkInUse,
+					"Unable to create the flat network. Physical network %s is in use.", n.PhysicalNetwork)
+			}
+			return structs.NetErrorf(structs.KindConflict, structs.ErrVlanIDInUse,
+				"Unable to create the network. The VLAN %d on physical network %s is in use.", n.SegmentationID, n.PhysicalNetwork)
 		}
+	}
+	return nil
+}
+
+// networkMTU fills a network's MTU from the physical MTU when none was
+// asked for, and refuses one larger than its segment carries. Only a
+// change that carries its segmentation config is refused: an entry from
+// before the check existed must apply as it did.
+func networkMTU(n *structs.Network, seg structs.NetSegments, checked bool) error {
+	limit := seg.MaxMTU(n.NetworkType)
+	if n.MTU == 0 {
+		n.MTU = limit
+		return nil
+	}
+	if checked && n.MTU > limit {
+		return structs.NetErrorf(structs.KindInvalid, structs.ErrInvalidInput,
+			"Invalid input for operation: Requested MTU is too big, maximum is %d.", limit)
 	}
 	return nil
 }

@@ -120,6 +120,11 @@ type Config struct {
 	// receiving to queued (default 30s).
 	ImageUploaderTimeout time.Duration
 
+	// NetSegments is how tenant networks are segmented: the VNI range
+	// and the physical MTU network creates carry into the FSM (zero:
+	// structs.DefaultNetSegments).
+	NetSegments structs.NetSegments
+
 	// TLS for RPC: server side and client side, nil for plaintext.
 	TLSServer  *tls.Config
 	TLSClient  *tls.Config
@@ -220,6 +225,12 @@ func (c *Config) Validate() error {
 	}
 	if c.ImageUploaderTimeout <= 0 {
 		c.ImageUploaderTimeout = 30 * time.Second
+	}
+	if c.NetSegments == (structs.NetSegments{}) {
+		c.NetSegments = structs.DefaultNetSegments
+	}
+	if err := c.NetSegments.Validate(); err != nil {
+		return fmt.Errorf("server config: %w", err)
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()

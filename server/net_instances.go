@@ -151,6 +151,9 @@ func (s *Server) instanceNetworking(state *fsm.StateStore, args *structs.Instanc
 			if err != nil {
 				return nil, err
 			}
+			if err := s.stampSegments(topo); err != nil {
+				return nil, err
+			}
 			changes = append(changes, topo...)
 			requests = []*structs.InstanceNetworkRequest{{NetworkID: netID}}
 		}

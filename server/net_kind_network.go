@@ -46,14 +46,22 @@ func buildNetworkCreate(state *fsm.StateStore, a *structs.NetWriteRequest) ([]*s
 	}
 	if !a.Caller.Admin {
 		for _, f := range []string{"shared", "router:external", "is_default", "provider:network_type",
-			"provider:physical_network", "provider:segmentation_id"} {
+			"provider:physical_network", "provider:segmentation_id", "segments"} {
 			if a.Has(f) {
 				return nil, "", policyError("create_network:" + f)
 			}
 		}
+		// A segment in the body is refused whether or not the edge
+		// listed it among the fields: only the FSM picks a member's.
+		if f := providerSet(n); f != "" {
+			return nil, "", policyError("create_network:" + f)
+		}
 	}
 	n.ID, n.AutoAllocated = uuid.NewString(), false
 	if err := n.Validate(); err != nil {
+		return nil, "", err
+	}
+	if err := checkProvider(n); err != nil {
 		return nil, "", err
 	}
 	return []*structs.NetChange{{Op: structs.NetOpCreate, Kind: structs.NetKindNetwork, Network: n}}, n.ID, nil

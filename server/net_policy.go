@@ -111,6 +111,9 @@ func (s *Server) applyNet(build func(state *fsm.StateStore) ([]*structs.NetChang
 		if len(changes) == 0 {
 			return s.fsm.State().LatestIndex(), nil
 		}
+		if err := s.stampSegments(changes); err != nil {
+			return 0, err
+		}
 		index, err := s.apply(structs.NetApplyType, &structs.NetApplyEntry{Changes: changes, At: time.Now().UnixNano()})
 		if err != nil && attempt < 5 && (fsm.NetStale(err) || structs.ErrorType(err) == structs.ErrMacAddressInUse) {
 			continue

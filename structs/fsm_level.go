@@ -44,9 +44,14 @@ const (
 	// reports (AllocClientUpdateBatch), and the leader's purges (proposed
 	// as ignorable).
 	FSMLevelBatched FSMLevel = 2
+	// FSMLevelSegments adds no type: network creates may carry the
+	// servers' segmentation config (NetChange.Segments), which an older
+	// FSM would ignore and allocate VNIs from 1 instead of the range.
+	// Servers stamp a configured range only at this level.
+	FSMLevelSegments FSMLevel = 3
 
 	// CurrentFSMLevel is the level of this build.
-	CurrentFSMLevel = FSMLevelBatched
+	CurrentFSMLevel = FSMLevelSegments
 )
 
 // messageTypeLevels is the level that introduced each message type. It

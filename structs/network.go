@@ -57,9 +57,14 @@ var NetworkTypes = []string{NetTypeVXLAN, NetTypeFlat, NetTypeVLAN, NetTypeLocal
 // VXLAN segment's, 50 bytes less for its encapsulation.
 const (
 	PhysnetMTU = 1500
-	VXLANMTU   = 1450
+	VXLANMTU   = PhysnetMTU - VXLANOverhead
+	// VXLANOverhead is what VXLAN's encapsulation (outer IPv4, UDP,
+	// VXLAN and inner Ethernet headers) takes from the physical MTU.
+	VXLANOverhead = 50
 	// MaxVNI is the largest VXLAN network identifier.
 	MaxVNI = 1<<24 - 1
+	// MaxVLAN is the largest VLAN id.
+	MaxVLAN = 4094
 )
 
 // Port binding values shown for every port: Stratus's future dataplane
@@ -512,6 +517,9 @@ type NetChange struct {
 	// Claim, for a port update that sets a device, refuses a port
 	// already bound to another device (PortInUse).
 	Claim bool
+	// Segments, for a network create, is the proposing server's
+	// segmentation config (nil: DefaultNetSegments).
+	Segments *NetSegments `json:",omitempty"`
 
 	Network       *Network           `json:",omitempty"`
 	Subnet        *Subnet            `json:",omitempty"`

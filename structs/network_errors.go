@@ -46,6 +46,10 @@ const (
 	ErrRouterExternalGatewayInUseByFIP    = "RouterExternalGatewayInUseByFloatingIp"
 	ErrDefaultExternalNetworkExists       = "DefaultExternalNetworkExists"
 	ErrSegmentationIDInUse                = "SegmentationIdInUse"
+	ErrTunnelIDInUse                      = "TunnelIdInUse"
+	ErrVlanIDInUse                        = "VlanIdInUse"
+	ErrFlatNetworkInUse                   = "FlatNetworkInUse"
+	ErrNoNetworkAvailable                 = "NoNetworkAvailable"
 	ErrPolicyNotAuthorized                = "PolicyNotAuthorized"
 	ErrConflict                           = "Conflict"
 	ErrNotFound                           = "NotFound"
@@ -64,7 +68,8 @@ func init() {
 		ErrBadRequest, ErrInvalidAllocationPool, ErrOverlappingAllocationPools,
 		ErrGatewayConflictWithAllocationPools, ErrInvalidSharedSetting, ErrFloatingIPPortAlreadyAssociated,
 		ErrRouterInterfaceInUseByFloatingIP, ErrRouterExternalGatewayInUseByFIP, ErrDefaultExternalNetworkExists,
-		ErrSegmentationIDInUse, ErrPolicyNotAuthorized, ErrConflict, ErrNotFound} {
+		ErrSegmentationIDInUse, ErrTunnelIDInUse, ErrVlanIDInUse, ErrFlatNetworkInUse, ErrNoNetworkAvailable,
+		ErrPolicyNotAuthorized, ErrConflict, ErrNotFound} {
 		errorTypes[t] = true
 	}
 }

@@ -187,6 +187,12 @@ func (a *API) networkCreate(w http.ResponseWriter, q *request) (any, error) {
 	if n.External {
 		args.Fields = append(args.Fields, "router:external")
 	}
+	for f, set := range map[string]bool{"provider:network_type": n.NetworkType != "",
+		"provider:physical_network": n.PhysicalNetwork != "", "provider:segmentation_id": n.SegmentationID != 0} {
+		if set {
+			args.Fields = append(args.Fields, f)
+		}
+	}
 	return a.netCreate(w, q, args)
 }
 

@@ -45,8 +45,18 @@ type harness struct {
 // newHarness serves the API over a real single server, in process.
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	s, err := server.NewServer(&server.Config{NodeName: "neutron-test", NodeID: "00000000-0000-0000-0000-00000000b001",
-		DataDir: t.TempDir(), BindAddr: "127.0.0.1", BootstrapExpect: 1, GossipFast: true, Logger: hclog.NewNullLogger()})
+	return newHarnessWith(t, nil)
+}
+
+// newHarnessWith is newHarness with the server's config tweaked.
+func newHarnessWith(t *testing.T, tweak func(*server.Config)) *harness {
+	t.Helper()
+	cfg := &server.Config{NodeName: "neutron-test", NodeID: "00000000-0000-0000-0000-00000000b001",
+		DataDir: t.TempDir(), BindAddr: "127.0.0.1", BootstrapExpect: 1, GossipFast: true, Logger: hclog.NewNullLogger()}
+	if tweak != nil {
+		tweak(cfg)
+	}
+	s, err := server.NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,6 +67,7 @@ func networkResource() *resource {
 				}
 				return err
 			}},
+			"segments":                {post: true, set: setSegments},
 			"availability_zone_hints": ignored,
 			"dns_domain":              ignored,
 			"qos_policy_id":           mustBeNull("qos_policy_id"),

@@ -34,6 +34,7 @@ var extensions = []extension{
 	{"ext-gw-mode", "Neutron L3 Configurable external gateway mode", "Extension of the router abstraction for specifying whether SNAT should occur on the external gateway"},
 	{"extraroute", "Neutron Extra Route", "Extra routes configuration for L3 router"},
 	{"filter-validation", "Filter parameters validation", "Provides validation on filter parameters."},
+	{"multi-provider", "Multi Provider Network", "Expose mapping of virtual networks to multiple physical networks"},
 	{"net-mtu", "Network MTU", "Provides MTU attribute for a network resource."},
 	{"network_availability_zone", "Network Availability Zone", "Availability zone support for network."},
 	{"pagination", "Pagination support", "Extension that indicates that pagination is enabled."},

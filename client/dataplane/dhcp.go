@@ -58,6 +58,9 @@ func (p *Plane) dnsmasqArgs(n *Network, subnets []Subnet) []string {
 		"--dhcp-authoritative", "--dhcp-no-override",
 		"--log-facility=" + filepath.Join(dir, "log"),
 	}
+	if opt := mtuOption(n, subnets); opt != "" {
+		args = append(args, opt)
+	}
 	for _, s := range subnets {
 		pfx, _ := netip.ParsePrefix(s.CIDR)
 		tag := "set:" + subnetTag(s.ID)
@@ -72,6 +75,24 @@ func (p *Plane) dnsmasqArgs(n *Network, subnets []Subnet) []string {
 		args = append(args, fmt.Sprintf("--dhcp-range=%s,%s,static,%s,%ds", tag, pfx.Addr(), prefixMask(pfx), leaseSeconds))
 	}
 	return args
+}
+
+// mtuOption advertises the network's MTU (DHCP option 26,
+// interface-mtu) to every DHCPv4 client, asked for or not: a guest that
+// does not ask (busybox's udhcpc, some images' dhclient) would otherwise
+// keep 1500 bytes on a VXLAN network whose MTU is 50 less, and lose
+// every full-sized packet. On the command line, a change of the MTU
+// restarts dnsmasq. "" when the network has no MTU or no IPv4 subnet.
+func mtuOption(n *Network, subnets []Subnet) string {
+	if n.MTU <= 0 {
+		return ""
+	}
+	for _, s := range subnets {
+		if s.IPVersion == 4 {
+			return fmt.Sprintf("--dhcp-option-force=26,%d", n.MTU)
+		}
+	}
+	return ""
 }
 
 // subnetTag is dnsmasq's tag of a subnet (tags may not start with a
@@ -123,8 +144,9 @@ func servedBy(a netip.Addr, subnets []Subnet) bool {
 // optsFile is the dhcp-optsfile: per subnet its router, DNS servers and
 // host routes (classless static routes, with the default route first
 // when there is a gateway, as RFC 3442 makes clients ignore the router
-// option), and the MTU.
-func optsFile(n *Network, subnets []Subnet) []byte {
+// option). The MTU is on the command line (mtuOption): the optsfile
+// cannot force an option.
+func optsFile(subnets []Subnet) []byte {
 	var b bytes.Buffer
 	for _, s := range subnets {
 		tag := "tag:" + subnetTag(s.ID)
@@ -144,9 +166,6 @@ func optsFile(n *Network, subnets []Subnet) []byte {
 				routes = append(routes, r.Destination+","+r.NextHop)
 			}
 			fmt.Fprintf(&b, "%s,option:classless-static-route,%s\n", tag, strings.Join(routes, ","))
-		}
-		if n.MTU > 0 {
-			fmt.Fprintf(&b, "%s,option:mtu,%d\n", tag, n.MTU)
 		}
 	}
 	return b.Bytes()
@@ -174,7 +193,7 @@ func (p *Plane) ensureDHCP(ctx context.Context, n *Network, ports []Port) error 
 	}
 	args := p.dnsmasqArgs(n, subnets)
 	filesChanged := false
-	for name, data := range map[string][]byte{"host": hostsFile(n, subnets, ports), "opts": optsFile(n, subnets)} {
+	for name, data := range map[string][]byte{"host": hostsFile(n, subnets, ports), "opts": optsFile(subnets)} {
 		changed, err := writeIfChanged(filepath.Join(dir, name), data)
 		if err != nil {
 			return err

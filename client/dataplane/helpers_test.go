@@ -115,7 +115,7 @@ func newGuest(t *testing.T, hostNS, portID, mac string) *guest {
 	script := filepath.Join(g.dir, "udhcpc.sh")
 	body := "#!/bin/sh\ncase \"$1\" in bound|renew)\n  ip addr flush dev \"$interface\"\n" +
 		"  ip addr add \"$ip/$mask\" dev \"$interface\"\n  [ -n \"$router\" ] && ip route replace default via \"${router%% *}\"\n" +
-		"  echo \"$ip\" > " + filepath.Join(g.dir, "lease") + "\n;;\nesac\nexit 0\n"
+		"  echo \"$ip\" > " + filepath.Join(g.dir, "lease") + "\n  echo \"$mtu\" > " + filepath.Join(g.dir, "mtu") + "\n;;\nesac\nexit 0\n"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +132,13 @@ func (g *guest) dhcp() (string, error) {
 	}
 	raw, err := os.ReadFile(filepath.Join(g.dir, "lease"))
 	return strings.TrimSpace(string(raw)), err
+}
+
+// mtu is the interface MTU (DHCP option 26) the guest's last DHCP
+// answer carried, "" for none. udhcpc does not ask for it.
+func (g *guest) mtu() string {
+	raw, _ := os.ReadFile(filepath.Join(g.dir, "mtu"))
+	return strings.TrimSpace(string(raw))
 }
 
 // listen starts nc listening on a TCP port in the guest until the test

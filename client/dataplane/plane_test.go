@@ -106,6 +106,9 @@ func TestPlaneBridgesDHCPAndSecurityGroups(t *testing.T) {
 			log, _ := os.ReadFile(filepath.Join(p.dhcpDir(netID), "log"))
 			t.Fatalf("DHCP in %s: got %q, %v; want %s\ndnsmasq log:\n%s", g.ns, got, err, want, log)
 		}
+		if got := g.mtu(); got != "1450" {
+			t.Fatalf("DHCP in %s advertised MTU %q, want 1450", g.ns, got)
+		}
 	}
 	waitFor(t, "both leases", func() error {
 		leases, err := p.Leases()
