@@ -22,9 +22,10 @@ var instanceCreateCommand = (&spec{
 	synopsis: "Create instances",
 	args:     "[options] -flavor FLAVOR -image IMAGE NAME",
 	help: `Boot instances named NAME (NAME-1, NAME-2, … with -count) and print
-their IDs. Instances are scheduled asynchronously; with -wait the command
-follows them with blocking queries until none is in BUILD, and fails if any
-ended in ERROR.`,
+their IDs, then follow them with blocking queries until none is in BUILD,
+printing each change, and fail if any ended in ERROR — as every other
+operation follows its progress. -detach returns as soon as the servers
+have accepted the boot (instances are scheduled asynchronously).`,
 	nargs: exactly(1),
 	setup: func(fs *flag.FlagSet) runFunc {
 		req := &api.InstanceCreateRequest{ImageProperties: map[string]string{}, Metadata: map[string]string{}}
@@ -35,7 +36,10 @@ ended in ERROR.`,
 		fs.Var(properties(req.ImageProperties), "property", "An image property read by the scheduler, as `KEY=VALUE`. May be repeated.")
 		fs.Var(properties(req.Metadata), "meta", "A metadata item, as `KEY=VALUE`. May be repeated.")
 		fs.IntVar(&req.Count, "count", 1, "The number of instances to boot.")
-		wait := fs.Bool("wait", false, "Wait until no instance is in BUILD; exit 1 if any ends in ERROR.")
+		detach := fs.Bool("detach", false, "Return once the boot is accepted, without following the instances.")
+		// -wait was needed before following became the default; scripts
+		// that pass it keep working.
+		fs.Bool("wait", true, "Follow the instances until none is in BUILD (the default; see -detach).")
 		return func(e *env, args []string) int {
 			switch {
 			case req.Flavor == "" || req.Image == "":
@@ -53,10 +57,10 @@ ended in ERROR.`,
 					fmt.Fprintf(e.ui.Stdout, "Instance %q created with ID %q\n", inst.Name, inst.ID)
 				}
 			}
-			if *wait {
-				return e.watchBuild(resp, wm.LastIndex)
+			if *detach {
+				return e.render(resp, func(io.Writer) {})
 			}
-			return e.render(resp, func(io.Writer) {})
+			return e.watchBuild(resp, wm.LastIndex)
 		}
 	},
 }).factory()

@@ -48,7 +48,8 @@ func seedBoot(srv *apitest.Server) {
 func TestInstanceCreate(t *testing.T) {
 	srv := newServer(t)
 	seedFlavors(srv)
-	out := runOK(t, "instance", "create", "-address", srv.URL, "-flavor", "m1.tiny", "--image", "cirros", "-az", "az1",
+	// -detach: the fake server's instances never leave BUILD.
+	out := runOK(t, "instance", "create", "-detach", "-address", srv.URL, "-flavor", "m1.tiny", "--image", "cirros", "-az", "az1",
 		"-key-name", "mykey", "-property", "architecture=x86_64", "-meta", "role=fe", "-meta", "tier=1", "-count", "2", "web")
 	list, _, _ := srv.Client(t).Instances().List(nil)
 	if len(list) != 2 {
@@ -66,7 +67,7 @@ func TestInstanceCreate(t *testing.T) {
 		t.Errorf("body %v\nwant %v", body, wantBody)
 	}
 
-	out = runOK(t, "instance", "create", "db", "-address", srv.URL, "-flavor", "2", "-image", "cirros", "-json")
+	out = runOK(t, "instance", "create", "db", "-detach", "-address", srv.URL, "-flavor", "2", "-image", "cirros", "-json")
 	var resp api.InstanceCreateResponse
 	if err := json.Unmarshal([]byte(out), &resp); err != nil || len(resp.Instances) != 1 || resp.Instances[0].Status != "BUILD" || resp.EvalID == "" {
 		t.Errorf("-json: %v %q", err, out)
@@ -139,11 +140,14 @@ func runAsync(t *testing.T, args ...string) <-chan result {
 	return done
 }
 
-func TestInstanceCreateWaitFollowsBlockingQueries(t *testing.T) {
+// TestInstanceCreateFollowsByDefault: without -detach a create follows
+// its instances with blocking queries, as every other operation does
+// (and -wait, which scripts may still pass, changes nothing).
+func TestInstanceCreateFollowsByDefault(t *testing.T) {
 	srv := newServer(t)
 	seedFlavors(srv)
 	srv.BlockQueries(true)
-	done := runAsync(t, "instance", "create", "-address", srv.URL, "-flavor", "1", "-image", "cirros", "-count", "2", "-wait", "web")
+	done := runAsync(t, "instance", "create", "-address", srv.URL, "-flavor", "1", "-image", "cirros", "-count", "2", "web")
 
 	waitRequests(t, srv, 1)
 	list, _, _ := srv.Client(t).Instances().List(nil)
