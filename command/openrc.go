@@ -1,6 +1,7 @@
 package command
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
@@ -12,6 +13,9 @@ var openrcCommand = (&spec{
 	help: `Print shell exports that point OpenStack clients (openstack, nova,
   gophercloud, Terraform) at this cloud's identity service, for one user.
   Use it as:  eval "$(cloudctl openrc --user demo)"
+  -format clouds-yaml prints a clouds.yaml instead, for tools that read
+  one (openstack --os-cloud, Terraform, gophercloud's clientconfig):
+    cloudctl openrc -format clouds-yaml > ~/.config/openstack/clouds.yaml
 
   Dev mode seeds the users admin (project admin, role admin) and demo
   (project demo, role member), each with its name as password; that is
@@ -22,6 +26,8 @@ var openrcCommand = (&spec{
 		project := fs.String("project", "", "Project name (default: the user name, as dev mode seeds them).")
 		password := fs.String("password", "", "Password (default: the dev-mode password, the user name).")
 		region := fs.String("region", "RegionOne", "Region of the catalog.")
+		format := fs.String("format", "shell", "Output format: shell (exports) or clouds-yaml.")
+		cloud := fs.String("cloud", "stratus", "With -format clouds-yaml: the cloud's name (openstack --os-cloud NAME).")
 		return func(e *env, _ []string) int {
 			if *user == "" || strings.ContainsAny(*user, "'\n") {
 				fmt.Fprintln(e.ui.Stderr, "Error: -user must be a plain user name")
@@ -34,8 +40,17 @@ var openrcCommand = (&spec{
 			if pass == "" {
 				pass = *user
 			}
+			authURL := strings.TrimSuffix(e.client.Address(), "/") + "/identity/v3"
+			switch *format {
+			case "shell":
+			case "clouds-yaml":
+				fmt.Fprint(e.ui.Stdout, cloudsYAML(*cloud, authURL, *user, pass, proj, *region))
+				return 0
+			default:
+				return e.usage("-format must be shell or clouds-yaml, got %q", *format)
+			}
 			vars := [][2]string{
-				{"OS_AUTH_URL", strings.TrimSuffix(e.client.Address(), "/") + "/identity/v3"},
+				{"OS_AUTH_URL", authURL},
 				{"OS_IDENTITY_API_VERSION", "3"},
 				{"OS_USERNAME", *user},
 				{"OS_PASSWORD", pass},
@@ -52,6 +67,29 @@ var openrcCommand = (&spec{
 		}
 	},
 }).factory()
+
+// cloudsYAML is a clouds.yaml with one cloud. Every value is written as
+// a JSON string, which is a YAML double-quoted scalar, so no name or
+// password can break the document.
+func cloudsYAML(cloud, authURL, user, password, project, region string) string {
+	q := func(s string) string {
+		b, _ := json.Marshal(s)
+		return string(b)
+	}
+	return fmt.Sprintf(`clouds:
+  %s:
+    auth:
+      auth_url: %s
+      username: %s
+      password: %s
+      project_name: %s
+      user_domain_name: "Default"
+      project_domain_name: "Default"
+    region_name: %s
+    interface: "public"
+    identity_api_version: 3
+`, q(cloud), q(authURL), q(user), q(password), q(project), q(region))
+}
 
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string {

@@ -86,6 +86,25 @@ func TestOpenStackCLIAgainstDevAgent(t *testing.T) {
 	if out := mustOS(t, bin, env, "flavor", "list", "-f", "value", "-c", "Name"); !strings.Contains(out, "m1.tiny") {
 		t.Fatalf("flavor list: %s", out)
 	}
+	// A clouds.yaml from cloudctl serves the CLI as well as the exports.
+	yaml, errOut, code := cli(t, dev.http, "openrc", "-format", "clouds-yaml", "-cloud", "lab")
+	if code != 0 {
+		t.Fatalf("openrc -format clouds-yaml: %s", errOut)
+	}
+	cloudsFile := filepath.Join(t.TempDir(), "clouds.yaml")
+	if err := os.WriteFile(cloudsFile, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var cloudEnv []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OS_") {
+			cloudEnv = append(cloudEnv, kv)
+		}
+	}
+	cloudEnv = append(cloudEnv, "OS_CLIENT_CONFIG_FILE="+cloudsFile)
+	if out := mustOS(t, bin, cloudEnv, "--os-cloud", "lab", "flavor", "list", "-f", "value", "-c", "Name"); !strings.Contains(out, "m1.tiny") {
+		t.Fatalf("flavor list through clouds.yaml: %s", out)
+	}
 	// The catalog as Keystone's resources (issue #32).
 	if out := mustOS(t, bin, env, "service", "list", "-f", "value", "-c", "Type"); !strings.Contains(out, "compute") || !strings.Contains(out, "network") {
 		t.Fatalf("service list: %s", out)
