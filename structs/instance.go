@@ -89,6 +89,9 @@ type Instance struct {
 	// ReservationID groups the instances of one create request, as
 	// Nova's multi-create does.
 	ReservationID string
+	// LaunchIndex is the instance's place (from 0) among the instances
+	// of its create request (Nova's launch_index).
+	LaunchIndex int `json:",omitempty"`
 
 	FlavorID string
 	// Flavor is the flavor as it was when the instance was created, so a
@@ -170,6 +173,11 @@ type Instance struct {
 	// deleted (unix nanoseconds), for the offload and reclaim timers.
 	ShelvedAt int64
 	DeletedAt int64
+	// LaunchedAt is when the instance first came up ACTIVE and
+	// TerminatedAt when it was deleted (unix nanoseconds, from the Raft
+	// entry; Nova's launched_at and terminated_at).
+	LaunchedAt   int64 `json:",omitempty"`
+	TerminatedAt int64 `json:",omitempty"`
 
 	CreatedAt int64
 	UpdatedAt int64
