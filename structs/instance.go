@@ -164,6 +164,9 @@ type Instance struct {
 	// (Nova's config_drive); the flavor's and image's properties may
 	// ask for one too (see NeedsConfigDrive).
 	ConfigDrive bool `json:",omitempty"`
+	// AutoDiskConfig is Nova's auto_disk_config (OS-DCF:diskConfig AUTO):
+	// the guest's root partition is grown to the disk.
+	AutoDiskConfig bool `json:",omitempty"`
 	// SystemMetadata is Nova's system metadata: values the services
 	// keep about the instance that users do not edit (the guest's
 	// encrypted password, password_0 … password_3).

@@ -307,7 +307,8 @@ var resizeSchema = &schema{types: tObject, required: []string{"flavorRef"}, prop
 }}
 
 // actResize moves the server to another flavor (and host); it ends in
-// VERIFY_RESIZE. The disk config is accepted and not used.
+// VERIFY_RESIZE. A disk config given is recorded once the resize has
+// started, as Nova's resize updates the instance with it.
 func actResize(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	ref := ""
 	switch v := arg.(map[string]any)["flavorRef"].(type) {
@@ -329,6 +330,12 @@ func actResize(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if auto := diskConfigOf(arg.(map[string]any)); auto != nil && *auto != inst.AutoDiskConfig {
+		update := structs.InstanceUpdateRequest{InstanceID: inst.ID, AutoDiskConfig: auto}
+		if err := q.call("Instance.Update", &update, &structs.InstanceUpdateResponse{}); err != nil {
+			return nil, err
+		}
 	}
 	return acceptedReply(nil)
 }

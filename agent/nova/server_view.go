@@ -48,7 +48,7 @@ func (q *request) serverView(inst *structs.Instance, host *structs.Host, opts vi
 		"accessIPv4":        inst.AccessIPv4,
 		"accessIPv6":        inst.AccessIPv6,
 		"links":             q.links("servers", inst.ID),
-		"OS-DCF:diskConfig": "MANUAL",
+		"OS-DCF:diskConfig": diskConfigView(inst),
 	}
 	if containsString(faultStatuses, status) && inst.Fault != nil {
 		s["fault"] = q.faultView(inst.Fault)

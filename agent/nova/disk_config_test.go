@@ -1,0 +1,41 @@
+package nova
+
+import "testing"
+
+// TestDiskConfigHonoured: OS-DCF:diskConfig given on create, update,
+// rebuild and resize is what the server shows afterwards, and a value
+// other than AUTO or MANUAL is Nova's schema 400.
+func TestDiskConfigHonoured(t *testing.T) {
+	h, _ := newRealHarness(t, "hv-1", "hv-2")
+	h.req("POST", "/compute/v2.1/servers", memberTok, "", map[string]any{"server": map[string]any{
+		"name": "dcf", "imageRef": "cirros", "flavorRef": "1", "OS-DCF:diskConfig": "BAD"}}).
+		fault(t, 400, "badRequest", "Invalid input for field/attribute OS-DCF:diskConfig. Value: BAD. 'BAD' is not one of ['AUTO', 'MANUAL']")
+	r := h.req("POST", "/compute/v2.1/servers", memberTok, "", map[string]any{"server": map[string]any{
+		"name": "dcf", "imageRef": "cirros", "flavorRef": "1", "OS-DCF:diskConfig": "AUTO"}}).expect(t, 202)
+	if got := r.obj("server")["OS-DCF:diskConfig"]; got != "AUTO" {
+		t.Fatalf("create answer's diskConfig %v", got)
+	}
+	id := r.obj("server")["id"].(string)
+	if s := waitServer(h, id, "ACTIVE"); s["OS-DCF:diskConfig"] != "AUTO" {
+		t.Fatalf("created AUTO, shows %v", s["OS-DCF:diskConfig"])
+	}
+	r = h.req("PUT", "/compute/v2.1/servers/"+id, memberTok, "", map[string]any{"server": map[string]any{"OS-DCF:diskConfig": "MANUAL"}}).expect(t, 200)
+	if got := r.obj("server")["OS-DCF:diskConfig"]; got != "MANUAL" {
+		t.Fatalf("update answer's diskConfig %v", got)
+	}
+	r = act(h, id, memberTok, "", `{"rebuild": {"imageRef": "cirros", "OS-DCF:diskConfig": "AUTO"}}`).expect(t, 202)
+	if got := r.obj("server")["OS-DCF:diskConfig"]; got != "AUTO" {
+		t.Fatalf("rebuild answer's diskConfig %v", got)
+	}
+	if s := waitServer(h, id, "ACTIVE"); s["OS-DCF:diskConfig"] != "AUTO" {
+		t.Fatalf("rebuilt AUTO, shows %v", s["OS-DCF:diskConfig"])
+	}
+	act(h, id, memberTok, "", `{"resize": {"flavorRef": "2", "OS-DCF:diskConfig": "MANUAL"}}`).expect(t, 202)
+	if s := waitServer(h, id, "VERIFY_RESIZE"); s["OS-DCF:diskConfig"] != "MANUAL" {
+		t.Fatalf("resized MANUAL, shows %v", s["OS-DCF:diskConfig"])
+	}
+	act(h, id, memberTok, "", `{"confirmResize": null}`).expect(t, 204)
+	if s := waitServer(h, id, "ACTIVE"); s["OS-DCF:diskConfig"] != "MANUAL" {
+		t.Fatalf("confirmed MANUAL, shows %v", s["OS-DCF:diskConfig"])
+	}
+}
