@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"maps"
+	"net/netip"
 	"sort"
 	"strings"
 
@@ -202,7 +203,10 @@ func tagAndHostnameErrors(tags []string, hostname string, count int) []string {
 	return errs
 }
 
-// accessIPErrors checks access addresses (nil or "" for none).
+// accessIPErrors checks access addresses (nil or "" for none) and
+// rewrites each valid one in its canonical form, as Nova's
+// IPAddress-typed fields store them (Python's netaddr:
+// "0:0:0:0:0:babe:dc0c:1602" is "::babe:dc0c:1602").
 func accessIPErrors(v4, v6 *string) []string {
 	var errs []string
 	for version, addr := range map[int]*string{4: v4, 6: v6} {
@@ -211,6 +215,10 @@ func accessIPErrors(v4, v6 *string) []string {
 		}
 		if err := structs.ValidateAccessIP(version, *addr); err != nil {
 			errs = append(errs, structs.Message(err))
+			continue
+		}
+		if a, err := netip.ParseAddr(*addr); err == nil {
+			*addr = a.String()
 		}
 	}
 	sort.Strings(errs)
