@@ -88,6 +88,9 @@ func (a *API) listServers(q *request, detail bool) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	if v.Get("ip") != "" || v.Get("ip6") != "" {
+		q.prefetchNetInfo(instanceIDs(out.Instances))
+	}
 	var entries []serverEntry
 	for _, inst := range out.Instances {
 		e := serverEntry{inst: inst, host: hosts[inst.HostID]}
@@ -179,12 +182,8 @@ func (q *request) serverFilters() ([]func(serverEntry) bool, error) {
 	if err := q.timeFilters(allowed, add); err != nil {
 		return nil, err
 	}
-	// Stratus records no addresses: filters on them match what such
-	// servers would match.
-	for _, k := range []string{"ip", "ip6"} {
-		if allowed(k) && v.Get(k) != "" {
-			add(func(serverEntry) bool { return false })
-		}
+	if err := q.ipFilters(allowed, add); err != nil {
+		return nil, err
 	}
 	for _, k := range []string{"tags", "tags-any", "not-tags", "not-tags-any"} {
 		if allowed(k) && v.Get(k) != "" {
