@@ -38,12 +38,13 @@ func (a *API) serverDiagnostics(q *request) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Nova checks the host before asking its driver.
+	if inst.HostID == "" {
+		return nil, faultf(http.StatusConflict, "Instance %s is not ready", inst.ID)
+	}
 	dgs, ok := a.consoles.(Diagnoser)
 	if !ok || a.consoles == nil {
 		return nil, notSupported()
-	}
-	if inst.HostID == "" {
-		return nil, faultf(http.StatusConflict, "Instance %s is not ready", inst.ID)
 	}
 	if inst.PowerState != virt.PowerRunning {
 		return nil, faultf(http.StatusConflict, "Cannot 'get_diagnostics' instance %s while it is in power_state %d",
