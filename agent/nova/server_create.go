@@ -130,7 +130,8 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := structs.InstanceCreateRequest{Count: count, ProjectID: q.token.ProjectID, UserID: q.token.UserID, ImageAdmin: q.isAdmin()}
+	args := structs.InstanceCreateRequest{Count: count, ProjectID: q.token.ProjectID, UserID: q.token.UserID, ImageAdmin: q.isAdmin(),
+		RequestID: q.id}
 	args.Name, _ = stringOf(in, "name")
 	if args.ImageID, err = imageOf(in); err != nil {
 		return nil, err
