@@ -176,7 +176,8 @@ type Instance struct {
 	// deleted (unix nanoseconds), for the offload and reclaim timers.
 	ShelvedAt int64
 	DeletedAt int64
-	// LaunchedAt is when the instance first came up ACTIVE and
+	// LaunchedAt is when the guest was last launched (first ACTIVE, and
+	// again after a rebuild, rescue, unshelve, resize or revert) and
 	// TerminatedAt when it was deleted (unix nanoseconds, from the Raft
 	// entry; Nova's launched_at and terminated_at).
 	LaunchedAt   int64 `json:",omitempty"`

@@ -48,10 +48,17 @@ func TestServerUsageAndExtendedAttributes(t *testing.T) {
 		if _, ok := s["OS-EXT-SRV-ATTR:hostname"].(string); !ok {
 			t.Errorf("hostname: %#v", s["OS-EXT-SRV-ATTR:hostname"])
 		}
-		// A stop keeps the first launch time.
+		// A stop and a start keep the launch time.
 		act(h, id, memberTok, "", `{"os-stop": null}`).expect(t, 202)
 		if s := waitServer(h, id, "SHUTOFF"); s["OS-SRV-USG:launched_at"] != launched {
 			t.Fatalf("launched_at after stop: %v, was %s", s["OS-SRV-USG:launched_at"], launched)
+		}
+		act(h, id, memberTok, "", `{"os-start": null}`).expect(t, 202)
+		waitServer(h, id, "ACTIVE")
+		// A rebuild launches the guest anew, and Nova records when.
+		act(h, id, memberTok, "", `{"rebuild": {"imageRef": "cirros"}}`).expect(t, 202)
+		if s := waitServer(h, id, "ACTIVE"); s["OS-SRV-USG:launched_at"].(string) <= launched {
+			t.Fatalf("launched_at after rebuild: %v, was %s", s["OS-SRV-USG:launched_at"], launched)
 		}
 	}
 	if !indexes[0] || !indexes[1] {
