@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,6 +27,7 @@ type createChecks struct {
 	flavor                *structs.Flavor
 	imageID               string
 	imageProps            map[string]string
+	autoDisk              bool
 	groupID, targetHostID string
 	hints                 *structs.SchedulerHints
 }
@@ -51,6 +53,9 @@ func (s *Server) validateCreate(state *fsm.StateStore, args *structs.InstanceCre
 		return nil, err
 	} else if ok {
 		v.imageID, v.imageProps = img.ID, maps.Clone(img.Properties)
+	}
+	if v.autoDisk, err = autoDiskConfig(v.imageID, v.imageProps, args.AutoDiskConfig); err != nil {
+		return nil, err
 	}
 	if v.groupID, v.hints, v.targetHostID, err = s.resolveCreatePlacement(state, args); err != nil {
 		return nil, err
@@ -293,4 +298,18 @@ func resolveImage(state *fsm.StateStore, ref string, access structs.ImageAccess,
 		}
 	}
 	return img, true, nil
+}
+
+// autoDiskConfig is Nova's auto_disk_config of a new instance: the one
+// asked for, else the image's auto_disk_config property read as oslo's
+// bool_from_string; an image whose property is "disabled" refuses AUTO.
+func autoDiskConfig(imageID string, props map[string]string, asked *bool) (bool, error) {
+	prop := props["auto_disk_config"]
+	if asked == nil {
+		return slices.Contains([]string{"1", "t", "true", "on", "y", "yes"}, strings.ToLower(strings.TrimSpace(prop))), nil
+	}
+	if *asked && prop == "disabled" {
+		return false, structs.Errorf(structs.KindInvalid, "Requested image %s has automatic disk resize disabled.", imageID)
+	}
+	return *asked, nil
 }

@@ -1,6 +1,10 @@
 package nova
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
 
 // TestDiskConfigHonoured: OS-DCF:diskConfig given on create, update,
 // rebuild and resize is what the server shows afterwards, and a value
@@ -38,4 +42,33 @@ func TestDiskConfigHonoured(t *testing.T) {
 	if s := waitServer(h, id, "ACTIVE"); s["OS-DCF:diskConfig"] != "MANUAL" {
 		t.Fatalf("confirmed MANUAL, shows %v", s["OS-DCF:diskConfig"])
 	}
+}
+
+// TestDiskConfigFromImage: without OS-DCF:diskConfig a server takes its
+// image's auto_disk_config property; an image that disables it refuses
+// AUTO with Nova's 400.
+func TestDiskConfigFromImage(t *testing.T) {
+	h, s := newRealHarness(t, "hv-1")
+	img := func(id, name, auto string) {
+		registerImage(t, s, &structs.Image{ID: id, Name: name, Visibility: structs.ImagePublic, Owner: "p-admin",
+			DiskFormat: "qcow2", ContainerFormat: "bare", Properties: map[string]string{"auto_disk_config": auto}})
+	}
+	img("20000000-0000-0000-0000-000000000001", "grows", "True")
+	img("20000000-0000-0000-0000-000000000002", "fixed", "disabled")
+	boot := func(image string, extra map[string]any) *response {
+		srv := map[string]any{"name": "dcf", "imageRef": image, "flavorRef": "1"}
+		for k, v := range extra {
+			srv[k] = v
+		}
+		return h.req("POST", "/compute/v2.1/servers", memberTok, "", map[string]any{"server": srv})
+	}
+	if got := boot("20000000-0000-0000-0000-000000000001", nil).expect(t, 202).obj("server")["OS-DCF:diskConfig"]; got != "AUTO" {
+		t.Fatalf("image with auto_disk_config True: %v", got)
+	}
+	if got := boot("20000000-0000-0000-0000-000000000002", nil).expect(t, 202).obj("server")["OS-DCF:diskConfig"]; got != "MANUAL" {
+		t.Fatalf("image with auto_disk_config disabled: %v", got)
+	}
+	boot("20000000-0000-0000-0000-000000000002", map[string]any{"OS-DCF:diskConfig": "AUTO"}).
+		fault(t, 400, "badRequest", "Requested image 20000000-0000-0000-0000-000000000002 has automatic disk resize disabled.")
+	boot("20000000-0000-0000-0000-000000000002", map[string]any{"OS-DCF:diskConfig": "MANUAL"}).expect(t, 202)
 }

@@ -170,9 +170,7 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 	args.Hostname, _ = stringOf(in, "hostname")
 	args.AccessIPv4, _ = stringOf(in, "accessIPv4")
 	args.AccessIPv6, _ = stringOf(in, "accessIPv6")
-	if auto := diskConfigOf(in); auto != nil {
-		args.AutoDiskConfig = *auto
-	}
+	args.AutoDiskConfig = diskConfigOf(in)
 	if args.Hostname != "" && count > 1 {
 		return nil, badRequest("Cannot specify a hostname when creating multiple servers (min_count or max_count above 1)")
 	}
