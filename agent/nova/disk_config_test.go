@@ -70,5 +70,15 @@ func TestDiskConfigFromImage(t *testing.T) {
 	}
 	boot("20000000-0000-0000-0000-000000000002", map[string]any{"OS-DCF:diskConfig": "AUTO"}).
 		fault(t, 400, "badRequest", "Requested image 20000000-0000-0000-0000-000000000002 has automatic disk resize disabled.")
-	boot("20000000-0000-0000-0000-000000000002", map[string]any{"OS-DCF:diskConfig": "MANUAL"}).expect(t, 202)
+	id := boot("20000000-0000-0000-0000-000000000002", map[string]any{"OS-DCF:diskConfig": "MANUAL"}).expect(t, 202).obj("server")["id"].(string)
+	waitServer(h, id, "ACTIVE")
+	// A resize checks the server's image, a rebuild its new one.
+	act(h, id, memberTok, "", `{"resize": {"flavorRef": "2", "OS-DCF:diskConfig": "AUTO"}}`).
+		fault(t, 400, "badRequest", "Requested image 20000000-0000-0000-0000-000000000002 has automatic disk resize disabled.")
+	act(h, id, memberTok, "", `{"rebuild": {"imageRef": "20000000-0000-0000-0000-000000000002", "OS-DCF:diskConfig": "AUTO"}}`).
+		fault(t, 400, "badRequest", "Requested image 20000000-0000-0000-0000-000000000002 has automatic disk resize disabled.")
+	r := act(h, id, memberTok, "", `{"rebuild": {"imageRef": "20000000-0000-0000-0000-000000000001", "OS-DCF:diskConfig": "AUTO"}}`).expect(t, 202)
+	if got := r.obj("server")["OS-DCF:diskConfig"]; got != "AUTO" {
+		t.Fatalf("rebuilt onto an image allowing AUTO: %v", got)
+	}
 }

@@ -324,6 +324,10 @@ func actResize(q *request, inst *structs.Instance, arg any) (*reply, error) {
 		}
 		return nil, err
 	}
+	auto := diskConfigOf(arg.(map[string]any))
+	if err := checkAutoDisk(auto, inst.ImageID, inst.ImageProperties); err != nil {
+		return nil, err
+	}
 	_, err = q.runTask(inst, "resize", structs.OpResize, func(r *structs.InstanceTaskRequest) { r.FlavorID = f.ID })
 	if structs.KindOf(err) == structs.KindInvalid && strings.Contains(structs.Message(err), "must change flavor") {
 		return nil, badRequest("Resize requires a flavor change.")
@@ -331,7 +335,7 @@ func actResize(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	if auto := diskConfigOf(arg.(map[string]any)); auto != nil && *auto != inst.AutoDiskConfig {
+	if auto != nil && *auto != inst.AutoDiskConfig {
 		update := structs.InstanceUpdateRequest{InstanceID: inst.ID, AutoDiskConfig: auto}
 		if err := q.call("Instance.Update", &update, &structs.InstanceUpdateResponse{}); err != nil {
 			return nil, err

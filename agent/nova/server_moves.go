@@ -103,7 +103,11 @@ func actRebuild(q *request, inst *structs.Instance, arg any) (*reply, error) {
 		update.ReplaceMetadata, update.SetMetadata = true, stringMap(m)
 	}
 	setAccessIPs(&update, inst, in)
-	if auto := diskConfigOf(in); auto != nil && *auto != inst.AutoDiskConfig {
+	auto := diskConfigOf(in)
+	if err := q.checkRebuildAutoDisk(auto, image); err != nil {
+		return nil, err
+	}
+	if auto != nil && *auto != inst.AutoDiskConfig {
 		update.AutoDiskConfig = auto
 	}
 	// The changes are made only when the rebuild may start, so that a
