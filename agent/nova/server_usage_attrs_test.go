@@ -64,4 +64,9 @@ func TestServerUsageAndExtendedAttributes(t *testing.T) {
 	if !indexes[0] || !indexes[1] {
 		t.Fatalf("launch indexes: %v", indexes)
 	}
+	sorted := h.req("GET", "/compute/v2.1/servers/detail?all_tenants=1&sort_key=launch_index&sort_dir=desc&reservation_id="+resv,
+		adminTok, "2.3", nil).expect(t, 200).list("servers")
+	if len(sorted) != 2 || sorted[0].(map[string]any)["OS-EXT-SRV-ATTR:launch_index"] != float64(1) {
+		t.Fatalf("sorted by launch_index desc: %v", sorted)
+	}
 }
