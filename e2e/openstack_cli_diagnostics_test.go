@@ -44,7 +44,7 @@ func TestOpenStackCLIServerDiagnostics(t *testing.T) {
 		}
 	}
 	out := mustOS(t, nova, append(env, "OS_COMPUTE_API_VERSION=2.48"), "diagnostics", server.ID)
-	for _, want := range []string{"cpu_details", "memory_details", "| driver ", "fake"} {
+	for _, want := range []string{"cpu_details", "memory_details", "| driver ", "libvirt"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("nova diagnostics lacks %q:\n%s", want, out)
 		}

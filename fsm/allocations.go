@@ -239,6 +239,9 @@ func deriveFromReport(i *structs.Instance, a *structs.Allocation, u *structs.All
 				i.VMState = structs.VMStateSuspended
 			}
 			i.Fault = nil
+			if i.LaunchedAt == 0 {
+				i.LaunchedAt = at
+			}
 		}
 		if i.TaskState != structs.TaskDeleting && (a.PendingAction == "" || actionDone) && a.DesiredState == structs.AllocDesiredRunning {
 			i.TaskState = ""

@@ -252,6 +252,9 @@ func (t *taskTxn) end(inst *structs.Instance, errText string) error {
 		if err := t.finishEvent(inst, inst.Task.RequestID, errText); err != nil {
 			return err
 		}
+		if errText == "" && relaunches(inst.Task) {
+			inst.LaunchedAt = t.at
+		}
 	}
 	inst.Task, inst.TaskState = nil, ""
 	if inst.VMState != structs.VMStateShelved && inst.VMState != structs.VMStateShelvedOffloaded {

@@ -191,3 +191,18 @@ func derivedVMState(prev string, u *structs.AllocClientUpdate) string {
 	}
 	return prev
 }
+
+// relaunches reports whether a task that succeeds launches the guest
+// anew: Nova's compute manager sets launched_at again after a rebuild,
+// an evacuation, an unshelve, a rescue, and when a resize or cold
+// migration finishes or is reverted.
+func relaunches(task *structs.Task) bool {
+	switch task.Kind {
+	case structs.TaskKindRebuild, structs.TaskKindEvacuate, structs.TaskKindUnshelve, structs.TaskKindResize,
+		structs.TaskKindMigrate, structs.TaskKindRevert:
+		return true
+	case structs.TaskKindPower:
+		return task.Op == structs.OpRebuild || task.Op == structs.OpRescue
+	}
+	return false
+}

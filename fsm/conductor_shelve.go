@@ -158,6 +158,8 @@ func (t *taskTxn) softDelete(inst *structs.Instance, e *structs.InstanceTaskEntr
 	prev := inst.VMState
 	inst.VMState = structs.VMStateSoftDeleted
 	if !up || (a.ClientState == structs.AllocClientStopped && a.DesiredState == structs.AllocDesiredStopped) {
+		// Nova's local soft delete records the termination time.
+		inst.TerminatedAt = t.at
 		return t.putInstance(inst)
 	}
 	if err := t.startEvent(inst, requestIDOf(e), evSoftDelete, a.HostID); err != nil {

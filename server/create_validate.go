@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"maps"
+	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -25,6 +27,7 @@ type createChecks struct {
 	flavor                *structs.Flavor
 	imageID               string
 	imageProps            map[string]string
+	autoDisk              bool
 	groupID, targetHostID string
 	hints                 *structs.SchedulerHints
 }
@@ -50,6 +53,9 @@ func (s *Server) validateCreate(state *fsm.StateStore, args *structs.InstanceCre
 		return nil, err
 	} else if ok {
 		v.imageID, v.imageProps = img.ID, maps.Clone(img.Properties)
+	}
+	if v.autoDisk, err = autoDiskConfig(v.imageID, v.imageProps, args.AutoDiskConfig); err != nil {
+		return nil, err
 	}
 	if v.groupID, v.hints, v.targetHostID, err = s.resolveCreatePlacement(state, args); err != nil {
 		return nil, err
@@ -202,7 +208,10 @@ func tagAndHostnameErrors(tags []string, hostname string, count int) []string {
 	return errs
 }
 
-// accessIPErrors checks access addresses (nil or "" for none).
+// accessIPErrors checks access addresses (nil or "" for none) and
+// rewrites each valid one in its canonical form, as Nova's
+// IPAddress-typed fields store them (Python's netaddr:
+// "0:0:0:0:0:babe:dc0c:1602" is "::babe:dc0c:1602").
 func accessIPErrors(v4, v6 *string) []string {
 	var errs []string
 	for version, addr := range map[int]*string{4: v4, 6: v6} {
@@ -211,6 +220,10 @@ func accessIPErrors(v4, v6 *string) []string {
 		}
 		if err := structs.ValidateAccessIP(version, *addr); err != nil {
 			errs = append(errs, structs.Message(err))
+			continue
+		}
+		if a, err := netip.ParseAddr(*addr); err == nil {
+			*addr = a.String()
 		}
 	}
 	sort.Strings(errs)
@@ -285,4 +298,18 @@ func resolveImage(state *fsm.StateStore, ref string, access structs.ImageAccess,
 		}
 	}
 	return img, true, nil
+}
+
+// autoDiskConfig is Nova's auto_disk_config of a new instance: the one
+// asked for, else the image's auto_disk_config property read as oslo's
+// bool_from_string; an image whose property is "disabled" refuses AUTO.
+func autoDiskConfig(imageID string, props map[string]string, asked *bool) (bool, error) {
+	prop := props["auto_disk_config"]
+	if asked == nil {
+		return slices.Contains([]string{"1", "t", "true", "on", "y", "yes"}, strings.ToLower(strings.TrimSpace(prop))), nil
+	}
+	if *asked && prop == "disabled" {
+		return false, structs.Errorf(structs.KindInvalid, "Requested image %s has automatic disk resize disabled.", imageID)
+	}
+	return *asked, nil
 }

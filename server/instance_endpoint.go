@@ -95,7 +95,7 @@ func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.Inst
 		}
 		inst := &structs.Instance{
 			ID: uuid.NewString(), Name: name, Description: args.Description, ProjectID: args.ProjectID, UserID: args.UserID,
-			ReservationID: reservation, FlavorID: flavor.ID, Flavor: flavor.Copy(),
+			ReservationID: reservation, LaunchIndex: n - 1, FlavorID: flavor.ID, Flavor: flavor.Copy(),
 			ImageID: imageID, ImageProperties: imageProps, KeyName: args.KeyName, AZ: args.AZ,
 			VMState: structs.VMStateBuilding, TaskState: structs.TaskScheduling, PowerState: structs.PowerNoState,
 			Metadata: args.Metadata, CreatedAt: now, UpdatedAt: now,
@@ -103,7 +103,7 @@ func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.Inst
 			InstanceGroup: args.InstanceGroup, InstanceGroupVersion: args.InstanceGroupVersion,
 			Constraints: args.Constraints, UserData: args.UserData, ConfigDrive: args.ConfigDrive,
 			Hostname: args.Hostname, Tags: structs.SortedTags(args.Tags),
-			AccessIPv4: args.AccessIPv4, AccessIPv6: args.AccessIPv6,
+			AccessIPv4: args.AccessIPv4, AccessIPv6: args.AccessIPv6, AutoDiskConfig: v.autoDisk,
 		}
 		if len(inst.Tags) == 0 {
 			inst.Tags = nil

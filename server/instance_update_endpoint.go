@@ -38,7 +38,7 @@ func (e *Instance) Update(args *structs.InstanceUpdateRequest, reply *structs.In
 		InstanceID: inst.ID, Name: args.Name, Description: args.Description,
 		ReplaceMetadata: args.ReplaceMetadata, SetMetadata: args.SetMetadata, DeleteMetadata: args.DeleteMetadata,
 		Hostname: args.Hostname, KeyName: args.KeyName, ReplaceTags: args.ReplaceTags, AddTags: args.AddTags, RemoveTags: args.RemoveTags,
-		AccessIPv4: args.AccessIPv4, AccessIPv6: args.AccessIPv6,
+		AccessIPv4: args.AccessIPv4, AccessIPv6: args.AccessIPv6, AutoDiskConfig: args.AutoDiskConfig,
 		UpdatedAt: time.Now().UnixNano(),
 	}
 	if args.ChangesMetadata() {
@@ -72,7 +72,7 @@ func validateInstanceUpdate(args *structs.InstanceUpdateRequest) error {
 		return structs.Errorf(structs.KindInvalid, "instance id is required")
 	}
 	if args.Name == nil && args.Description == nil && !args.ChangesMetadata() && args.Hostname == nil && args.KeyName == nil && !args.ChangesTags() &&
-		args.AccessIPv4 == nil && args.AccessIPv6 == nil {
+		args.AccessIPv4 == nil && args.AccessIPv6 == nil && args.AutoDiskConfig == nil {
 		return structs.Errorf(structs.KindInvalid, "instance update changes nothing")
 	}
 	var errs []string

@@ -105,6 +105,10 @@ type InstanceCreateRequest struct {
 	Tags     []string
 	// AccessIPv4 and AccessIPv6 are recorded on every instance.
 	AccessIPv4, AccessIPv6 string
+	// AutoDiskConfig is OS-DCF:diskConfig (true for AUTO), recorded on
+	// every instance; nil takes the image's auto_disk_config property,
+	// as Nova does.
+	AutoDiskConfig *bool
 	// NetworksMode and Networks ask for the instances' NICs (Nova's
 	// networks: NetworksDefault, NetworksAuto, NetworksNone or
 	// NetworksList); the ports are created, or bound, in the entry that

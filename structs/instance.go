@@ -89,6 +89,9 @@ type Instance struct {
 	// ReservationID groups the instances of one create request, as
 	// Nova's multi-create does.
 	ReservationID string
+	// LaunchIndex is the instance's place (from 0) among the instances
+	// of its create request (Nova's launch_index).
+	LaunchIndex int `json:",omitempty"`
 
 	FlavorID string
 	// Flavor is the flavor as it was when the instance was created, so a
@@ -161,6 +164,9 @@ type Instance struct {
 	// (Nova's config_drive); the flavor's and image's properties may
 	// ask for one too (see NeedsConfigDrive).
 	ConfigDrive bool `json:",omitempty"`
+	// AutoDiskConfig is Nova's auto_disk_config (OS-DCF:diskConfig AUTO):
+	// the guest's root partition is grown to the disk.
+	AutoDiskConfig bool `json:",omitempty"`
 	// SystemMetadata is Nova's system metadata: values the services
 	// keep about the instance that users do not edit (the guest's
 	// encrypted password, password_0 … password_3).
@@ -170,6 +176,12 @@ type Instance struct {
 	// deleted (unix nanoseconds), for the offload and reclaim timers.
 	ShelvedAt int64
 	DeletedAt int64
+	// LaunchedAt is when the guest was last launched (first ACTIVE, and
+	// again after a rebuild, rescue, unshelve, resize or revert) and
+	// TerminatedAt when it was deleted (unix nanoseconds, from the Raft
+	// entry; Nova's launched_at and terminated_at).
+	LaunchedAt   int64 `json:",omitempty"`
+	TerminatedAt int64 `json:",omitempty"`
 
 	CreatedAt int64
 	UpdatedAt int64

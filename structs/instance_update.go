@@ -28,6 +28,8 @@ type InstanceUpdateRequest struct {
 	// AccessIPv4 and AccessIPv6 set the recorded access addresses
 	// ("" clears one).
 	AccessIPv4, AccessIPv6 *string
+	// AutoDiskConfig sets OS-DCF:diskConfig (true for AUTO).
+	AutoDiskConfig *bool
 	WriteRequest
 }
 
@@ -64,6 +66,7 @@ type InstanceUpdateEntry struct {
 	RemoveTags      []string
 	AccessIPv4      *string
 	AccessIPv6      *string
+	AutoDiskConfig  *bool
 	UpdatedAt       int64
 }
 
@@ -98,6 +101,9 @@ func (e *InstanceUpdateEntry) Apply(inst *Instance) {
 	}
 	if e.AccessIPv6 != nil {
 		inst.AccessIPv6 = *e.AccessIPv6
+	}
+	if e.AutoDiskConfig != nil {
+		inst.AutoDiskConfig = *e.AutoDiskConfig
 	}
 	if e.ReplaceTags {
 		inst.Tags = nil

@@ -21,6 +21,13 @@ import (
 // and forceDelete can be driven too.
 func newRealHarness(t *testing.T, hosts ...string) (*harness, *server.Server) {
 	t.Helper()
+	return newRealHarnessWith(t, nil, hosts...)
+}
+
+// newRealHarnessWith is newRealHarness with the server's configuration
+// changed by tweak first (nil for none).
+func newRealHarnessWith(t *testing.T, tweak func(*server.Config), hosts ...string) (*harness, *server.Server) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a server and hypervisor agents")
 	}
@@ -28,6 +35,9 @@ func newRealHarness(t *testing.T, hosts ...string) (*harness, *server.Server) {
 		NodeName: "nova-actions", NodeID: "00000000-0000-0000-0000-00000000a001", DataDir: t.TempDir(),
 		BindAddr: "127.0.0.1", BootstrapExpect: 1, GossipFast: true, HeartbeatTTL: 2 * time.Second,
 		ReclaimInstanceInterval: time.Hour, Logger: hclog.NewNullLogger(),
+	}
+	if tweak != nil {
+		tweak(cfg)
 	}
 	s, err := server.NewServer(cfg)
 	if err != nil {

@@ -163,34 +163,40 @@ func actRemoteConsole(protocol string) func(*request, *structs.Instance, any) (*
 // controlChars are what Nova strips from console output.
 var controlChars = regexp.MustCompile("[\x00-\x08\x0B-\x1F]")
 
-// actConsoleOutput answers os-getConsoleOutput: the last `length` lines
-// of the console log (all of it for none or -1).
+// actConsoleOutput answers os-getConsoleOutput: the whole console log,
+// or its tail as Nova's compute manager cuts it (see tailLog), for any
+// server on a host, running or not.
 func actConsoleOutput(q *request, inst *structs.Instance, arg any) (*reply, error) {
-	lines := 0
-	if v, ok := arg.(map[string]any)["length"]; ok && v != nil {
-		lines = int(intOf(v))
-	}
-	if lines < 0 {
-		lines = 0
-	}
+	length, tail := arg.(map[string]any)["length"]
+	tail = tail && length != nil
 	if q.api.consoles == nil {
 		return nil, notSupported()
 	}
-	if lines == 0 && hasZeroLength(arg) {
+	if tail && intOf(length) == 0 {
 		return okReply(map[string]any{"output": ""})
 	}
-	out, err := q.api.consoles.Output(q.r.Context(), inst.ID, lines)
+	out, err := q.api.consoles.Output(q.r.Context(), inst.ID, 0)
 	if err != nil {
 		return nil, consoleFault(err, inst.ID)
+	}
+	if tail {
+		out = tailLog(out, int(intOf(length)))
 	}
 	return okReply(map[string]any{"output": controlChars.ReplaceAllString(out, "")})
 }
 
-// hasZeroLength reports whether the request asked for zero lines, which
-// Nova answers with nothing.
-func hasZeroLength(arg any) bool {
-	v, ok := arg.(map[string]any)["length"]
-	return ok && v != nil && intOf(v) == 0
+// tailLog is Nova's _tail_log: the last length pieces of the log split
+// at newlines, joined again. A log ending in a newline counts the empty
+// piece after it, so the answer always splits into exactly length
+// pieces (what tempest checks); -1 is Python's [1:], all but the first.
+func tailLog(log string, length int) string {
+	pieces := strings.Split(log, "\n")
+	from := len(pieces) - length
+	if length < 0 {
+		from = -length
+	}
+	from = max(0, min(from, len(pieces)))
+	return strings.Join(pieces[from:], "\n")
 }
 
 // consoleTokenShow answers GET /os-console-auth-tokens/{token}: where the

@@ -19,7 +19,7 @@ func TestServerDiagnostics(t *testing.T) {
 	std := h.req("GET", path, adminTok, "2.48", nil).expect(t, 200)
 	want := sample(t, "os-server-diagnostics/v2.48/server-diagnostics-get-resp.json")
 	sameShape(t, "diagnostics 2.48", std.body, want)
-	if std.body["driver"] != "fake" || std.body["state"] != "running" || std.body["num_cpus"].(float64) < 1 ||
+	if std.body["driver"] != "libvirt" || std.body["state"] != "running" || std.body["num_cpus"].(float64) < 1 ||
 		std.body["num_disks"].(float64) < 1 {
 		t.Errorf("diagnostics %v", std.body)
 	}
@@ -50,4 +50,13 @@ func TestServerDiagnostics(t *testing.T) {
 	// answers the same way): 501.
 	h.api.SetConsoles(struct{ Consoles }{h.api.consoles})
 	h.req("GET", path, adminTok, "2.48", nil).fault(t, 501, "notImplemented", "not supported")
+}
+
+// TestNovaDriverEnum: 2.48's driver is always in Nova's enum.
+func TestNovaDriverEnum(t *testing.T) {
+	for in, want := range map[string]string{"libvirt": "libvirt", "ironic": "ironic", "vmwareapi": "vmwareapi", "fake": "libvirt", "": "libvirt"} {
+		if got := novaDriver(in); got != want {
+			t.Errorf("novaDriver(%q) = %q, want %q", in, got, want)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package nova
 import (
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
@@ -133,6 +134,7 @@ func (a *API) interfaceAttach(q *request) (*reply, error) {
 		return nil, err
 	}
 	var out structs.NetWriteResponse
+	start := time.Now().UnixNano()
 	if err := q.call("Net.AttachInterface", args, &out); err != nil {
 		switch structs.ErrorType(err) {
 		case structs.ErrNetworkNotFound, structs.ErrPortNotFound:
@@ -147,6 +149,7 @@ func (a *API) interfaceAttach(q *request) (*reply, error) {
 	if len(out.Ports) == 0 {
 		return nil, faultf(http.StatusInternalServerError, msgUnexpected)
 	}
+	q.recordGuestAction(inst, "attach_interface", "compute_attach_interface", start, nil)
 	p := out.Ports[0]
 	iface := &structs.InstanceInterface{PortID: p.ID, NetworkID: p.NetworkID, MACAddress: p.MACAddress, FixedIPs: p.FixedIPs,
 		Tag: p.Tag, Status: structs.NetStatusDown}
@@ -164,6 +167,7 @@ func (a *API) interfaceDetach(q *request) (*reply, error) {
 	if err := q.checkAttachable(inst, "detach_interface"); err != nil {
 		return nil, err
 	}
+	start := time.Now().UnixNano()
 	err = q.call("Net.DetachInterface", &structs.InterfaceDetachRequest{InstanceID: inst.ID, PortID: q.param("port"), Caller: q.netCaller()},
 		&structs.GenericResponse{})
 	if structs.KindOf(err) == structs.KindNotFound {
@@ -172,5 +176,7 @@ func (a *API) interfaceDetach(q *request) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Nova records the attach and detach as instance actions.
+	q.recordGuestAction(inst, "detach_interface", "compute_detach_interface", start, nil)
 	return acceptedReply(nil)
 }

@@ -2,6 +2,8 @@ package nova
 
 import (
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strings"
 
 	"github.com/stratus-cloud/stratus/internal/route"
@@ -182,6 +184,11 @@ func (a *API) ruleCreate(q *request) (*reply, error) {
 	r.Protocol, _ = stringOf(in, "ip_protocol")
 	r.RemoteGroupID, _ = stringOf(in, "group_id")
 	r.RemoteIPPrefix, _ = stringOf(in, "cidr")
+	if r.RemoteIPPrefix != "" {
+		if r.RemoteIPPrefix, err = parseCIDR(r.RemoteIPPrefix); err != nil {
+			return nil, err
+		}
+	}
 	if r.RemoteIPPrefix == "" && r.RemoteGroupID == "" {
 		r.RemoteIPPrefix = "0.0.0.0/0"
 	}
@@ -335,4 +342,20 @@ func actSecurityGroup(add bool) func(*request, *structs.Instance, any) (*reply, 
 		}
 		return acceptedReply(nil)
 	}
+}
+
+// parseCIDR is Nova's parse_cidr for a rule's cidr (URL-unquoted, and
+// an address with its prefix length), answered as the network service
+// stores it: the network address ("10.0.0.5/24" is "10.0.0.0/24").
+func parseCIDR(cidr string) (string, error) {
+	invalid := badRequest("%s is not a valid IP network.", cidr)
+	s, err := url.PathUnescape(cidr)
+	if err != nil {
+		return "", invalid
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return "", invalid
+	}
+	return p.Masked().String(), nil
 }

@@ -307,7 +307,8 @@ var resizeSchema = &schema{types: tObject, required: []string{"flavorRef"}, prop
 }}
 
 // actResize moves the server to another flavor (and host); it ends in
-// VERIFY_RESIZE. The disk config is accepted and not used.
+// VERIFY_RESIZE. A disk config given is recorded once the resize has
+// started, as Nova's resize updates the instance with it.
 func actResize(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	ref := ""
 	switch v := arg.(map[string]any)["flavorRef"].(type) {
@@ -323,12 +324,22 @@ func actResize(q *request, inst *structs.Instance, arg any) (*reply, error) {
 		}
 		return nil, err
 	}
+	auto := diskConfigOf(arg.(map[string]any))
+	if err := checkAutoDisk(auto, inst.ImageID, inst.ImageProperties); err != nil {
+		return nil, err
+	}
 	_, err = q.runTask(inst, "resize", structs.OpResize, func(r *structs.InstanceTaskRequest) { r.FlavorID = f.ID })
 	if structs.KindOf(err) == structs.KindInvalid && strings.Contains(structs.Message(err), "must change flavor") {
 		return nil, badRequest("Resize requires a flavor change.")
 	}
 	if err != nil {
 		return nil, err
+	}
+	if auto != nil && *auto != inst.AutoDiskConfig {
+		update := structs.InstanceUpdateRequest{InstanceID: inst.ID, AutoDiskConfig: auto}
+		if err := q.call("Instance.Update", &update, &structs.InstanceUpdateResponse{}); err != nil {
+			return nil, err
+		}
 	}
 	return acceptedReply(nil)
 }

@@ -130,7 +130,8 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := structs.InstanceCreateRequest{Count: count, ProjectID: q.token.ProjectID, UserID: q.token.UserID, ImageAdmin: q.isAdmin()}
+	args := structs.InstanceCreateRequest{Count: count, ProjectID: q.token.ProjectID, UserID: q.token.UserID, ImageAdmin: q.isAdmin(),
+		RequestID: q.id}
 	args.Name, _ = stringOf(in, "name")
 	if args.ImageID, err = imageOf(in); err != nil {
 		return nil, err
@@ -169,6 +170,7 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 	args.Hostname, _ = stringOf(in, "hostname")
 	args.AccessIPv4, _ = stringOf(in, "accessIPv4")
 	args.AccessIPv6, _ = stringOf(in, "accessIPv6")
+	args.AutoDiskConfig = diskConfigOf(in)
 	if args.Hostname != "" && count > 1 {
 		return nil, badRequest("Cannot specify a hostname when creating multiple servers (min_count or max_count above 1)")
 	}

@@ -93,6 +93,9 @@ func (a *API) listServers(q *request, detail bool) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	if v.Get("ip") != "" || v.Get("ip6") != "" {
+		q.prefetchNetInfo(instanceIDs(out.Instances))
+	}
 	var entries []serverEntry
 	for _, inst := range out.Instances {
 		e := serverEntry{inst: inst, host: hosts[inst.HostID]}
@@ -184,12 +187,8 @@ func (q *request) serverFilters() ([]func(serverEntry) bool, error) {
 	if err := q.timeFilters(allowed, add); err != nil {
 		return nil, err
 	}
-	// Stratus records no addresses: filters on them match what such
-	// servers would match.
-	for _, k := range []string{"ip", "ip6"} {
-		if allowed(k) && v.Get(k) != "" {
-			add(func(serverEntry) bool { return false })
-		}
+	if err := q.ipFilters(allowed, add); err != nil {
+		return nil, err
 	}
 	for _, k := range []string{"tags", "tags-any", "not-tags", "not-tags-any"} {
 		if allowed(k) && v.Get(k) != "" {
@@ -305,9 +304,13 @@ var serverSortKeys = map[string]func(a, b serverEntry) int{
 	"instance_type_id":  func(a, b serverEntry) int { return strings.Compare(a.inst.FlavorID, b.inst.FlavorID) },
 	"host":              func(a, b serverEntry) int { return strings.Compare(hostName(a.host), hostName(b.host)) },
 	"node":              func(a, b serverEntry) int { return strings.Compare(hostName(a.host), hostName(b.host)) },
-	"access_ip_v4":      equalKey, "access_ip_v6": equalKey, "auto_disk_config": equalKey, "config_drive": equalKey,
-	"kernel_id": equalKey, "ramdisk_id": equalKey, "launch_index": equalKey, "launched_at": equalKey,
-	"terminated_at": equalKey, "progress": equalKey,
+	"access_ip_v4":      func(a, b serverEntry) int { return strings.Compare(a.inst.AccessIPv4, b.inst.AccessIPv4) },
+	"access_ip_v6":      func(a, b serverEntry) int { return strings.Compare(a.inst.AccessIPv6, b.inst.AccessIPv6) },
+	"auto_disk_config":  func(a, b serverEntry) int { return cmpBool(a.inst.AutoDiskConfig, b.inst.AutoDiskConfig) },
+	"launch_index":      func(a, b serverEntry) int { return cmpInt(a.inst.LaunchIndex, b.inst.LaunchIndex) },
+	"launched_at":       func(a, b serverEntry) int { return cmpInt(a.inst.LaunchedAt, b.inst.LaunchedAt) },
+	"terminated_at":     func(a, b serverEntry) int { return cmpInt(a.inst.TerminatedAt, b.inst.TerminatedAt) },
+	"config_drive":      equalKey, "kernel_id": equalKey, "ramdisk_id": equalKey, "progress": equalKey,
 	"locked":           func(a, b serverEntry) int { return cmpBool(a.inst.Locked, b.inst.Locked) },
 	"locked_by":        func(a, b serverEntry) int { return strings.Compare(a.inst.LockedBy, b.inst.LockedBy) },
 	"root_device_name": equalKey,

@@ -103,11 +103,18 @@ func actRebuild(q *request, inst *structs.Instance, arg any) (*reply, error) {
 		update.ReplaceMetadata, update.SetMetadata = true, stringMap(m)
 	}
 	setAccessIPs(&update, inst, in)
+	auto := diskConfigOf(in)
+	if err := q.checkRebuildAutoDisk(auto, image); err != nil {
+		return nil, err
+	}
+	if auto != nil && *auto != inst.AutoDiskConfig {
+		update.AutoDiskConfig = auto
+	}
 	// The changes are made only when the rebuild may start, so that a
 	// refused rebuild (409) changes nothing; the servers check again.
 	rebuildable := inst.Stable() && containsString(rebuildStates, inst.VMState) && (!inst.Locked || q.isAdmin())
 	if rebuildable && (update.Name != nil || update.Description != nil || update.ReplaceMetadata || update.Hostname != nil || update.KeyName != nil ||
-		update.AccessIPv4 != nil || update.AccessIPv6 != nil) {
+		update.AccessIPv4 != nil || update.AccessIPv6 != nil || update.AutoDiskConfig != nil) {
 		var out structs.InstanceUpdateResponse
 		if err := q.call("Instance.Update", &update, &out); err != nil {
 			return nil, taskFault(err, inst.ID, "rebuild", structs.OpRebuild)

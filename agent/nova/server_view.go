@@ -48,7 +48,7 @@ func (q *request) serverView(inst *structs.Instance, host *structs.Host, opts vi
 		"accessIPv4":        inst.AccessIPv4,
 		"accessIPv6":        inst.AccessIPv6,
 		"links":             q.links("servers", inst.ID),
-		"OS-DCF:diskConfig": "MANUAL",
+		"OS-DCF:diskConfig": diskConfigView(inst),
 	}
 	if containsString(faultStatuses, status) && inst.Fault != nil {
 		s["fault"] = q.faultView(inst.Fault)
@@ -94,9 +94,8 @@ func (q *request) addFullView(s map[string]any, inst *structs.Instance, host *st
 	s["OS-EXT-AZ:availability_zone"] = zoneOf(inst, host)
 	s["config_drive"] = configDriveView(inst)
 	s["key_name"] = nullString(inst.KeyName)
-	// Launch and termination times are not recorded yet.
-	s["OS-SRV-USG:launched_at"] = nil
-	s["OS-SRV-USG:terminated_at"] = nil
+	s["OS-SRV-USG:launched_at"] = pyTime(inst.LaunchedAt)
+	s["OS-SRV-USG:terminated_at"] = pyTime(inst.TerminatedAt)
 	s["OS-EXT-STS:vm_state"] = inst.VMState
 	s["OS-EXT-STS:task_state"] = nullString(inst.TaskState)
 	s["OS-EXT-STS:power_state"] = inst.PowerState
@@ -111,13 +110,11 @@ func (q *request) addFullView(s map[string]any, inst *structs.Instance, host *st
 		s["OS-EXT-SRV-ATTR:instance_name"] = "instance-" + inst.ID
 		if q.atLeast(3) {
 			s["OS-EXT-SRV-ATTR:reservation_id"] = inst.ReservationID
-			// Not recorded: the launch index within a multi-create
-			// and the root device.
-			s["OS-EXT-SRV-ATTR:launch_index"] = nil
+			s["OS-EXT-SRV-ATTR:launch_index"] = inst.LaunchIndex
 			s["OS-EXT-SRV-ATTR:hostname"] = guestHostname(inst)
-			s["OS-EXT-SRV-ATTR:kernel_id"] = ""
-			s["OS-EXT-SRV-ATTR:ramdisk_id"] = ""
-			s["OS-EXT-SRV-ATTR:root_device_name"] = nil
+			s["OS-EXT-SRV-ATTR:kernel_id"] = inst.ImageProperties["kernel_id"]
+			s["OS-EXT-SRV-ATTR:ramdisk_id"] = inst.ImageProperties["ramdisk_id"]
+			s["OS-EXT-SRV-ATTR:root_device_name"] = rootDeviceName(inst)
 			s["OS-EXT-SRV-ATTR:user_data"] = userDataView(inst)
 		}
 		if q.atLeast(16) {
@@ -214,4 +211,13 @@ func hostStatus(inst *structs.Instance, host *structs.Host) string {
 		return "UP"
 	}
 	return "UNKNOWN"
+}
+
+// rootDeviceName is Nova's root_device_name: null until a host has
+// built the instance, then the libvirt driver's first virtio disk.
+func rootDeviceName(inst *structs.Instance) any {
+	if inst.HostID == "" && inst.LaunchedAt == 0 {
+		return nil
+	}
+	return "/dev/vda"
 }

@@ -159,6 +159,7 @@ func (a *API) serverUpdate(q *request) (*reply, error) {
 	in := object(body, "server")
 	args := structs.InstanceUpdateRequest{InstanceID: inst.ID}
 	args.AccessIPv4, args.AccessIPv6 = accessIPsOf(in)
+	args.AutoDiskConfig = diskConfigOf(in)
 	if h, ok := stringOf(in, "hostname"); ok {
 		args.Hostname = &h
 	}
@@ -169,7 +170,8 @@ func (a *API) serverUpdate(q *request) (*reply, error) {
 		desc, _ := d.(string)
 		args.Description = &desc
 	}
-	if args.Name != nil || args.Description != nil || args.Hostname != nil || args.AccessIPv4 != nil || args.AccessIPv6 != nil {
+	if args.Name != nil || args.Description != nil || args.Hostname != nil || args.AccessIPv4 != nil || args.AccessIPv6 != nil ||
+		args.AutoDiskConfig != nil {
 		var out structs.InstanceUpdateResponse
 		if err := q.call("Instance.Update", &args, &out); err != nil {
 			return nil, notFoundAs(err, "Instance %s could not be found.", inst.ID)
@@ -252,7 +254,7 @@ func (q *request) createdReply(inst *structs.Instance, password string, groups [
 	}
 	rep := &reply{status: http.StatusAccepted, header: http.Header{"Location": {q.selfHref("servers", inst.ID)}},
 		body: &createdServerBody{Server: createdServer{
-			ID: inst.ID, Links: q.links("servers", inst.ID), DiskConfig: "MANUAL",
+			ID: inst.ID, Links: q.links("servers", inst.ID), DiskConfig: diskConfigView(inst),
 			AdminPass: password, SecurityGroups: groups,
 		}}}
 	return rep, nil
