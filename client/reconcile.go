@@ -91,7 +91,19 @@ func (r *runner) locate() (info *virt.InstanceInfo, booted, ok bool) {
 		return info, true, true
 	case !r.st.Spawned:
 		// It exists: never spawn it again, whoever created it (a live
-		// migration creates it on its destination, for one).
+		// migration creates it on its destination, for one). A
+		// same-host resize's destination resizes it instead (resize.go).
+		if r.inPlaceResize() {
+			if !r.resizeInPlace() {
+				return nil, false, false
+			}
+			if info, err = r.c.driver.GetInfo(ctx, a.InstanceID); err != nil {
+				if ctx.Err() == nil {
+					r.logger.Warn("cannot read the instance's state after resizing it", "error", err)
+				}
+				return nil, false, false
+			}
+		}
 		st := r.st
 		st.Spawned, st.InstanceID = true, a.InstanceID
 		r.save(st)
@@ -458,7 +470,12 @@ func (r *runner) delete() {
 	ctx := r.c.ctx
 	id := a.InstanceID
 	// An instance that migrated away is not destroyed: if it is here, it
-	// came back under another allocation (see destroyVanished).
+	// came back under another allocation (see destroyVanished). One a
+	// same-host resize's destination resized in place goes back to the
+	// source's allocation with its former flavor.
+	if id != "" && r.c.instanceInUse(id, r) && !r.revertInPlace() {
+		return
+	}
 	if id != "" && !r.st.MigratedAway && !r.c.instanceInUse(id, r) {
 		r.logger.Info("destroying instance")
 		if err := r.c.driver.Destroy(ctx, id); err != nil && !isNotFound(err) {

@@ -102,13 +102,16 @@ func (m *instanceMeta) clone() *instanceMeta {
 }
 
 // Resize gives an instance the flavor of spec (VCPUs, MemoryMB, RootGB,
-// EphemeralGB, SwapMB), keeping its power state: a running instance is
-// shut down (through ACPI, within SoftRebootTimeout), its domain defined
-// again with the new CPUs and memory, its root and ephemeral disks grown
-// (qemu-img resize; they never shrink: a smaller size fails and changes
-// nothing), its swap disk made anew, and it boots again. A PAUSED,
-// SUSPENDED or rescued instance fails with virt.ErrInvalidState. spec's ID
-// must be empty or id.
+// EphemeralGB, SwapMB) in place, keeping its power state and what the
+// guest wrote: a running instance is shut down (through ACPI, within
+// SoftRebootTimeout), its domain defined again with the new CPUs and
+// memory, its root and ephemeral disks grown (libvirt's volume resize,
+// qemu-img resize; they never shrink: a smaller size than the flavor's
+// fails and changes nothing, and a root disk already larger than the new
+// root_gb, as an image's can be, is left as it is), its swap disk made
+// anew, and it boots again. Resizing to the flavor it has is a no-op. A
+// PAUSED, SUSPENDED or rescued instance fails with virt.ErrInvalidState.
+// spec's ID must be empty or id.
 func (d *Driver) Resize(ctx context.Context, id string, spec *virt.InstanceSpec) error {
 	if spec != nil && spec.ID == "" {
 		s := *spec
@@ -122,6 +125,9 @@ func (d *Driver) Resize(ctx context.Context, id string, spec *virt.InstanceSpec)
 		return fmt.Errorf("libvirt Resize %q: invalid spec: ID %q", id, spec.ID)
 	}
 	return d.withDomain(ctx, "Resize", id, func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) error {
+		if m.Flavor == flavorOf(spec) {
+			return nil // done already: a repeated call must not reboot the guest
+		}
 		if s.power == virt.PowerPaused || s.power == virt.PowerSuspend {
 			return invalid("resize", s.power)
 		}
@@ -130,7 +136,7 @@ func (d *Driver) Resize(ctx context.Context, id string, spec *virt.InstanceSpec)
 		}
 		old := m.Flavor
 		if spec.RootGB < old.RootGB || spec.EphemeralGB < old.EphemeralGB {
-			return fmt.Errorf("cannot shrink disks: root %d→%d GB, ephemeral %d→%d GB", old.RootGB, spec.RootGB, old.EphemeralGB, spec.EphemeralGB)
+			return fmt.Errorf("%w: root %d→%d GB, ephemeral %d→%d GB", virt.ErrDiskShrink, old.RootGB, spec.RootGB, old.EphemeralGB, spec.EphemeralGB)
 		}
 		p, err := d.pool(lv)
 		if err != nil {
@@ -143,8 +149,7 @@ func (d *Driver) Resize(ctx context.Context, id string, spec *virt.InstanceSpec)
 			}
 		}
 		nm := m.clone()
-		nm.Flavor = metaFlavor{VCPUs: spec.VCPUs, MemoryMB: spec.MemoryMB, RootGB: spec.RootGB,
-			EphemeralGB: spec.EphemeralGB, SwapMB: spec.SwapMB}
+		nm.Flavor = flavorOf(spec)
 		if err := d.resizeDisks(lv, p, nm, old); err != nil {
 			if running {
 				_ = lv.DomainCreate(dom)
@@ -162,6 +167,12 @@ func (d *Driver) Resize(ctx context.Context, id string, spec *virt.InstanceSpec)
 		}
 		return nil
 	})
+}
+
+// flavorOf is the record of a spec's flavor.
+func flavorOf(spec *virt.InstanceSpec) metaFlavor {
+	return metaFlavor{VCPUs: spec.VCPUs, MemoryMB: spec.MemoryMB, RootGB: spec.RootGB,
+		EphemeralGB: spec.EphemeralGB, SwapMB: spec.SwapMB}
 }
 
 // resizeDisks brings an instance's volumes to the sizes of its new
