@@ -160,6 +160,7 @@ func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.Instance
 			return nil, err
 		}
 		entry.NewFlavor = f.Copy()
+		entry.AllowSameHost = s.config.AllowResizeToSameHost
 	case structs.OpShelve:
 		entry.Offload = s.config.ShelvedOffloadTime == 0
 	}
