@@ -318,7 +318,7 @@ func TestResizeRescueSnapshot(t *testing.T) {
 	if v := volume(t, e.raw, e.drv.PoolName(), name+"-disk"); v.Capacity.Value != 2<<30 {
 		t.Errorf("root capacity %d after resize, want 2 GiB", v.Capacity.Value)
 	}
-	if err := e.drv.Resize(ctx(t), id, tinySpec(id)); err == nil || !strings.Contains(err.Error(), "shrink") {
+	if err := e.drv.Resize(ctx(t), id, tinySpec(id)); !errors.Is(err, virt.ErrDiskShrink) {
 		t.Errorf("shrinking resize = %v", err)
 	}
 	if err := e.drv.Pause(ctx(t), id); err != nil {

@@ -109,9 +109,9 @@ func (m *instanceMeta) clone() *instanceMeta {
 // qemu-img resize; they never shrink: a smaller size than the flavor's
 // fails and changes nothing, and a root disk already larger than the new
 // root_gb, as an image's can be, is left as it is), its swap disk made
-// anew, and it boots again. Resizing to the flavor it has is a no-op. A
-// PAUSED, SUSPENDED or rescued instance fails with virt.ErrInvalidState.
-// spec's ID must be empty or id.
+// anew, and it boots again. Resizing a running or stopped instance to
+// the flavor it has is a no-op. A PAUSED, SUSPENDED or rescued instance
+// fails with virt.ErrInvalidState. spec's ID must be empty or id.
 func (d *Driver) Resize(ctx context.Context, id string, spec *virt.InstanceSpec) error {
 	if spec != nil && spec.ID == "" {
 		s := *spec
@@ -125,14 +125,14 @@ func (d *Driver) Resize(ctx context.Context, id string, spec *virt.InstanceSpec)
 		return fmt.Errorf("libvirt Resize %q: invalid spec: ID %q", id, spec.ID)
 	}
 	return d.withDomain(ctx, "Resize", id, func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) error {
-		if m.Flavor == flavorOf(spec) {
-			return nil // done already: a repeated call must not reboot the guest
-		}
 		if s.power == virt.PowerPaused || s.power == virt.PowerSuspend {
 			return invalid("resize", s.power)
 		}
 		if m.Rescue != nil {
 			return fmt.Errorf("libvirt: %w: cannot resize a rescued instance", virt.ErrInvalidState)
+		}
+		if m.Flavor == flavorOf(spec) {
+			return nil // done already: a repeated call must not reboot the guest
 		}
 		old := m.Flavor
 		if spec.RootGB < old.RootGB || spec.EphemeralGB < old.EphemeralGB {
