@@ -40,6 +40,10 @@ func (r *runner) reconcile() {
 		// A move's destination only reserves resources: nothing to build
 		// or report until the servers make it running or stopped.
 		return
+	case r.c.instanceSuperseded(a.InstanceID, r):
+		// A same-host resize's destination owns the instance until a
+		// revert or confirm (resize.go): the source, stopped, keeps away.
+		return
 	case r.st.MigratedAway:
 		r.stayAway()
 		return
@@ -461,7 +465,11 @@ func (r *runner) settle() {
 // it deleted and forgets it. A failed destroy is retried at the next
 // power sync.
 func (r *runner) delete() {
-	r.setLive(false)
+	// A same-host resize's destination stays live, owning the instance,
+	// until it has handed it back (revertInPlace).
+	if r.st.ResizedFrom == (flavorSize{}) {
+		r.setLive(false)
+	}
 	a := r.alloc
 	if a.ClientState == structs.AllocClientDeleted && !r.hasState {
 		r.deleted = true // done before a restart
@@ -476,6 +484,7 @@ func (r *runner) delete() {
 	if id != "" && r.c.instanceInUse(id, r) && !r.revertInPlace() {
 		return
 	}
+	r.setLive(false)
 	if id != "" && !r.st.MigratedAway && !r.c.instanceInUse(id, r) {
 		r.logger.Info("destroying instance")
 		if err := r.c.driver.Destroy(ctx, id); err != nil && !isNotFound(err) {

@@ -32,10 +32,12 @@ func sizeOf(f *structs.Flavor) flavorSize {
 
 // inPlaceResize reports whether the runner's allocation is a same-host
 // resize's destination: it carries a flavor of its own and another live
-// runner of this host manages the instance (the source's).
+// runner of this host manages the instance (the source's), or it began
+// resizing the instance before a restart (when the source's runner may
+// not be running yet).
 func (r *runner) inPlaceResize() bool {
 	a := r.alloc
-	return a.Flavor != nil && r.c.instanceInUse(a.InstanceID, r)
+	return a.Flavor != nil && (r.st.ResizedFrom != flavorSize{} || r.c.instanceInUse(a.InstanceID, r))
 }
 
 // resizeInPlace gives the existing instance the allocation's flavor,
@@ -107,4 +109,31 @@ func (r *runner) revertInPlace() bool {
 	st.ResizedFrom = flavorSize{}
 	r.save(st)
 	return true
+}
+
+// instanceSuperseded reports whether a live runner other than r manages
+// instance id under a newer allocation that is no longer held: the
+// destination of a same-host resize, which owns the instance until a
+// revert or confirm, so the source's runner, desired stopped, must not
+// power off what the destination runs.
+func (c *Client) instanceSuperseded(id string, r *runner) bool {
+	r.mu.Lock()
+	than := r.createIndex
+	r.mu.Unlock()
+	c.runnersMu.Lock()
+	defer c.runnersMu.Unlock()
+	for _, o := range c.runners {
+		if o != r && o.supersedes(id, than) {
+			return true
+		}
+	}
+	return false
+}
+
+// supersedes reports whether the runner is live, released and manages
+// instance id under an allocation created after index than.
+func (r *runner) supersedes(id string, than uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.live && !r.held && r.instanceID == id && r.createIndex > than
 }

@@ -1,8 +1,10 @@
 package client
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -66,6 +68,12 @@ func TestSameHostResizeInPlace(t *testing.T) {
 	if n := h.fake.Calls("Resize"); n != 1 {
 		t.Errorf("%d resizes, want 1", n)
 	}
+	// The source, desired stopped, leaves what the destination runs
+	// alone, power syncs and all.
+	h.waitSyncs(3)
+	if power(h.fake, id) != virt.PowerRunning || h.fake.Calls("PowerOff") != 1 {
+		t.Fatalf("during the verify: power %d, %d power-offs (want the source's stop only)", power(h.fake, id), h.fake.Calls("PowerOff"))
+	}
 
 	// Revert: the destination goes, the instance stays, resized back.
 	h.srv.setDesired(dest.ID, structs.AllocDesiredDeleted)
@@ -123,5 +131,52 @@ func TestSameHostResizeRefused(t *testing.T) {
 	}
 	if h.fake.Calls("Destroy") != 0 {
 		t.Error("the failed destination destroyed the instance")
+	}
+}
+
+// resizeHang is a driver whose Resize takes effect and then hangs until
+// the agent shuts down, as when the agent dies right after the
+// hypervisor acted.
+type resizeHang struct {
+	*fake.Driver
+	done atomic.Bool
+}
+
+func (d *resizeHang) Resize(ctx context.Context, id string, spec *virt.InstanceSpec) error {
+	if err := d.Driver.Resize(ctx, id, spec); err != nil || d.done.Load() {
+		return err
+	}
+	d.done.Store(true)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestSameHostResizeResumesAfterRestart: an agent that stops after the
+// in-place resize took effect, before it recorded it, leaves the next
+// agent to finish: the destination comes up with the new flavor, and a
+// revert still knows the flavor to go back to.
+func TestSameHostResizeResumesAfterRestart(t *testing.T) {
+	h := newHarness(t, fake.Config{})
+	d := &resizeHang{Driver: h.fake}
+	h.driver = d
+	c := h.start()
+	src, dest := sameHostResize(t, h, c, bigFlavor)
+	waitFor(t, "the resize", d.done.Load)
+	shutdown(t, c)
+	st, _, _ := openAndRead(t, h.dir, dest.ID)
+	if st.Spawned || st.ResizedFrom != (flavorSize{VCPUs: 2, MemoryMB: 2048, RootGB: 20, EphemeralGB: 1, SwapMB: 512}) {
+		t.Fatalf("state after the resize: %+v", st)
+	}
+
+	h.driver = h.fake
+	h.start()
+	waitState(t, h.srv, dest.ID, structs.AllocClientRunning)
+	if spec, _ := h.fake.Spec(src.InstanceID); spec.VCPUs != 4 || spec.RootGB != 40 {
+		t.Fatalf("spec after the restart: %+v", spec)
+	}
+	h.srv.setDesired(dest.ID, structs.AllocDesiredDeleted)
+	waitState(t, h.srv, dest.ID, structs.AllocClientDeleted)
+	if spec, _ := h.fake.Spec(src.InstanceID); spec.VCPUs != 2 || spec.MemoryMB != 2048 || spec.RootGB != 40 {
+		t.Errorf("spec after the revert: %+v", spec)
 	}
 }
