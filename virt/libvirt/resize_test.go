@@ -92,7 +92,8 @@ func TestAgentResizeOnTheSameHost(t *testing.T) {
 	t.Parallel()
 	c := newCloudWith(t, func(cfg *server.Config) { cfg.AllowResizeToSameHost = true })
 	flavorMedium := &structs.Flavor{ID: "t3", Name: "t.medium", VCPUs: 1, MemoryMB: 128, RootGB: 3, RxTxFactor: 1, IsPublic: true, ExtraSpecs: map[string]string{}}
-	if err := c.rpc("Flavor.Upsert", &structs.FlavorUpsertRequest{Flavors: []*structs.Flavor{flavorMedium}}, &structs.FlavorUpsertResponse{}); err != nil {
+	flavorLarge := &structs.Flavor{ID: "t4", Name: "t.large", VCPUs: 1, MemoryMB: 160, RootGB: 4, RxTxFactor: 1, IsPublic: true, ExtraSpecs: map[string]string{}}
+	if err := c.rpc("Flavor.Upsert", &structs.FlavorUpsertRequest{Flavors: []*structs.Flavor{flavorMedium, flavorLarge}}, &structs.FlavorUpsertResponse{}); err != nil {
 		t.Fatal(err)
 	}
 	hv := c.addHost("hv1", 10*time.Second)
@@ -157,13 +158,30 @@ func TestAgentResizeOnTheSameHost(t *testing.T) {
 	c.waitStatus(id, "ACTIVE")
 	expectDomain(t, hv, id, golibvirt.DomainRunning)
 
+	// A running instance: it runs resized while the resize awaits its
+	// confirm (the source's allocation, stopped, leaves it alone), and
+	// after.
+	c.task(id, structs.OpResize, func(r *structs.InstanceTaskRequest) { r.FlavorID = flavorLarge.ID })
+	c.waitStatus(id, "VERIFY_RESIZE")
+	expectDomain(t, hv, id, golibvirt.DomainRunning)
+	time.Sleep(3 * time.Second) // events and a power sync or two
+	if inst := c.get(id); inst.Status() != "VERIFY_RESIZE" || domainState(t, hv.env.raw, name) != golibvirt.DomainRunning {
+		t.Fatalf("during the verify: status %s, domain state %d", inst.Status(), domainState(t, hv.env.raw, name))
+	}
+	if x := domainXML(t, hv.env.raw, name, 0); x.Memory.Value != 160*1024 || qemuImgInfo(t, root).VirtualSize != 4<<30 || !hasPattern(t, root) {
+		t.Errorf("running resize: %d KiB, %d bytes, data kept %v", x.Memory.Value, qemuImgInfo(t, root).VirtualSize, hasPattern(t, root))
+	}
+	c.task(id, structs.OpConfirmResize)
+	c.waitStatus(id, "ACTIVE")
+	expectDomain(t, hv, id, golibvirt.DomainRunning)
+
 	// Smaller: refused before anything starts.
 	err := c.rpc("Instance.Task", &structs.InstanceTaskRequest{InstanceID: id, Op: structs.OpResize, FlavorID: flavorSmall.ID,
 		ProjectID: "p1", UserID: "u1", Admin: true}, &structs.InstanceTaskResponse{})
 	if structs.KindOf(err) != structs.KindInvalid || structs.Message(err) != "Server disk was unable to be resized because: Unable to resize disk down." {
 		t.Errorf("resize to a smaller disk = %v", err)
 	}
-	if inst := c.get(id); inst.Task != nil || inst.TaskState != "" || inst.Flavor.Name != flavorMedium.Name {
+	if inst := c.get(id); inst.Task != nil || inst.TaskState != "" || inst.Flavor.Name != flavorLarge.Name {
 		t.Errorf("a refused resize left task %+v, task_state %q, flavor %s", inst.Task, inst.TaskState, inst.Flavor.Name)
 	}
 }
