@@ -481,7 +481,7 @@ func (r *runner) delete() {
 	// came back under another allocation (see destroyVanished). One a
 	// same-host resize's destination resized in place goes back to the
 	// source's allocation with its former flavor.
-	if id != "" && r.c.instanceInUse(id, r) && !r.revertInPlace() {
+	if id != "" && r.c.instanceUsedBefore(id, r) && !r.revertInPlace() {
 		return
 	}
 	r.setLive(false)

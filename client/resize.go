@@ -111,6 +111,31 @@ func (r *runner) revertInPlace() bool {
 	return true
 }
 
+// instanceUsedBefore reports whether a live runner other than r manages
+// instance id under an older allocation: for a same-host resize's
+// destination going away, its source, which gets the instance back (a
+// revert). A destination whose resize was confirmed has no older one
+// left; it may have a newer one, the destination of the next resize.
+func (c *Client) instanceUsedBefore(id string, r *runner) bool {
+	r.mu.Lock()
+	than := r.createIndex
+	r.mu.Unlock()
+	c.runnersMu.Lock()
+	defer c.runnersMu.Unlock()
+	for _, o := range c.runners {
+		if o == r {
+			continue
+		}
+		o.mu.Lock()
+		older := o.live && o.instanceID == id && o.createIndex < than
+		o.mu.Unlock()
+		if older {
+			return true
+		}
+	}
+	return false
+}
+
 // instanceSuperseded reports whether a live runner other than r manages
 // instance id under a newer allocation that is no longer held: the
 // destination of a same-host resize, which owns the instance until a

@@ -180,3 +180,29 @@ func TestSameHostResizeResumesAfterRestart(t *testing.T) {
 		t.Errorf("spec after the revert: %+v", spec)
 	}
 }
+
+// TestSameHostResizeTwice: the destination of a confirmed resize is the
+// source of the next; when that one is confirmed in turn, it goes
+// without resizing the instance back.
+func TestSameHostResizeTwice(t *testing.T) {
+	h := newHarness(t, fake.Config{})
+	c := h.start()
+	src, dest := sameHostResize(t, h, c, bigFlavor)
+	waitState(t, h.srv, dest.ID, structs.AllocClientRunning)
+	h.srv.setDesired(src.ID, structs.AllocDesiredDeleted)
+	waitState(t, h.srv, src.ID, structs.AllocClientDeleted)
+
+	h.srv.setDesired(dest.ID, structs.AllocDesiredStopped)
+	waitState(t, h.srv, dest.ID, structs.AllocClientStopped)
+	huge := &structs.Flavor{ID: "4", Name: "m1.large", VCPUs: 8, MemoryMB: 8192, RootGB: 80, EphemeralGB: 2, SwapMB: 1024}
+	dest2 := h.srv.addMoveDest(c.HostID(), src.InstanceID, huge)
+	waitState(t, h.srv, dest2.ID, structs.AllocClientRunning)
+	h.srv.setDesired(dest.ID, structs.AllocDesiredDeleted)
+	waitState(t, h.srv, dest.ID, structs.AllocClientDeleted)
+	if spec, _ := h.fake.Spec(src.InstanceID); spec.VCPUs != 8 || spec.MemoryMB != 8192 || spec.RootGB != 80 {
+		t.Fatalf("after the second confirm: %+v", spec)
+	}
+	if n := h.fake.Calls("Resize"); n != 2 {
+		t.Errorf("%d resizes, want 2", n)
+	}
+}

@@ -184,4 +184,9 @@ func TestAgentResizeOnTheSameHost(t *testing.T) {
 	if inst := c.get(id); inst.Task != nil || inst.TaskState != "" || inst.Flavor.Name != flavorLarge.Name {
 		t.Errorf("a refused resize left task %+v, task_state %q, flavor %s", inst.Task, inst.TaskState, inst.Flavor.Name)
 	}
+	// The confirmed flavor stays, once the confirm's clean-up is done.
+	time.Sleep(2 * time.Second)
+	if x := domainXML(t, hv.env.raw, name, golibvirt.DomainXMLInactive); x.Memory.Value != 160*1024 {
+		t.Errorf("after the last confirm the domain has %d KiB, want 160 MiB", x.Memory.Value)
+	}
 }
