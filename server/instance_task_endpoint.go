@@ -160,7 +160,11 @@ func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.Instance
 			return nil, err
 		}
 		entry.NewFlavor = f.Copy()
-		entry.AllowSameHost = s.config.AllowResizeToSameHost
+		if s.config.AllowResizeToSameHost {
+			// Older servers would misapply a same-host resize (FSMLevel).
+			l, _ := s.ClusterFSMLevel()
+			entry.AllowSameHost = l >= structs.FSMLevelSameHostResize
+		}
 	case structs.OpShelve:
 		entry.Offload = s.config.ShelvedOffloadTime == 0
 	}

@@ -44,9 +44,16 @@ const (
 	// reports (AllocClientUpdateBatch), and the leader's purges (proposed
 	// as ignorable).
 	FSMLevelBatched FSMLevel = 2
+	// FSMLevelSameHostResize adds no message type but a meaning: an
+	// InstanceTask entry's AllowSameHost (a resize that may stay on its
+	// host), and the FSM telling a same-host resize's two allocations
+	// apart. An older server would drop the flag and could take the
+	// source's allocation for the instance's, so the servers set it only
+	// once every server has this level.
+	FSMLevelSameHostResize FSMLevel = 3
 
 	// CurrentFSMLevel is the level of this build.
-	CurrentFSMLevel = FSMLevelBatched
+	CurrentFSMLevel = FSMLevelSameHostResize
 )
 
 // messageTypeLevels is the level that introduced each message type. It
