@@ -267,6 +267,7 @@ func (a *Agent) startServer() error {
 		MaxBuildAttempts:        cfg.Server.MaxBuildAttempts,
 		ResizeConfirmWindow:     mustDuration(cfg.Server.ResizeConfirmWindow),
 		ShelvedOffloadTime:      mustDuration(cfg.Server.ShelvedOffloadTime),
+		AllowResizeToSameHost:   cfg.Server.AllowResizeToSameHost,
 		ReclaimInstanceInterval: mustDuration(cfg.Server.ReclaimInstanceInterval),
 		DeletedRetention:        mustRetention(cfg.Server.DeletedRetention),
 		EvalGCThreshold:         mustDuration(cfg.Server.EvalGCThreshold),

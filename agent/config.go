@@ -194,6 +194,10 @@ type ServerConfig struct {
 	// ShelvedOffloadTime is how long a shelved instance keeps its host
 	// (Nova's shelved_offload_time: "0" offloads at once, "-1" never).
 	ShelvedOffloadTime string `hcl:"shelved_offload_time,optional"`
+	// AllowResizeToSameHost lets a resize stay on the instance's host,
+	// resized in place (Nova's allow_resize_to_same_host, default
+	// false).
+	AllowResizeToSameHost bool `hcl:"allow_resize_to_same_host,optional"`
 	// ReclaimInstanceInterval makes deletes soft and restorable for this
 	// long (Nova's reclaim_instance_interval; "0", the default, deletes
 	// at once).

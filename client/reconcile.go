@@ -40,6 +40,10 @@ func (r *runner) reconcile() {
 		// A move's destination only reserves resources: nothing to build
 		// or report until the servers make it running or stopped.
 		return
+	case r.c.instanceSuperseded(a.InstanceID, r):
+		// A same-host resize's destination owns the instance until a
+		// revert or confirm (resize.go): the source, stopped, keeps away.
+		return
 	case r.st.MigratedAway:
 		r.stayAway()
 		return
@@ -91,7 +95,19 @@ func (r *runner) locate() (info *virt.InstanceInfo, booted, ok bool) {
 		return info, true, true
 	case !r.st.Spawned:
 		// It exists: never spawn it again, whoever created it (a live
-		// migration creates it on its destination, for one).
+		// migration creates it on its destination, for one). A
+		// same-host resize's destination resizes it instead (resize.go).
+		if r.inPlaceResize() {
+			if !r.resizeInPlace() {
+				return nil, false, false
+			}
+			if info, err = r.c.driver.GetInfo(ctx, a.InstanceID); err != nil {
+				if ctx.Err() == nil {
+					r.logger.Warn("cannot read the instance's state after resizing it", "error", err)
+				}
+				return nil, false, false
+			}
+		}
 		st := r.st
 		st.Spawned, st.InstanceID = true, a.InstanceID
 		r.save(st)
@@ -449,7 +465,11 @@ func (r *runner) settle() {
 // it deleted and forgets it. A failed destroy is retried at the next
 // power sync.
 func (r *runner) delete() {
-	r.setLive(false)
+	// A same-host resize's destination stays live, owning the instance,
+	// until it has handed it back (revertInPlace).
+	if r.st.ResizedFrom == (flavorSize{}) {
+		r.setLive(false)
+	}
 	a := r.alloc
 	if a.ClientState == structs.AllocClientDeleted && !r.hasState {
 		r.deleted = true // done before a restart
@@ -458,7 +478,13 @@ func (r *runner) delete() {
 	ctx := r.c.ctx
 	id := a.InstanceID
 	// An instance that migrated away is not destroyed: if it is here, it
-	// came back under another allocation (see destroyVanished).
+	// came back under another allocation (see destroyVanished). One a
+	// same-host resize's destination resized in place goes back to the
+	// source's allocation with its former flavor.
+	if id != "" && r.c.instanceUsedBefore(id, r) && !r.revertInPlace() {
+		return
+	}
+	r.setLive(false)
 	if id != "" && !r.st.MigratedAway && !r.c.instanceInUse(id, r) {
 		r.logger.Info("destroying instance")
 		if err := r.c.driver.Destroy(ctx, id); err != nil && !isNotFound(err) {

@@ -29,6 +29,9 @@ type runner struct {
 	live       bool
 	// imageID is the instance's image, which the image cache keeps.
 	imageID string
+	// createIndex and held are the allocation's, for supersededBy.
+	createIndex uint64
+	held        bool
 
 	// The rest belongs to the runner goroutine.
 	alloc    *structs.Allocation
@@ -66,6 +69,9 @@ func newRunner(c *Client, allocID, instanceID string) *runner {
 func (r *runner) update(alloc *structs.Allocation, inst *structs.Instance) {
 	r.mu.Lock()
 	r.next, r.nextInst = alloc, inst
+	if alloc != nil {
+		r.createIndex, r.held = alloc.CreateIndex, alloc.DesiredState == structs.AllocDesiredHeld
+	}
 	if inst != nil {
 		r.imageID = inst.ImageID
 	}

@@ -61,6 +61,10 @@ type allocState struct {
 	// left running, even when desired stopped, until it is unrescued or
 	// a new stop is asked for.
 	Rescued bool
+	// ResizedFrom is the size of the flavor the instance had before this
+	// allocation, a same-host resize's destination, resized it in place
+	// (resize.go); zero if it did not. A revert resizes it back.
+	ResizedFrom flavorSize
 }
 
 // stateDB is the agent's local bbolt store.

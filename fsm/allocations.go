@@ -177,8 +177,8 @@ func applyClientUpdate(txn *memdb.Txn, index uint64, e *structs.AllocClientUpdat
 	if inTask {
 		return t.advanceTask(inst, a, u)
 	}
-	if a.HostID != inst.HostID {
-		return nil // a leftover copy elsewhere (a resize's source): not the instance's state
+	if a.HostID != inst.HostID || isResizeSource(inst, a) {
+		return nil // a leftover copy (a resize's source, here or elsewhere): not the instance's state
 	}
 	if inst.VMState == structs.VMStateBuilding && u.ClientState == structs.AllocClientRunning {
 		acts, err := pre.instanceActions(txn, inst.ID)

@@ -216,11 +216,18 @@ func (t *taskTxn) primaryAlloc(inst *structs.Instance) (*structs.Allocation, err
 		return nil, err
 	}
 	for _, a := range allocs {
-		if a.HostID == inst.HostID && !a.Terminal() && a.DesiredState != structs.AllocDesiredDeleted {
+		if a.HostID == inst.HostID && !a.Terminal() && a.DesiredState != structs.AllocDesiredDeleted && !isResizeSource(inst, a) {
 			return a, nil
 		}
 	}
 	return nil, nil
+}
+
+// isResizeSource reports whether a is the source allocation of inst's
+// resize awaiting confirmation: on the instance's own host after a
+// same-host resize, but not the allocation that runs it.
+func isResizeSource(inst *structs.Instance, a *structs.Allocation) bool {
+	return inst.Resize != nil && a.ID == inst.Resize.SourceAllocID
 }
 
 // event helpers bound to the task's action.

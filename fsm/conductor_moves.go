@@ -98,7 +98,8 @@ func (t *taskTxn) startMove(inst *structs.Instance, e *structs.InstanceTaskEntry
 	task := &structs.Task{
 		Kind: kind, Step: structs.StepSchedule, MigrationID: migID, EvalID: ev.ID,
 		SourceHostID: inst.HostID, TargetHostID: e.TargetHostID, NewFlavor: newFlavor,
-		PowerOn: inst.VMState != vmStopped,
+		PowerOn:       inst.VMState != vmStopped,
+		AllowSameHost: e.AllowSameHost && kind == structs.TaskKindResize,
 	}
 	if src != nil {
 		task.SourceAllocID = src.ID

@@ -84,6 +84,11 @@ type Config struct {
 	// ShelvedOffloadTime is how long a shelved instance keeps its host
 	// (Nova's shelved_offload_time: 0 offloads at once, negative never).
 	ShelvedOffloadTime time.Duration
+	// AllowResizeToSameHost lets the scheduler keep a resized instance
+	// on its host, where the agent resizes it in place (Nova's
+	// allow_resize_to_same_host, default false). Cold migrations always
+	// leave the host.
+	AllowResizeToSameHost bool
 	// ReclaimInstanceInterval, when positive, makes deletes soft: the
 	// instance is kept (SOFT_DELETED, restorable) this long (Nova's
 	// reclaim_instance_interval).

@@ -156,10 +156,15 @@ func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.Instance
 		if f.Disabled {
 			return nil, structs.Errorf(structs.KindInvalid, "flavor %q is disabled", f.Name)
 		}
-		if inst.Flavor != nil && f.RootGB < inst.Flavor.RootGB {
-			return nil, structs.Errorf(structs.KindInvalid, "Resizing to a smaller disk (%d GB, from %d GB) is not allowed.", f.RootGB, inst.Flavor.RootGB)
+		if err := checkResizeDisks(inst.Flavor, f); err != nil {
+			return nil, err
 		}
 		entry.NewFlavor = f.Copy()
+		if s.config.AllowResizeToSameHost {
+			// Older servers would misapply a same-host resize (FSMLevel).
+			l, _ := s.ClusterFSMLevel()
+			entry.AllowSameHost = l >= structs.FSMLevelSameHostResize
+		}
 	case structs.OpShelve:
 		entry.Offload = s.config.ShelvedOffloadTime == 0
 	}

@@ -176,8 +176,9 @@ func (w *worker) waitForIndex(index uint64) error {
 
 // pendingInstances are the evaluation's instances still waiting for a
 // host. A moving instance is scheduled as its destination will run it:
-// with the new flavor, away from its source host, on the admin's target
-// host if one was given.
+// with the new flavor, away from its source host (unless a resize may
+// stay there: allow_resize_to_same_host), on the admin's target host if
+// one was given.
 func pendingInstances(state *fsm.StateStore, ev *structs.Evaluation) ([]*structs.Instance, error) {
 	var out []*structs.Instance
 	for _, id := range ev.InstanceIDs {
@@ -202,7 +203,7 @@ func pendingInstances(state *fsm.StateStore, ev *structs.Evaluation) ([]*structs
 				f.ExtraSpecs["capabilities:"+scheduler.DriverCapabilityKey+structs.HostCapabilityLiveMigrate] = "true"
 				inst.Flavor = f
 			}
-			if t.SourceHostID != "" {
+			if t.SourceHostID != "" && !t.AllowSameHost {
 				// RetryFilter keeps the destination off the source.
 				inst.Attempts = append(inst.Attempts, &structs.BuildAttempt{HostID: t.SourceHostID, Error: "source host of the move"})
 			}

@@ -49,6 +49,14 @@ const (
 	// FSM would ignore and allocate VNIs from 1 instead of the range.
 	// Servers stamp a configured range only at this level.
 	FSMLevelSegments FSMLevel = 3
+	// FSMLevelSameHostResize, which came in the same release, adds no
+	// message type but a meaning: an InstanceTask entry's AllowSameHost
+	// (a resize that may stay on its host), and the FSM telling a
+	// same-host resize's two allocations apart. An older server would
+	// drop the flag and could take the source's allocation for the
+	// instance's, so the servers set it only once every server has this
+	// level.
+	FSMLevelSameHostResize = FSMLevelSegments
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelSegments

@@ -51,6 +51,9 @@ type Task struct {
 	DestAllocID   string
 	// TargetHostID is the host an admin asked for, if any.
 	TargetHostID string
+	// AllowSameHost lets a resize's destination be its source host
+	// (allow_resize_to_same_host): the instance is resized in place.
+	AllowSameHost bool `json:",omitempty"`
 
 	// NewFlavor is the flavor a resize moves to.
 	NewFlavor *Flavor

@@ -107,6 +107,9 @@ type InstanceTaskEntry struct {
 	State string
 	// Offload says a shelve frees the host at once.
 	Offload bool
+	// AllowSameHost says a resize may land on the instance's own host
+	// (Nova's allow_resize_to_same_host), which then resizes it in place.
+	AllowSameHost bool `json:",omitempty"`
 	// Rotation is how many backups a createBackup keeps.
 	Rotation  int
 	UpdatedAt int64

@@ -57,8 +57,15 @@ type Rescuer interface {
 	Unrescue(ctx context.Context, id string) error
 }
 
-// Resizer can change an instance's flavor on the same host.
+// Resizer can change an instance's flavor on the same host, in place.
 type Resizer interface {
+	// Resize gives instance id spec's flavor (its ID empty or id),
+	// keeping its disks' content and its power state: root and
+	// ephemeral disks grow to the new sizes and never shrink (a smaller
+	// one fails with ErrDiskShrink before anything changes; VMware keeps
+	// the disk at its size). Resizing to the flavor the instance has
+	// changes nothing on libvirt and fake, so a repeated call is
+	// harmless there.
 	Resize(ctx context.Context, id string, spec *InstanceSpec) error
 }
 

@@ -18,6 +18,10 @@ var (
 	// instance, soft-rebooting it, deploying a node that is not free, …
 	// Nova answers these with 409 Conflict.
 	ErrInvalidState = errors.New("instance is in the wrong power state for this operation")
+	// ErrDiskShrink means a Resize asked for a root or ephemeral disk
+	// smaller than the instance's: disks only grow, as in Nova ("Unable
+	// to resize disk down").
+	ErrDiskShrink = errors.New("unable to resize disk down")
 )
 
 // InvalidState is ErrInvalidState naming the operation (a verb: "pause")

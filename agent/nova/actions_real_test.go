@@ -204,6 +204,10 @@ func TestServerActionsAgainstARealServer(t *testing.T) {
 		t.Fatalf("reverted flavor %v", s["flavor"])
 	}
 	act(h, id, memberTok, "", `{"revertResize": null}`).fault(t, 409, "conflictingRequest", "Cannot 'revertResize' instance")
+	// Disks never shrink: refused with Nova's words before anything starts.
+	act(h, id, memberTok, "", `{"resize": {"flavorRef": "1"}}`).
+		fault(t, 400, "badRequest", "Server disk was unable to be resized because: Unable to resize disk down.")
+	waitServer(h, id, "ACTIVE")
 
 	// Moves are for admins; the server changes host each time.
 	act(h, id, memberTok, "", `{"migrate": null}`).fault(t, 403, "forbidden", "os_compute_api:os-migrate-server:migrate")

@@ -143,7 +143,9 @@ func (d *Driver) MigratedTo(id string) string {
 }
 
 // Resize gives an instance spec's flavor (VCPUs, MemoryMB, RootGB,
-// EphemeralGB, SwapMB and ExtraSpecs), keeping its power state. spec
+// EphemeralGB, SwapMB and ExtraSpecs) in place, keeping its power state,
+// as the libvirt driver does: a root or ephemeral disk smaller than the
+// instance's fails with virt.ErrDiskShrink and changes nothing. spec
 // must be valid and its ID empty or id.
 func (d *Driver) Resize(ctx context.Context, id string, spec *virt.InstanceSpec) error {
 	return d.withInstance(ctx, "Resize", id, 0, func(in *instance) error {
@@ -157,6 +159,10 @@ func (d *Driver) Resize(ctx context.Context, id string, spec *virt.InstanceSpec)
 		}
 		if spec.ID != id {
 			return fmt.Errorf("invalid spec: ID %q for instance %q", spec.ID, id)
+		}
+		if spec.RootGB < in.spec.RootGB || spec.EphemeralGB < in.spec.EphemeralGB {
+			return fmt.Errorf("%w: root %d→%d GB, ephemeral %d→%d GB", virt.ErrDiskShrink,
+				in.spec.RootGB, spec.RootGB, in.spec.EphemeralGB, spec.EphemeralGB)
 		}
 		c := cloneSpec(spec)
 		in.spec.VCPUs, in.spec.MemoryMB = c.VCPUs, c.MemoryMB

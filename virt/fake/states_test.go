@@ -206,6 +206,14 @@ func TestSnapshotAndResize(t *testing.T) {
 	if err := d.Resize(ctx, "a", smallSpec("b")); err == nil {
 		t.Error("Resize with another instance's ID succeeded")
 	}
+	// Disks only grow, as on libvirt.
+	small := &virt.InstanceSpec{VCPUs: 1, MemoryMB: 512, RootGB: 10}
+	if err := d.Resize(ctx, "a", small); !errors.Is(err, virt.ErrDiskShrink) {
+		t.Errorf("Resize to a smaller root disk = %v, want ErrDiskShrink", err)
+	}
+	if got, _ := d.Spec("a"); got.RootGB != 20 || got.VCPUs != 4 {
+		t.Errorf("a refused Resize changed the instance: %+v", got)
+	}
 	if _, err := d.Spec("missing"); !errors.Is(err, virt.ErrNotFound) {
 		t.Errorf("Spec(missing) = %v, want ErrNotFound", err)
 	}

@@ -48,12 +48,18 @@ var (
 	flavorSmall = &structs.Flavor{ID: "t2", Name: "t.small", VCPUs: 1, MemoryMB: 96, RootGB: 2, RxTxFactor: 1, IsPublic: true, ExtraSpecs: map[string]string{}}
 )
 
-func newCloud(t *testing.T) *cloud {
+func newCloud(t *testing.T) *cloud { return newCloudWith(t, nil) }
+
+// newCloudWith is newCloud with the server's config edited by tweak.
+func newCloudWith(t *testing.T, tweak func(*server.Config)) *cloud {
 	t.Helper()
 	needLibvirtd(t)
 	cfg := &server.Config{
 		NodeName: "s1", NodeID: uuid.NewString(), DataDir: t.TempDir(), BindAddr: "127.0.0.1",
 		BootstrapExpect: 1, GossipFast: true, HeartbeatTTL: 15 * time.Second, Logger: testLogger(t, "server"),
+	}
+	if tweak != nil {
+		tweak(cfg)
 	}
 	s, err := server.NewServer(cfg)
 	if err != nil {

@@ -12,11 +12,11 @@ import (
 // createConfigDrive stores an instance's config drive image (an ISO 9660
 // image, see virt/configdrive) as a raw volume of the pool, uploaded
 // through libvirtd so that it works with a remote one too, and records
-// it in m; the domain attaches it as a read-only CD-ROM. It is deleted
+// it in m (which must have an attempt); the domain attaches it as a read-only CD-ROM. It is deleted
 // with the instance's other volumes.
 func (d *Driver) createConfigDrive(lv *golibvirt.Libvirt, p golibvirt.StoragePool, m *instanceMeta, img []byte, undo *reverter) error {
-	name := d.volumeName(m.ID, diskConfig)
-	if err := d.deleteVolume(lv, p, name); err != nil {
+	name := d.diskVolume(m, diskConfig)
+	if err := d.checkFree(lv, p, name); err != nil {
 		return err
 	}
 	vol := &libvirtxml.StorageVolume{

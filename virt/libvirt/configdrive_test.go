@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"testing"
 
@@ -63,7 +62,7 @@ func TestConfigDriveIsAttachedAsCDROM(t *testing.T) {
 	if err := e.drv.Destroy(ctx(t), "cd"); err != nil {
 		t.Fatal(err)
 	}
-	if slices.Contains(volumeNames(t, e.raw, e.drv.PoolName()), name+"-disk.config") {
+	if instanceVolume(t, e.raw, e.drv.PoolName(), name+"-disk.config") != "" {
 		t.Fatal("the config drive volume outlived its instance")
 	}
 }

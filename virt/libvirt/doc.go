@@ -19,6 +19,14 @@
 // ephemeral and swap disks of the flavor, empty (not formatted). A spawn
 // that fails removes everything it created.
 //
+// Volume names carry the spawn's attempt, a random suffix recorded in the
+// metadata (stratus-<id>+<attempt>-disk), and every volume is deleted by
+// the name its domain recorded, never by one worked out again; creating
+// a volume never replaces one. So when a move builds the instance on
+// another host over shared storage, neither host ever writes or deletes
+// the other's disks. Resize grows the disks in place, keeping the guest's
+// data.
+//
 // The driver keeps one connection to libvirtd, dialled again with backoff
 // when libvirtd restarts; operations wait a while for it and then fail
 // with ErrUnavailable, and an operation cut short by a lost connection is

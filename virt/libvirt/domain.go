@@ -27,6 +27,11 @@ const (
 // allDiskRoles are every volume an instance may own, for clean-up.
 var allDiskRoles = []string{diskRoot, diskEphemeral, diskSwap, diskRescue, diskConfig}
 
+// attemptSep separates a volume name's domain name from its attempt. It
+// is a character instance ids cannot contain (idRE), so that no
+// instance's volume names are another's.
+const attemptSep = "+"
+
 // instanceMeta is the driver's record of one instance, kept in the
 // domain's <metadata>: everything needed to define the domain again
 // (resize, rescue) and to recognise it after a restart of the agent.
@@ -35,12 +40,18 @@ type instanceMeta struct {
 	// returns the element without its namespace.
 	XMLName xml.Name `xml:"instance"`
 	// XMLNS is MetadataURI when the record is written.
-	XMLNS     string     `xml:"xmlns,attr,omitempty"`
-	ID        string     `xml:"id"`
-	Name      string     `xml:"name,omitempty"`
-	Namespace string     `xml:"namespace,omitempty"`
-	Created   string     `xml:"created,omitempty"`
-	Flavor    metaFlavor `xml:"flavor"`
+	XMLNS     string `xml:"xmlns,attr,omitempty"`
+	ID        string `xml:"id"`
+	Name      string `xml:"name,omitempty"`
+	Namespace string `xml:"namespace,omitempty"`
+	Created   string `xml:"created,omitempty"`
+	// Attempt is the random suffix of the volumes this domain created
+	// (attempt.go): unique per spawn and per move, so that two hosts
+	// building the same instance on shared storage never name the same
+	// file. Domains defined before it existed have none; their disks
+	// keep the names recorded in Disks.
+	Attempt string     `xml:"attempt,omitempty"`
+	Flavor  metaFlavor `xml:"flavor"`
 	// Image is the base the root disk was built on; nil for an empty
 	// root disk (no operating system).
 	Image *metaImage `xml:"image"`
@@ -172,8 +183,10 @@ func (d *Driver) instanceID(domainName string) (string, bool) {
 	return id, ok && id != ""
 }
 
-// volumeName is the pool volume of an instance's disk of a role.
-func (d *Driver) volumeName(id, role string) string { return d.domainName(id) + "-" + role }
+// legacyVolumeName is the name an instance's disk of a role had before
+// volume names carried an attempt; such disks are still found through
+// the names recorded in the domain's metadata.
+func (d *Driver) legacyVolumeName(id, role string) string { return d.domainName(id) + "-" + role }
 
 // diskTargets are the device names disks get, in order.
 var diskTargets = map[string][]string{

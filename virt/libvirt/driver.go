@@ -50,6 +50,9 @@ type Driver struct {
 
 	// failStep, set by tests, fails a spawn at the named step.
 	failStep func(step string) error
+	// legacyNames, set by tests, makes spawns name volumes as before
+	// attempts existed, to build the domains an upgrade finds.
+	legacyNames bool
 }
 
 var (
@@ -427,6 +430,11 @@ func (d *Driver) spawn(lv *golibvirt.Libvirt, spec *virt.InstanceSpec) (_ *virt.
 	if err != nil {
 		return nil, err
 	}
+	// What an earlier spawn cut short left behind (createVolume never
+	// replaces a volume).
+	if err := d.sweepVolumes(lv, p, id); err != nil {
+		return nil, err
+	}
 	virtType, arch, err := d.hostType(lv)
 	if err != nil {
 		return nil, err
@@ -434,6 +442,7 @@ func (d *Driver) spawn(lv *golibvirt.Libvirt, spec *virt.InstanceSpec) (_ *virt.
 	m := &instanceMeta{
 		ID: id, Name: spec.Name, Namespace: d.cfg.Namespace,
 		Created: time.Now().UTC().Format(time.RFC3339),
+		Attempt: d.spawnAttempt(),
 		Flavor: metaFlavor{VCPUs: spec.VCPUs, MemoryMB: spec.MemoryMB, RootGB: spec.RootGB,
 			EphemeralGB: spec.EphemeralGB, SwapMB: spec.SwapMB},
 		DiskBus:    spec.ImageProperties["hw_disk_bus"],
@@ -473,7 +482,7 @@ func (d *Driver) spawn(lv *golibvirt.Libvirt, spec *virt.InstanceSpec) (_ *virt.
 		if err := d.step(disk.role); err != nil {
 			return nil, err
 		}
-		name := d.volumeName(id, disk.role)
+		name := d.diskVolume(m, disk.role)
 		path, err := d.createVolume(lv, p, name, disk.size, disk.base)
 		if err != nil {
 			return nil, err
@@ -557,13 +566,22 @@ func removeFile(path string) error {
 	return nil
 }
 
-// Destroy stops an instance's domain, undefines it with its managed save
-// image, NVRAM, snapshot and checkpoint metadata, and deletes its volumes
-// and console log. A missing instance is not an error, but the volumes a
-// crashed destroy may have left behind are still deleted.
+// Destroy stops an instance's domain, deletes the volumes its metadata
+// names (and no others: on shared storage, the instance's copy on
+// another host has volumes of its own), undefines it with its managed
+// save image, NVRAM, snapshot and checkpoint metadata, and removes its
+// console log. The volumes go before the definition, so a destroy cut
+// short is finished by the next. A missing instance is not an error;
+// without shared storage, the volumes of the instance no domain records
+// (a spawn cut short) are still deleted.
 func (d *Driver) Destroy(ctx context.Context, id string) error {
 	return d.run(ctx, "Destroy", id, func(ctx context.Context, lv *golibvirt.Libvirt) error {
 		consoleLog := filepath.Join(d.cfg.ConsoleDir, d.domainName(id)+".log")
+		p, err := lv.StoragePoolLookupByName(d.cfg.PoolName)
+		havePool := err == nil
+		if err != nil && !isLibvirtError(err, golibvirt.ErrNoStoragePool) {
+			return err
+		}
 		dom, err := d.lookup(lv, id)
 		switch {
 		case err == nil:
@@ -574,34 +592,41 @@ func (d *Driver) Destroy(ctx context.Context, id string) error {
 			if m.ConsoleLog != "" {
 				consoleLog = m.ConsoleLog
 			}
-			// A NIC whose hot-unplug the guest ignored is only live.
-			nics := append(liveNICs(lv, dom), m.NICs...)
-			if err := d.destroyDomain(lv, dom); err != nil && !isLibvirtError(err, golibvirt.ErrNoDomain) {
-				return fmt.Errorf("stop domain: %w", err)
-			}
-			if err := d.undefine(lv, dom); err != nil {
-				return fmt.Errorf("undefine domain: %w", err)
-			}
-			if err := releaseBridges(ctx, lv, nics); err != nil {
-				d.cfg.Logger.Warn("cannot remove an unused bridge", "instance_id", id, "error", err)
+			if err := d.destroyDefined(ctx, lv, dom, m, p, havePool); err != nil {
+				return err
 			}
 		case !errors.Is(err, virt.ErrNotFound):
 			return err
 		}
-		p, err := lv.StoragePoolLookupByName(d.cfg.PoolName)
-		if isLibvirtError(err, golibvirt.ErrNoStoragePool) {
-			return removeFile(consoleLog)
-		}
-		if err != nil {
-			return err
-		}
-		for _, role := range allDiskRoles {
-			if err := d.deleteVolume(lv, p, d.volumeName(id, role)); err != nil {
+		if havePool {
+			if err := d.sweepVolumes(lv, p, id); err != nil {
 				return err
 			}
 		}
 		return removeFile(consoleLog)
 	})
+}
+
+// destroyDefined stops and removes an instance's domain with the volumes
+// its record m names.
+func (d *Driver) destroyDefined(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, p golibvirt.StoragePool, havePool bool) error {
+	// A NIC whose hot-unplug the guest ignored is only live.
+	nics := append(liveNICs(lv, dom), m.NICs...)
+	if err := d.destroyDomain(lv, dom); err != nil && !isLibvirtError(err, golibvirt.ErrNoDomain) {
+		return fmt.Errorf("stop domain: %w", err)
+	}
+	if havePool {
+		if err := d.deleteDisks(lv, p, m); err != nil {
+			return err
+		}
+	}
+	if err := d.undefine(lv, dom); err != nil {
+		return fmt.Errorf("undefine domain: %w", err)
+	}
+	if err := releaseBridges(ctx, lv, nics); err != nil {
+		d.cfg.Logger.Warn("cannot remove an unused bridge", "instance_id", m.ID, "error", err)
+	}
+	return nil
 }
 
 // GetInfo returns an instance's power state, or an error wrapping

@@ -19,3 +19,8 @@ func (d *Driver) DomainName(id string) string { return d.domainName(id) }
 
 // PoolName is the driver's storage pool.
 func (d *Driver) PoolName() string { return d.cfg.PoolName }
+
+// SpawnLegacyNames makes spawns name their volumes as drivers did before
+// volume names carried an attempt (<domain>-<role>), with no attempt in
+// the metadata: the domains an upgraded agent finds.
+func (d *Driver) SpawnLegacyNames(on bool) { d.legacyNames = on }

@@ -296,3 +296,26 @@ func waitUntil(t *testing.T, wait time.Duration, what string, cond func() error)
 }
 
 func parseURI(s string) (*url.URL, error) { return url.Parse(s) }
+
+// stripAttempt is a volume's name without its attempt
+// (<domain>+<attempt>-<role> → <domain>-<role>), so tests can name an
+// instance's volumes without knowing the attempt.
+func stripAttempt(v string) string {
+	i := strings.LastIndex(v, "+")
+	if i < 0 || len(v) < i+9 {
+		return v
+	}
+	return v[:i] + v[i+9:]
+}
+
+// instanceVolume is the name of the volume of the pool whose name
+// without its attempt is want (<domain>-<role>); "" if there is none.
+func instanceVolume(t *testing.T, lv *golibvirt.Libvirt, pool, want string) string {
+	t.Helper()
+	for _, v := range volumeNames(t, lv, pool) {
+		if stripAttempt(v) == want {
+			return v
+		}
+	}
+	return ""
+}

@@ -102,13 +102,16 @@ func (m *instanceMeta) clone() *instanceMeta {
 }
 
 // Resize gives an instance the flavor of spec (VCPUs, MemoryMB, RootGB,
-// EphemeralGB, SwapMB), keeping its power state: a running instance is
-// shut down (through ACPI, within SoftRebootTimeout), its domain defined
-// again with the new CPUs and memory, its root and ephemeral disks grown
-// (qemu-img resize; they never shrink: a smaller size fails and changes
-// nothing), its swap disk made anew, and it boots again. A PAUSED,
-// SUSPENDED or rescued instance fails with virt.ErrInvalidState. spec's ID
-// must be empty or id.
+// EphemeralGB, SwapMB) in place, keeping its power state and what the
+// guest wrote: a running instance is shut down (through ACPI, within
+// SoftRebootTimeout), its domain defined again with the new CPUs and
+// memory, its root and ephemeral disks grown (libvirt's volume resize,
+// qemu-img resize; they never shrink: a smaller size than the flavor's
+// fails and changes nothing, and a root disk already larger than the new
+// root_gb, as an image's can be, is left as it is), its swap disk made
+// anew, and it boots again. Resizing a running or stopped instance to
+// the flavor it has is a no-op. A PAUSED, SUSPENDED or rescued instance
+// fails with virt.ErrInvalidState. spec's ID must be empty or id.
 func (d *Driver) Resize(ctx context.Context, id string, spec *virt.InstanceSpec) error {
 	if spec != nil && spec.ID == "" {
 		s := *spec
@@ -128,9 +131,12 @@ func (d *Driver) Resize(ctx context.Context, id string, spec *virt.InstanceSpec)
 		if m.Rescue != nil {
 			return fmt.Errorf("libvirt: %w: cannot resize a rescued instance", virt.ErrInvalidState)
 		}
+		if m.Flavor == flavorOf(spec) {
+			return nil // done already: a repeated call must not reboot the guest
+		}
 		old := m.Flavor
 		if spec.RootGB < old.RootGB || spec.EphemeralGB < old.EphemeralGB {
-			return fmt.Errorf("cannot shrink disks: root %d→%d GB, ephemeral %d→%d GB", old.RootGB, spec.RootGB, old.EphemeralGB, spec.EphemeralGB)
+			return fmt.Errorf("%w: root %d→%d GB, ephemeral %d→%d GB", virt.ErrDiskShrink, old.RootGB, spec.RootGB, old.EphemeralGB, spec.EphemeralGB)
 		}
 		p, err := d.pool(lv)
 		if err != nil {
@@ -143,9 +149,8 @@ func (d *Driver) Resize(ctx context.Context, id string, spec *virt.InstanceSpec)
 			}
 		}
 		nm := m.clone()
-		nm.Flavor = metaFlavor{VCPUs: spec.VCPUs, MemoryMB: spec.MemoryMB, RootGB: spec.RootGB,
-			EphemeralGB: spec.EphemeralGB, SwapMB: spec.SwapMB}
-		if err := d.resizeDisks(lv, p, id, nm, old); err != nil {
+		nm.Flavor = flavorOf(spec)
+		if err := d.resizeDisks(lv, p, nm, old); err != nil {
 			if running {
 				_ = lv.DomainCreate(dom)
 			}
@@ -164,10 +169,17 @@ func (d *Driver) Resize(ctx context.Context, id string, spec *virt.InstanceSpec)
 	})
 }
 
+// flavorOf is the record of a spec's flavor.
+func flavorOf(spec *virt.InstanceSpec) metaFlavor {
+	return metaFlavor{VCPUs: spec.VCPUs, MemoryMB: spec.MemoryMB, RootGB: spec.RootGB,
+		EphemeralGB: spec.EphemeralGB, SwapMB: spec.SwapMB}
+}
+
 // resizeDisks brings an instance's volumes to the sizes of its new
 // flavor (in nm) from the old one.
-func (d *Driver) resizeDisks(lv *golibvirt.Libvirt, p golibvirt.StoragePool, id string, nm *instanceMeta, old metaFlavor) error {
+func (d *Driver) resizeDisks(lv *golibvirt.Libvirt, p golibvirt.StoragePool, nm *instanceMeta, old metaFlavor) error {
 	f := nm.Flavor
+	nm.ensureAttempt()
 	if root := nm.disk(diskRoot); root != nil && f.RootGB > old.RootGB {
 		cur, err := d.volumeCapacity(lv, p, root.Volume)
 		if err != nil {
@@ -180,27 +192,28 @@ func (d *Driver) resizeDisks(lv *golibvirt.Libvirt, p golibvirt.StoragePool, id 
 		}
 	}
 	if f.EphemeralGB > old.EphemeralGB {
-		name := d.volumeName(id, diskEphemeral)
 		if eph := nm.disk(diskEphemeral); eph != nil {
-			if err := d.growVolume(lv, p, name, uint64(f.EphemeralGB)*gib); err != nil {
+			if err := d.growVolume(lv, p, eph.Volume, uint64(f.EphemeralGB)*gib); err != nil {
 				return err
 			}
 		} else {
-			path, err := d.createVolume(lv, p, name, uint64(f.EphemeralGB)*gib, nil)
+			path, err := d.createOwnVolume(lv, p, nm, diskEphemeral, uint64(f.EphemeralGB)*gib, nil)
 			if err != nil {
 				return err
 			}
-			nm.setDisk(metaDisk{Role: diskEphemeral, Volume: name, Path: path})
+			nm.setDisk(metaDisk{Role: diskEphemeral, Volume: d.diskVolume(nm, diskEphemeral), Path: path})
 		}
 	}
 	if f.SwapMB != old.SwapMB {
-		name := d.volumeName(id, diskSwap)
-		if err := d.deleteVolume(lv, p, name); err != nil {
-			return err
+		if swap := nm.disk(diskSwap); swap != nil {
+			if err := d.deleteVolume(lv, p, swap.Volume); err != nil {
+				return err
+			}
 		}
 		nm.dropDisk(diskSwap)
 		if f.SwapMB > 0 {
-			path, err := d.createVolume(lv, p, name, uint64(f.SwapMB)<<20, nil)
+			name := d.diskVolume(nm, diskSwap)
+			path, err := d.createOwnVolume(lv, p, nm, diskSwap, uint64(f.SwapMB)<<20, nil)
 			if err != nil {
 				return err
 			}
@@ -255,8 +268,10 @@ func (d *Driver) Rescue(ctx context.Context, id string, imageID string) error {
 				undo.revert(d.cfg.Logger, id)
 			}
 		}()
-		name := d.volumeName(id, diskRescue)
-		path, err := d.createVolume(lv, p, name, size, rescue)
+		rm := m.clone()
+		rm.ensureAttempt()
+		name := d.diskVolume(rm, diskRescue)
+		path, err := d.createOwnVolume(lv, p, rm, diskRescue, size, rescue)
 		if err != nil {
 			return err
 		}
@@ -267,7 +282,6 @@ func (d *Driver) Rescue(ctx context.Context, id string, imageID string) error {
 			}
 			undo.add("start the instance again", func() error { return lv.DomainCreate(dom) })
 		}
-		rm := m.clone()
 		rm.Rescue = rescue
 		rm.setDisk(metaDisk{Role: diskRescue, Volume: name, Path: path})
 		if err := d.redefine(lv, rm); err != nil {
@@ -301,6 +315,10 @@ func (d *Driver) Unrescue(ctx context.Context, id string) error {
 		}
 		nm := m.clone()
 		nm.Rescue = nil
+		rescueVol := ""
+		if rd := nm.disk(diskRescue); rd != nil {
+			rescueVol = rd.Volume
+		}
 		nm.dropDisk(diskRescue)
 		if err := d.redefine(lv, nm); err != nil {
 			return err
@@ -309,8 +327,10 @@ func (d *Driver) Unrescue(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		if err := d.deleteVolume(lv, p, d.volumeName(id, diskRescue)); err != nil {
-			d.cfg.Logger.Warn("cannot delete the rescue disk", "instance_id", id, "error", err)
+		if rescueVol != "" {
+			if err := d.deleteVolume(lv, p, rescueVol); err != nil {
+				d.cfg.Logger.Warn("cannot delete the rescue disk", "instance_id", id, "error", err)
+			}
 		}
 		return lv.DomainCreate(dom)
 	})
@@ -525,10 +545,8 @@ func (d *Driver) LiveMigrate(ctx context.Context, id string, destination string)
 		}
 		// The guest runs there now: what it left here is garbage.
 		if p, err := lv.StoragePoolLookupByName(d.cfg.PoolName); err == nil {
-			for _, role := range allDiskRoles {
-				if err := d.deleteVolume(lv, p, d.volumeName(id, role)); err != nil {
-					d.cfg.Logger.Warn("cannot delete a migrated instance's volume", "instance_id", id, "error", err)
-				}
+			if err := d.deleteDisks(lv, p, m); err != nil {
+				d.cfg.Logger.Warn("cannot delete a migrated instance's volume", "instance_id", id, "error", err)
 			}
 		}
 		if err := removeFile(m.ConsoleLog); err != nil {

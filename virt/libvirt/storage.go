@@ -86,10 +86,10 @@ func (d *Driver) definePool(lv *golibvirt.Libvirt) (golibvirt.StoragePool, error
 }
 
 // createVolume creates a qcow2 volume of capacity bytes, as an overlay
-// on base when it is set, and returns its path. A leftover of the same
-// name (a spawn that could not clean up) is replaced.
+// on base when it is set, and returns its path. It never replaces a
+// volume: one of the same name fails with errVolumeExists (attempt.go).
 func (d *Driver) createVolume(lv *golibvirt.Libvirt, p golibvirt.StoragePool, name string, capacity uint64, base *metaImage) (string, error) {
-	if err := d.deleteVolume(lv, p, name); err != nil {
+	if err := d.checkFree(lv, p, name); err != nil {
 		return "", err
 	}
 	vol := &libvirtxml.StorageVolume{
