@@ -215,7 +215,12 @@ client {
 	}
 
 	// The root disk backs onto the cached image.
-	root := filepath.Join(images, "stratus-"+ns+"-"+id+"-disk")
+	// Its name carries the spawn's attempt (stratus-<domain>+<attempt>-disk).
+	roots, _ := filepath.Glob(filepath.Join(images, "stratus-"+ns+"-"+id+"+*-disk"))
+	if len(roots) != 1 {
+		t.Fatalf("root disks of %s in %s: %v", id, images, roots)
+	}
+	root := roots[0]
 	out, err := exec.Command("qemu-img", "info", "-U", "--backing-chain", "--output=json", root).Output()
 	if err != nil {
 		t.Fatalf("qemu-img info %s: %v", root, err)

@@ -31,7 +31,7 @@ func TestClientKilledMidSpawnNeitherLosesNorDuplicates(t *testing.T) {
 	if _, errOut, code := cli(t, srv.http, "flavor", "create", "-id", "1", "-vcpus", "1", "-ram", "256", "m1.tiny"); code != 0 {
 		t.Fatal(errOut)
 	}
-	out, errOut, code := cli(t, srv.http, "instance", "create", "-flavor", "m1.tiny", "-image", "cirros", "-json", "vm")
+	out, errOut, code := cli(t, srv.http, "instance", "create", "-detach", "-flavor", "m1.tiny", "-image", "cirros", "-json", "vm")
 	if code != 0 {
 		t.Fatalf("create: %s", errOut)
 	}
