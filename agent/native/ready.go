@@ -41,10 +41,17 @@ func (a *API) statusReady(w http.ResponseWriter, q *request) (any, error) {
 		if wait == 0 {
 			return nil, structs.Errorf(structs.KindUnavailable, "not ready: %s", why)
 		}
+		// Wake early when the seeding ends, but only while it has not:
+		// a closed channel would turn the wait for a leader into a spin.
 		var ready <-chan struct{}
 		if a.cfg.Readiness != nil {
-			ready = a.cfg.Readiness.Ready()
+			select {
+			case <-a.cfg.Readiness.Ready():
+			default:
+				ready = a.cfg.Readiness.Ready()
+			}
 		}
+		poll := time.NewTimer(100 * time.Millisecond)
 		select {
 		case <-deadline.C:
 			return nil, structs.Errorf(structs.KindUnavailable, "not ready: %s", why)
@@ -52,8 +59,9 @@ func (a *API) statusReady(w http.ResponseWriter, q *request) (any, error) {
 			return nil, structs.Errorf(structs.KindUnavailable, "not ready: %s", why)
 		case <-ready:
 			// Seeded: look at the leader again at once.
-		case <-time.After(100 * time.Millisecond):
+		case <-poll.C:
 		}
+		poll.Stop()
 	}
 }
 
