@@ -75,6 +75,15 @@ type Allocation struct {
 	// spawns the new flavor before the instance switches to it.
 	Flavor *Flavor
 
+	// DiskSource, on a move's destination on another host, is where its
+	// agent fetches the instance's disks before it spawns it; nil for a
+	// fresh build. It is shared by copies (never changed in place).
+	DiskSource *DiskSource `json:",omitempty"`
+	// DiskExportToken, on a move's source, is the token its agent
+	// requires of the destination fetching the instance's disks; empty
+	// when no move may read them.
+	DiskExportToken string `json:",omitempty"`
+
 	// ClientState, ClientDescription and PowerState are what the agent
 	// last reported; ActionDoneSeq is the last ActionSeq it carried out.
 	ClientState       string
@@ -93,7 +102,7 @@ type Allocation struct {
 	AllocModifyIndex uint64
 }
 
-// Copy returns a copy; it shares Resources and Flavor, which are never
+// Copy returns a copy; it shares Resources, Flavor and DiskSource, which are never
 // changed in place.
 func (a *Allocation) Copy() *Allocation {
 	if a == nil {

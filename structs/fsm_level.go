@@ -57,9 +57,17 @@ const (
 	// instance's, so the servers set it only once every server has this
 	// level.
 	FSMLevelSameHostResize = FSMLevelSegments
+	// FSMLevelDiskCopy adds no message type but a meaning: an
+	// InstanceTask entry's DiskToken, from which the FSM gives a move's
+	// destination on another host a DiskSource and its source a
+	// DiskExportToken, so the destination copies the instance's disks
+	// instead of building fresh ones. An older server would drop the
+	// token and hand out a fresh disk, so the servers draw one only
+	// once every server has this level.
+	FSMLevelDiskCopy FSMLevel = 4
 
 	// CurrentFSMLevel is the level of this build.
-	CurrentFSMLevel = FSMLevelSegments
+	CurrentFSMLevel = FSMLevelDiskCopy
 )
 
 // messageTypeLevels is the level that introduced each message type. It

@@ -54,6 +54,11 @@ type Task struct {
 	// AllowSameHost lets a resize's destination be its source host
 	// (allow_resize_to_same_host): the instance is resized in place.
 	AllowSameHost bool `json:",omitempty"`
+	// DiskToken is the secret a resize's or cold migration's source
+	// agent asks of the destination fetching the disks (DiskSource);
+	// empty on servers older than FSMLevelDiskCopy, whose moves build
+	// fresh disks.
+	DiskToken string `json:",omitempty"`
 
 	// NewFlavor is the flavor a resize moves to.
 	NewFlavor *Flavor

@@ -110,6 +110,9 @@ type InstanceTaskEntry struct {
 	// AllowSameHost says a resize may land on the instance's own host
 	// (Nova's allow_resize_to_same_host), which then resizes it in place.
 	AllowSameHost bool `json:",omitempty"`
+	// DiskToken is a resize's or cold migration's disk-transfer secret
+	// (Task.DiskToken), drawn by the leader: the FSM draws nothing.
+	DiskToken string `json:",omitempty"`
 	// Rotation is how many backups a createBackup keeps.
 	Rotation  int
 	UpdatedAt int64

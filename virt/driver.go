@@ -69,11 +69,6 @@ type Resizer interface {
 	Resize(ctx context.Context, id string, spec *InstanceSpec) error
 }
 
-// Migrator can move a stopped instance's disks to another host.
-type Migrator interface {
-	MigrateDisks(ctx context.Context, id string, destination string) error
-}
-
 // LiveMigrator can move a running (or paused) instance to another host.
 type LiveMigrator interface {
 	// LiveMigrate sends the instance to destination, a backend-specific
@@ -146,6 +141,8 @@ type InstanceEvent struct {
 
 // Capabilities lists what a driver can do beyond the core.
 type Capabilities struct {
+	// Migrate says the driver is a DiskMover (disks.go): a resize or
+	// cold migration to another host carries the instance's disks.
 	Pause, Suspend, Rescue, Resize, Migrate, LiveMigrate bool
 	Snapshot, ConsoleOutput, RemoteConsole               bool
 	AttachVolume, AttachInterface                        bool
@@ -181,6 +178,10 @@ type InstanceSpec struct {
 	// NICs are the instance's ports in order (eth0 first): what the
 	// host's dataplane wires and the guest sees as its interfaces.
 	NICs []NIC
+	// Disks, when set, are the instance's disks fetched from the host a
+	// resize or cold migration moves it from: the driver builds the new
+	// instance on them (DiskMover) instead of on fresh disks.
+	Disks []ImportedDisk
 }
 
 // InstanceInfo is a driver's view of one instance.

@@ -83,6 +83,8 @@ type instance struct {
 	// TriggerCrashDump (guest.go); they are not persisted.
 	passwords  map[string]string
 	crashDumps int
+	// disks are what the guest "wrote" to each disk, by role (disks.go).
+	disks map[string][]byte
 }
 
 var (
@@ -132,15 +134,16 @@ func New(cfg Config) *Driver {
 // Name returns "fake".
 func (d *Driver) Name() string { return "fake" }
 
-// Capabilities reports Pause, Suspend, Rescue, Resize, LiveMigrate,
-// Snapshot, ConsoleOutput and RemoteConsole; the fake cannot migrate
-// disks or hot-plug.
+// Capabilities reports Pause, Suspend, Rescue, Resize, Migrate (its
+// disks move with the instance, disks.go), LiveMigrate, Snapshot,
+// ConsoleOutput and RemoteConsole; the fake cannot hot-plug volumes.
 func (d *Driver) Capabilities() virt.Capabilities {
 	return virt.Capabilities{
 		Pause:         true,
 		Suspend:       true,
 		Rescue:        true,
 		Resize:        true,
+		Migrate:       true,
 		LiveMigrate:   true,
 		Snapshot:      true,
 		ConsoleOutput: true,
@@ -190,12 +193,16 @@ func (d *Driver) Spawn(ctx context.Context, spec *virt.InstanceSpec) (*virt.Inst
 	if err := validate(spec); err != nil {
 		return nil, wrap("Spawn", id, err)
 	}
+	disks, err := importDisks(spec)
+	if err != nil {
+		return nil, wrap("Spawn", id, err)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if in, ok := d.instances[id]; ok {
 		return in.info(), nil
 	}
-	in := &instance{spec: cloneSpec(spec), power: virt.PowerRunning, n: d.serial, boots: 1}
+	in := &instance{spec: cloneSpec(spec), power: virt.PowerRunning, n: d.serial, boots: 1, disks: disks}
 	d.serial++
 	d.instances[id] = in
 	if err := d.saveLocked(); err != nil {
@@ -370,6 +377,8 @@ func cloneSpec(s *virt.InstanceSpec) virt.InstanceSpec {
 	c.UserData = slices.Clone(s.UserData)
 	// The config drive is recorded as given (Spec returns it).
 	c.ConfigDrive = slices.Clone(s.ConfigDrive)
+	// Fetched disks are files the spawn took over, not part of the spec.
+	c.Disks = nil
 	c.NICs = slices.Clone(s.NICs)
 	for i := range c.NICs {
 		c.NICs[i].IPs = slices.Clone(s.NICs[i].IPs)

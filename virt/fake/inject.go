@@ -17,7 +17,7 @@ var ops = map[string]bool{
 	"GetInfo": true, "ListInstances": true,
 	"Pause": true, "Unpause": true, "Suspend": true, "Resume": true,
 	"Rescue": true, "Unrescue": true,
-	"Resize": true, "LiveMigrate": true, "Snapshot": true,
+	"Resize": true, "LiveMigrate": true, "Snapshot": true, "ExportDisks": true,
 	"ConsoleOutput": true, "RemoteConsole": true,
 }
 

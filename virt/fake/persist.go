@@ -37,7 +37,7 @@ func Open(cfg Config) (*Driver, error) {
 			return nil, fmt.Errorf("fake: state file %s has an instance without id", cfg.StatePath)
 		}
 		d.instances[p.Spec.ID] = &instance{spec: p.Spec, power: p.Power, n: p.N, boots: p.Boots,
-			rescued: p.Rescued, rescueImage: p.RescueImage}
+			rescued: p.Rescued, rescueImage: p.RescueImage, disks: p.Disks}
 	}
 	return d, nil
 }
@@ -56,6 +56,8 @@ type persistedInstance struct {
 	// rescue existed, which decode as not rescued.
 	Rescued     bool   `json:",omitempty"`
 	RescueImage string `json:",omitempty"`
+	// Disks are the disks' contents (disks.go), by role.
+	Disks map[string][]byte `json:",omitempty"`
 }
 
 // saveLocked writes the instances to StatePath, if set; callers hold d.mu.
@@ -67,7 +69,7 @@ func (d *Driver) saveLocked() error {
 	st := persistedState{Serial: d.serial}
 	for _, in := range d.instances {
 		st.Instances = append(st.Instances, persistedInstance{Spec: in.spec, Power: in.power, N: in.n, Boots: in.boots,
-			Rescued: in.rescued, RescueImage: in.rescueImage})
+			Rescued: in.rescued, RescueImage: in.rescueImage, Disks: cloneDisks(in.disks)})
 	}
 	raw, err := json.Marshal(&st)
 	if err != nil {

@@ -92,13 +92,13 @@ func TestSpawnReturnsExistingAndListIsSorted(t *testing.T) {
 
 func TestCapabilitiesMatchInterfaces(t *testing.T) {
 	var d virt.Driver = fake.New(fake.Config{})
-	want := virt.Capabilities{Pause: true, Suspend: true, Rescue: true, Resize: true, LiveMigrate: true,
+	want := virt.Capabilities{Pause: true, Suspend: true, Rescue: true, Resize: true, Migrate: true, LiveMigrate: true,
 		Snapshot: true, ConsoleOutput: true, RemoteConsole: true, AttachInterface: true, SetPassword: true, CrashDump: true}
 	if got := d.Capabilities(); got != want {
 		t.Errorf("Capabilities = %+v, want %+v", got, want)
 	}
-	if _, ok := d.(virt.Migrator); ok {
-		t.Error("implements Migrator but does not claim Migrate")
+	if _, ok := d.(virt.DiskMover); !ok {
+		t.Error("claims Migrate but does not implement DiskMover")
 	}
 	if _, ok := d.(virt.VolumeAttacher); ok {
 		t.Error("implements VolumeAttacher but does not claim AttachVolume")

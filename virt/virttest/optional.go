@@ -50,10 +50,11 @@ func (s *suite) optionals(t *testing.T, d virt.Driver) []optional {
 	rz, ok := d.(virt.Resizer)
 	add("Resize", caps.Resize, ok,
 		call{"Resize", func(ctx context.Context, id string) error { return rz.Resize(ctx, id, s.spec(t, id)) }})
-	m, ok := d.(virt.Migrator)
+	m, ok := d.(virt.DiskMover)
 	add("Migrate", caps.Migrate, ok,
-		call{"MigrateDisks", func(ctx context.Context, id string) error {
-			return m.MigrateDisks(ctx, id, "virttest-no-such-host")
+		call{"ExportDisks", func(ctx context.Context, id string) error {
+			_, err := m.ExportDisks(ctx, id)
+			return err
 		}})
 	lm, ok := d.(virt.LiveMigrator)
 	add("LiveMigrate", caps.LiveMigrate, ok,

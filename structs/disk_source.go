@@ -1,0 +1,19 @@
+package structs
+
+// HostAttrDiskExportURL is the host attribute naming where the host's
+// agent serves its instances' disks to a move's destination (the base
+// URL of its disk export, client/diskxfer). A host without it cannot
+// carry disks to another host.
+const HostAttrDiskExportURL = "disk_export_url"
+
+// DiskSource tells a resize's or cold migration's destination where to
+// fetch the instance's disks: the source allocation, the host that holds
+// it and that host's disk export, and the token that host accepts for
+// this move. It is set by the FSM when the destination is placed on
+// another host, and never changed in place (Allocation.Copy shares it).
+type DiskSource struct {
+	AllocID string
+	HostID  string
+	URL     string
+	Token   string
+}

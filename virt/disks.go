@@ -1,0 +1,60 @@
+package virt
+
+import (
+	"context"
+	"io"
+)
+
+// Roles of the disks a DiskMover carries from host to host. The config
+// drive is not among them: it is built again from the instance's data.
+const (
+	DiskRoleRoot      = "root"
+	DiskRoleEphemeral = "ephemeral"
+	DiskRoleSwap      = "swap"
+)
+
+// DiskMover can hand a powered-off instance's disks to another host and
+// build an instance on disks handed to it, so that a resize or a cold
+// migration keeps what the guest wrote (Nova's migrate_disk_and_power_off
+// and finish_migration).
+type DiskMover interface {
+	// ExportDisks lists the disks of instance id, which must be powered
+	// off (ErrInvalidState otherwise) so that they do not change while
+	// they are read. The caller opens each as it sends it.
+	ExportDisks(ctx context.Context, id string) ([]ExportedDisk, error)
+}
+
+// ExportedDisk is one disk of an instance as its host hands it out.
+type ExportedDisk struct {
+	// Role is a DiskRole* constant.
+	Role string
+	// Format is the file's format: "qcow2" or "raw".
+	Format string
+	// BackingImageID is the image whose data the disk is an overlay on
+	// (only the overlay is sent: the destination gets the image from its
+	// own image cache), "" for a standalone disk.
+	BackingImageID string
+	// Open opens the disk's data for reading from any offset.
+	Open func() (io.ReadSeekCloser, error)
+}
+
+// ImportedDisk is a disk fetched from another host for a new instance
+// (InstanceSpec.Disks): a local file the driver takes over, an overlay
+// on the image BackingImageID when that is set, whose cached file is
+// InstanceSpec.ImagePath.
+type ImportedDisk struct {
+	Role           string
+	Format         string
+	BackingImageID string
+	Path           string
+}
+
+// ImportedDisk returns the spec's fetched disk of a role, or nil.
+func (s *InstanceSpec) ImportedDisk(role string) *ImportedDisk {
+	for i := range s.Disks {
+		if s.Disks[i].Role == role {
+			return &s.Disks[i]
+		}
+	}
+	return nil
+}
