@@ -98,6 +98,8 @@ type Agent struct {
 	consoleLn     net.Listener
 	consoleServer *http.Server
 	hostDrivers   []hostDriver
+	// diskExports serves the hosts' disks to moves (disk_export.go).
+	diskExports diskExports
 
 	// native serves the native /v1 API (agent/native).
 	native *native.API

@@ -96,7 +96,7 @@ func (a *Agent) startHosts() error {
 		c, err = client.New(client.Config{
 			DataDir: dir, NodeName: cfg.NodeName, HostName: name, Region: cfg.Region, AZ: cfg.AZ,
 			NodeSecret: secret, IntroToken: a.introToken, Driver: drv, RPC: a.nodeRPC(), Logger: a.logger.Named("client").With("host", name),
-			ImageFiles: files, ImageUploader: snapshotUploader{d: a.imageData},
+			ImageFiles: files, ImageUploader: snapshotUploader{d: a.imageData}, DiskExportURL: a.diskExportURL(),
 			CPUAllocationRatio: cfg.Client.CPUAllocationRatio, RAMAllocationRatio: cfg.Client.RAMAllocationRatio,
 			DiskAllocationRatio: cfg.Client.DiskAllocationRatio, ReservedMemoryMB: cfg.Client.ReservedHostMemoryMB,
 			ReservedVCPUs: cfg.Client.ReservedHostCPUs, ReservedDiskGB: cfg.Client.ReservedHostDiskGB,
@@ -105,6 +105,7 @@ func (a *Agent) startHosts() error {
 			return fmt.Errorf("start host %s: %w", name, err)
 		}
 		a.clients = append(a.clients, c)
+		a.diskExports.add(c)
 		if cache, ok := files.(*imagecache.Cache); ok {
 			p := imagecache.NewPrecacher(a.nodeRPC(), c.HostID, cache, a.logger.Named("precache").With("host", name), a.shutdownCh)
 			a.bgWG.Add(1)

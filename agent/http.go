@@ -18,6 +18,7 @@ func (a *Agent) routes() http.Handler {
 	mux := http.NewServeMux()
 	a.mountUI(mux)
 	a.mountConsoleProxy(mux)
+	a.mountDiskExports(mux)
 	if a.identity != nil {
 		mux.Handle(identity.MountPath, a.identity.Handler())
 		mux.Handle(identity.MountPath+"/", a.identity.Handler())

@@ -2,6 +2,7 @@ package client
 
 import (
 	"errors"
+	"net/http"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -55,6 +56,15 @@ type Config struct {
 	// (virt.InstanceSpec.ImagePath) before spawns, rebuilds and
 	// rescues; nil for drivers that need no image data (fake).
 	ImageFiles ImageFiles
+	// DiskExportURL is where other agents reach this one's disk export
+	// (client/diskxfer, served by ExportDisks): the base URL, ending in
+	// diskxfer.MountPath. It is published as the host attribute
+	// disk_export_url; "" means this host cannot send disks, so the
+	// servers refuse to resize or migrate its instances to another host.
+	DiskExportURL string
+	// DiskHTTP is the HTTP client that fetches disks from other agents
+	// (nil: http.DefaultClient).
+	DiskHTTP *http.Client
 	// ImageUploader sends snapshots (createImage, createBackup) to the
 	// servers; nil refuses them.
 	ImageUploader ImageUploader

@@ -20,7 +20,11 @@ func (c *Client) fingerprint() (*structs.Host, error) {
 	if info == nil {
 		return nil, fmt.Errorf("fingerprint host: driver %s returned no host info", c.driver.Name())
 	}
-	return buildHost(&c.cfg, c.hostID, c.driver.Name(), hostCapabilities(c.driver.Capabilities()), info), nil
+	h := buildHost(&c.cfg, c.hostID, c.driver.Name(), hostCapabilities(c.driver.Capabilities()), info)
+	if _, ok := c.driver.(virt.DiskMover); ok && c.cfg.DiskExportURL != "" {
+		h.Attributes[structs.HostAttrDiskExportURL] = c.cfg.DiskExportURL
+	}
+	return h, nil
 }
 
 // hostCapabilities lists, sorted, the HostCapability* values a driver's

@@ -176,6 +176,9 @@ func (r *runner) spawn() *virt.InstanceInfo {
 	st = r.st
 	st.Spawned = true
 	r.save(st)
+	if len(spec.Disks) > 0 {
+		r.dropStagedDisks()
+	}
 	r.logger.Info("instance spawned", "power_state", info.PowerState, "driver_ref", info.DriverRef)
 	return info
 }
@@ -199,6 +202,14 @@ func (r *runner) spec() (*virt.InstanceSpec, error) {
 		return nil, err
 	}
 	spec.ImagePath = path
+	if a.DiskSource != nil && !r.st.Spawned {
+		// A move's destination on another host builds the instance on
+		// its own disks, not fresh ones (diskmove.go); a later rebuild
+		// starts from the image.
+		if spec.Disks, err = r.fetchDisks(a.DiskSource); err != nil {
+			return nil, err
+		}
+	}
 	if inst.NeedsConfigDrive() {
 		if spec.ConfigDrive, err = r.configDrive(inst); err != nil {
 			return nil, err
@@ -485,6 +496,9 @@ func (r *runner) delete() {
 		return
 	}
 	r.setLive(false)
+	if a.DiskSource != nil {
+		r.dropStagedDisks()
+	}
 	if id != "" && !r.st.MigratedAway && !r.c.instanceInUse(id, r) {
 		r.logger.Info("destroying instance")
 		if err := r.c.driver.Destroy(ctx, id); err != nil && !isNotFound(err) {

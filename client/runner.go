@@ -32,6 +32,10 @@ type runner struct {
 	// createIndex and held are the allocation's, for supersededBy.
 	createIndex uint64
 	held        bool
+	// exportToken and desiredStopped are the allocation's, for
+	// ExportDisks (diskmove.go).
+	exportToken    string
+	desiredStopped bool
 
 	// The rest belongs to the runner goroutine.
 	alloc    *structs.Allocation
@@ -71,6 +75,7 @@ func (r *runner) update(alloc *structs.Allocation, inst *structs.Instance) {
 	r.next, r.nextInst = alloc, inst
 	if alloc != nil {
 		r.createIndex, r.held = alloc.CreateIndex, alloc.DesiredState == structs.AllocDesiredHeld
+		r.exportToken, r.desiredStopped = alloc.DiskExportToken, alloc.DesiredState == structs.AllocDesiredStopped
 	}
 	if inst != nil {
 		r.imageID = inst.ImageID

@@ -167,8 +167,15 @@ func (t *taskTxn) ask(a *structs.Allocation, action, arg string) error {
 }
 
 // setDesired changes what a's agent must converge to.
+// A copy desired running no longer exports its disks to a move
+// (conductor_disks.go): its guest may write to them again.
 func (t *taskTxn) setDesired(a *structs.Allocation, desired string) error {
-	_, err := t.command(a, func(c *structs.Allocation) { c.DesiredState = desired })
+	_, err := t.command(a, func(c *structs.Allocation) {
+		c.DesiredState = desired
+		if desired == structs.AllocDesiredRunning {
+			c.DiskExportToken = ""
+		}
+	})
 	return err
 }
 

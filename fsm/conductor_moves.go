@@ -101,6 +101,9 @@ func (t *taskTxn) startMove(inst *structs.Instance, e *structs.InstanceTaskEntry
 		PowerOn:       inst.VMState != vmStopped,
 		AllowSameHost: e.AllowSameHost && kind == structs.TaskKindResize,
 	}
+	if kind == structs.TaskKindResize || kind == structs.TaskKindMigrate {
+		task.DiskToken = e.DiskToken
+	}
 	if src != nil {
 		task.SourceAllocID = src.ID
 		task.PowerOn = src.DesiredState != structs.AllocDesiredStopped && inst.VMState != vmStopped
@@ -159,6 +162,9 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 	}
 	switch task.Kind {
 	case structs.TaskKindResize, structs.TaskKindMigrate:
+		if src, err = t.shareDisks(task, a, src); err != nil {
+			return err
+		}
 		if err := insertAlloc(t.txn, t.index, a, t.hb); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"maps"
@@ -176,6 +177,13 @@ func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.Instance
 			Status: structs.EvalStatusPending, CreatedAt: now}
 		if args.Op != structs.OpUnshelve {
 			entry.Migration = s.newMigration(state, inst, entry)
+		}
+		if args.Op == structs.OpResize || args.Op == structs.OpMigrate {
+			// Older servers would drop the token and give the
+			// destination fresh disks (FSMLevel).
+			if l, _ := s.ClusterFSMLevel(); l >= structs.FSMLevelDiskCopy {
+				entry.DiskToken = rand.Text()
+			}
 		}
 	}
 	return entry, nil

@@ -5,12 +5,13 @@ import (
 	"io"
 )
 
-// Roles of the disks a DiskMover carries from host to host. The config
-// drive is not among them: it is built again from the instance's data.
+// Roles of the disks a DiskMover carries from host to host. Swap and
+// the config drive are not among them: a cold move reboots the guest,
+// and nothing in swap outlives a boot; the config drive is built again
+// from the instance's data.
 const (
 	DiskRoleRoot      = "root"
 	DiskRoleEphemeral = "ephemeral"
-	DiskRoleSwap      = "swap"
 )
 
 // DiskMover can hand a powered-off instance's disks to another host and

@@ -130,7 +130,7 @@ func (a *API) allocList(w http.ResponseWriter, q *request) (any, error) {
 	allocs := make([]*structs.Allocation, 0, len(out.Allocs))
 	for _, alloc := range out.Allocs {
 		if host == "" || alloc.HostID == host {
-			allocs = append(allocs, alloc)
+			allocs = append(allocs, redactAlloc(alloc))
 		}
 	}
 	return allocs, nil

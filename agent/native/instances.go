@@ -20,7 +20,7 @@ type Instance struct {
 }
 
 func newInstance(inst *structs.Instance) *Instance {
-	return &Instance{Instance: inst, Status: inst.Status()}
+	return &Instance{Instance: redactInstance(inst), Status: inst.Status()}
 }
 
 func newInstances(list []*structs.Instance) []*Instance {
@@ -103,7 +103,7 @@ func (a *API) instanceGet(w http.ResponseWriter, q *request) (any, error) {
 	if out.Instance == nil {
 		return nil, notFound("instance", args.InstanceID)
 	}
-	return &instanceDetailJSON{Instance: out.Instance, Status: out.Instance.Status(), Allocation: out.Allocation}, nil
+	return &instanceDetailJSON{Instance: redactInstance(out.Instance), Status: out.Instance.Status(), Allocation: redactAlloc(out.Allocation)}, nil
 }
 
 func (a *API) instanceCreate(w http.ResponseWriter, q *request) (any, error) {

@@ -22,9 +22,6 @@ func diskRoles(spec *virt.InstanceSpec) []string {
 	if spec.EphemeralGB > 0 {
 		roles = append(roles, virt.DiskRoleEphemeral)
 	}
-	if spec.SwapMB > 0 {
-		roles = append(roles, virt.DiskRoleSwap)
-	}
 	return roles
 }
 

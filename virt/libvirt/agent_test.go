@@ -40,6 +40,8 @@ type host struct {
 	syncEvery time.Duration
 	drv       *libvirt.Driver
 	agent     *client.Client
+	// exportURL is where the host's disk export listens (diskExport).
+	exportURL string
 }
 
 // Flavors small enough for TCG on a test machine.
@@ -119,11 +121,14 @@ func (c *cloud) startAgent(h *host) {
 	a, err := client.New(client.Config{
 		DataDir: h.dataDir, NodeName: h.name, HostName: h.name, Driver: h.drv, RPC: c.srv,
 		Logger: testLogger(c.t, "agent-"+h.name), ReportInterval: 20 * time.Millisecond, PowerSyncInterval: h.syncEvery,
+		DiskExportURL: c.diskExport(h),
 	})
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	c.mu.Lock()
 	h.agent = a
+	c.mu.Unlock()
 	go func() { _ = a.Start() }()
 	c.t.Cleanup(func() { _ = a.Shutdown() })
 	c.waitFor("host "+h.name+" up", 60*time.Second, func() error {

@@ -127,6 +127,7 @@ func (d *Driver) Capabilities() virt.Capabilities {
 		Pause:         true,
 		Suspend:       true,
 		Resize:        true,
+		Migrate:       true,
 		Rescue:        true,
 		LiveMigrate:   d.cfg.MigrationURI != "",
 		Snapshot:      true,
@@ -483,7 +484,12 @@ func (d *Driver) spawn(lv *golibvirt.Libvirt, spec *virt.InstanceSpec) (_ *virt.
 			return nil, err
 		}
 		name := d.diskVolume(m, disk.role)
-		path, err := d.createVolume(lv, p, name, disk.size, disk.base)
+		var path string
+		if imp := importedDisk(spec, disk.role); imp != nil {
+			path, err = d.importVolume(lv, p, name, disk.size, disk.base, imp) // a move's (diskmove.go)
+		} else {
+			path, err = d.createVolume(lv, p, name, disk.size, disk.base)
+		}
 		if err != nil {
 			return nil, err
 		}
