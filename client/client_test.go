@@ -52,7 +52,7 @@ func TestRegisterInventories(t *testing.T) {
 	if !reflect.DeepEqual(got.Traits, []string{"COMPUTE_NET_VIF_MODEL_VIRTIO", "HW_CPU_X86_AVX2"}) {
 		t.Errorf("traits %v", got.Traits)
 	}
-	wantCaps := []string{"console_output", "crash_dump", "live_migrate", "pause", "rescue", "resize", "set_password", "snapshot", "suspend"}
+	wantCaps := []string{"console_output", "crash_dump", "live_migrate", "migrate", "pause", "rescue", "resize", "set_password", "snapshot", "suspend"}
 	if !reflect.DeepEqual(got.Capabilities, wantCaps) {
 		t.Errorf("capabilities %v, want %v", got.Capabilities, wantCaps)
 	}

@@ -1,0 +1,68 @@
+package fsm
+
+import (
+	"testing"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// TestMoveSharesTheDisks: a cold migration carrying a disk token gives
+// its destination on another host where to fetch the disks (the source
+// host's published export) and its source the token; a revert, which
+// wants the source running again, takes the token back.
+func TestMoveSharesTheDisks(t *testing.T) {
+	b := newBootWithExport(t)
+	if resp := b.task(structs.OpMigrate, withMove, func(e *structs.InstanceTaskEntry) { e.DiskToken = "tok" }); resp != nil {
+		t.Fatal(resp)
+	}
+	res, _ := structs.FlavorResources(b.inst("i1").Flavor)
+	b.mustApply(structs.PlanApplyType, &structs.PlanApplyEntry{Placements: []*structs.Allocation{{ID: "a2", InstanceID: "i1", HostID: "h2",
+		EvalID: "e-move", Resources: res, ClientState: structs.AllocClientPending}}})
+	a1, _ := b.f.State().AllocationByID(nil, "a1")
+	a2, _ := b.f.State().AllocationByID(nil, "a2")
+	want := structs.DiskSource{AllocID: "a1", HostID: "h1", URL: "http://h1:4646/v1/client/disks/", Token: "tok"}
+	if a2.DiskSource == nil || *a2.DiskSource != want {
+		t.Fatalf("destination's disk source %+v, want %+v", a2.DiskSource, want)
+	}
+	if a1.DiskExportToken != "tok" || a1.DesiredState != structs.AllocDesiredStopped {
+		t.Fatalf("source %+v: want it stopping with the token", a1)
+	}
+	b.reportOn("h1", "a1", structs.AllocClientStopped, structs.PowerShutdown, 0, "")
+	b.reportOn("h2", "a2", structs.AllocClientRunning, structs.PowerRunning, 0, "")
+	if i := b.inst("i1"); i.Status() != "VERIFY_RESIZE" {
+		t.Fatalf("after the destination spawned: %s", i.Status())
+	}
+	if resp := b.task(structs.OpRevertResize); resp != nil {
+		t.Fatal(resp)
+	}
+	b.reportOn("h2", "a2", structs.AllocClientDeleted, 0, 0, "")
+	if a1, _ = b.f.State().AllocationByID(nil, "a1"); a1.DiskExportToken != "" || a1.DesiredState != structs.AllocDesiredRunning {
+		t.Fatalf("source after the revert %+v: want it running without the token", a1)
+	}
+}
+
+// TestMoveWithoutTokenBuildsFresh: an entry from a server older than
+// FSMLevelDiskCopy (no token) places the destination as before.
+func TestMoveWithoutTokenBuildsFresh(t *testing.T) {
+	b := newBootWithExport(t)
+	if resp := b.task(structs.OpMigrate, withMove); resp != nil {
+		t.Fatal(resp)
+	}
+	res, _ := structs.FlavorResources(b.inst("i1").Flavor)
+	b.mustApply(structs.PlanApplyType, &structs.PlanApplyEntry{Placements: []*structs.Allocation{{ID: "a2", InstanceID: "i1", HostID: "h2",
+		EvalID: "e-move", Resources: res, ClientState: structs.AllocClientPending}}})
+	a1, _ := b.f.State().AllocationByID(nil, "a1")
+	a2, _ := b.f.State().AllocationByID(nil, "a2")
+	if a2.DiskSource != nil || a1.DiskExportToken != "" {
+		t.Fatalf("a move without a token shares disks: dest %+v source %+v", a2.DiskSource, a1.DiskExportToken)
+	}
+}
+
+// newBootWithExport is taskFixture with h1 publishing a disk export.
+func newBootWithExport(t *testing.T) *bootFixture {
+	b := taskFixture(t)
+	h1 := b.host("h1").Copy()
+	h1.Attributes = map[string]string{structs.HostAttrDiskExportURL: "http://h1:4646/v1/client/disks/"}
+	b.mustApply(structs.HostRegisterType, &structs.HostRegisterEntry{Host: h1})
+	return b
+}
