@@ -178,6 +178,9 @@ func (r *runner) spawn() *virt.InstanceInfo {
 	r.save(st)
 	if len(spec.Disks) > 0 {
 		r.dropStagedDisks()
+		if a.RestoreImageID != "" {
+			r.dropRestoredImage(a.RestoreImageID)
+		}
 	}
 	r.logger.Info("instance spawned", "power_state", info.PowerState, "driver_ref", info.DriverRef)
 	return info
@@ -202,11 +205,18 @@ func (r *runner) spec() (*virt.InstanceSpec, error) {
 		return nil, err
 	}
 	spec.ImagePath = path
-	if a.DiskSource != nil && !r.st.Spawned {
+	switch {
+	case r.st.Spawned:
+		// A rebuild starts from the image.
+	case a.DiskSource != nil:
 		// A move's destination on another host builds the instance on
-		// its own disks, not fresh ones (diskmove.go); a later rebuild
-		// starts from the image.
+		// its own disks, not fresh ones (diskmove.go).
 		if spec.Disks, err = r.fetchDisks(a.DiskSource); err != nil {
+			return nil, err
+		}
+	case a.RestoreImageID != "":
+		// An unshelve restores the shelve's snapshot (unshelve.go).
+		if spec.Disks, err = r.restoredDisks(a.RestoreImageID); err != nil {
 			return nil, err
 		}
 	}
@@ -496,7 +506,7 @@ func (r *runner) delete() {
 		return
 	}
 	r.setLive(false)
-	if a.DiskSource != nil {
+	if a.DiskSource != nil || a.RestoreImageID != "" {
 		r.dropStagedDisks()
 	}
 	if id != "" && !r.st.MigratedAway && !r.c.instanceInUse(id, r) {

@@ -199,6 +199,9 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 		return t.putInstance(inst)
 	default: // evacuate and unshelve: nothing to wait for at the source
 		a.DesiredState = desiredFor(task.PowerOn)
+		if task.Kind == structs.TaskKindUnshelve {
+			a.RestoreImageID = restoreImage(inst) // conductor_shelve_image.go
+		}
 		if err := insertAlloc(t.txn, t.index, a, t.hb); err != nil {
 			return err
 		}
@@ -360,6 +363,8 @@ func (t *taskTxn) finishMove(inst *structs.Instance, a *structs.Allocation, u *s
 		if err := t.setMigration(task, status, nil); err != nil {
 			return err
 		}
+	} else {
+		unshelved(inst)
 	}
 	return t.end(inst, "")
 }

@@ -28,14 +28,25 @@ func (t *taskTxn) shelve(inst *structs.Instance, e *structs.InstanceTaskEntry) e
 		return err
 	}
 	kind := structs.TaskKindShelve
-	task := &structs.Task{Kind: kind, Step: structs.StepSourceStop, SourceHostID: a.HostID, SourceAllocID: a.ID, PowerOn: e.Offload}
+	task := &structs.Task{Kind: kind, Step: structs.StepSourceStop, SourceHostID: a.HostID, SourceAllocID: a.ID, PowerOn: e.Offload,
+		SnapshotImageID: e.ImageID}
 	if err := t.begin(inst, e, task, structs.TaskShelving); err != nil {
 		return err
 	}
 	if a.ClientState == structs.AllocClientStopped && a.DesiredState == structs.AllocDesiredStopped {
-		return t.shelved(inst, a)
+		return t.shelveStopped(inst, a)
 	}
 	return t.setDesired(a, structs.AllocDesiredStopped)
+}
+
+// shelveStopped takes a shelve on once the guest is off: it snapshots
+// the disk to the shelve's image, if it has one (conductor_shelve_image.go),
+// else the instance is shelved.
+func (t *taskTxn) shelveStopped(inst *structs.Instance, a *structs.Allocation) error {
+	if inst.Task.SnapshotImageID != "" {
+		return t.shelveSnapshot(inst, a)
+	}
+	return t.shelved(inst, a)
 }
 
 // shelved records a shelved instance and, if asked, offloads it at once
@@ -207,7 +218,9 @@ func (t *taskTxn) advanceShelve(inst *structs.Instance, a *structs.Allocation, u
 		if task.Op == structs.OpSoftDelete {
 			return t.end(inst, "")
 		}
-		return t.shelved(inst, a)
+		return t.shelveStopped(inst, a)
+	case task.Step == structs.StepAgent && a.ID == task.SourceAllocID && a.ActionSeq > 0 && u.ActionDoneSeq >= a.ActionSeq:
+		return t.shelveSnapshotDone(inst, a, u)
 	case task.Step == structs.StepSourceDelete && a.ID == task.SourceAllocID && u.ClientState == structs.AllocClientDeleted:
 		return t.offloaded(inst)
 	case task.Step == structs.StepDestSpawn && a.ID == task.DestAllocID:
@@ -217,6 +230,9 @@ func (t *taskTxn) advanceShelve(inst *structs.Instance, a *structs.Allocation, u
 				return t.finishMove(inst, a, u)
 			}
 			inst.PowerState, inst.VMState = u.PowerState, derivedVMState(vmActive, u)
+			if task.Kind == structs.TaskKindUnshelve {
+				unshelved(inst)
+			}
 			return t.end(inst, "")
 		}
 	}

@@ -61,7 +61,8 @@ func (t *taskTxn) startSnapshot(inst *structs.Instance, e *structs.InstanceTaskE
 // of the instance's current snapshot — another task, another allocation
 // or action, a step already passed — changes nothing.
 func (s *StateStore) SnapshotProgress(index uint64, e *structs.SnapshotProgressEntry) error {
-	rank := map[string]int{structs.TaskImagePendingUpload: 1, structs.TaskImageUploading: 2}
+	rank := map[string]int{structs.TaskImagePendingUpload: 1, structs.TaskImageUploading: 2,
+		structs.TaskShelvingImagePendingUpload: 1, structs.TaskShelvingImageUploading: 2}
 	if rank[e.TaskState] == 0 {
 		return structs.Errorf(structs.KindInvalid, "%q is not a step of a snapshot", e.TaskState)
 	}
@@ -72,15 +73,22 @@ func (s *StateStore) SnapshotProgress(index uint64, e *structs.SnapshotProgressE
 		return err
 	}
 	task := inst.Task
-	if task == nil || (task.Op != structs.OpCreateImage && task.Op != structs.OpCreateBackup) ||
-		task.SourceAllocID != e.AllocID || rank[inst.TaskState] >= rank[e.TaskState] {
+	step := e.TaskState
+	if task != nil && task.Kind == structs.TaskKindShelve && task.Step == structs.StepAgent {
+		// A shelve's snapshot, under Nova's shelving_* names.
+		step = map[string]string{structs.TaskImagePendingUpload: structs.TaskShelvingImagePendingUpload,
+			structs.TaskImageUploading: structs.TaskShelvingImageUploading}[e.TaskState]
+	} else if task == nil || (task.Op != structs.OpCreateImage && task.Op != structs.OpCreateBackup) {
+		return nil
+	}
+	if step == "" || task.SourceAllocID != e.AllocID || rank[inst.TaskState] >= rank[step] {
 		return nil
 	}
 	a, err := first[*structs.Allocation](txn, nil, TableAllocations, "id", e.AllocID)
 	if err != nil || a == nil || a.ActionSeq != e.ActionSeq || a.PendingAction != structs.ActionSnapshot {
 		return err
 	}
-	if err := updateInstance(txn, index, inst.ID, func(i *structs.Instance) { i.TaskState = e.TaskState }); err != nil {
+	if err := updateInstance(txn, index, inst.ID, func(i *structs.Instance) { i.TaskState = step }); err != nil {
 		return err
 	}
 	return commitAt(txn, index, TableInstances)

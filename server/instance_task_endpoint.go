@@ -49,7 +49,21 @@ func (e *Instance) Task(args *structs.InstanceTaskRequest, reply *structs.Instan
 		return err
 	}
 	entry.Idempotency = taskIdempotency(args)
-	return e.srv.applyTask(entry, reply)
+	undo, err := e.srv.prepareShelve(args, entry) // shelve_image.go
+	if err != nil {
+		return err
+	}
+	leftover := e.srv.shelvedImageOf(args)
+	if err := e.srv.applyTask(entry, reply); err != nil {
+		if undo != nil {
+			undo()
+		}
+		return err
+	}
+	if leftover != "" {
+		e.srv.deleteShelvedImage(leftover)
+	}
+	return nil
 }
 
 // applyTask commits a task entry and answers for it.

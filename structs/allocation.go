@@ -83,6 +83,11 @@ type Allocation struct {
 	// requires of the destination fetching the instance's disks; empty
 	// when no move may read them.
 	DiskExportToken string `json:",omitempty"`
+	// RestoreImageID, on an unshelve's destination, is the shelve's
+	// snapshot: the agent builds the root disk from it (a full copy, so
+	// the image can go once the instance runs) instead of from the
+	// instance's image.
+	RestoreImageID string `json:",omitempty"`
 
 	// ClientState, ClientDescription and PowerState are what the agent
 	// last reported; ActionDoneSeq is the last ActionSeq it carried out.

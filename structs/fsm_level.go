@@ -63,7 +63,9 @@ const (
 	// DiskExportToken, so the destination copies the instance's disks
 	// instead of building fresh ones. An older server would drop the
 	// token and hand out a fresh disk, so the servers draw one only
-	// once every server has this level.
+	// once every server has this level. Likewise a shelve entry's
+	// ImageID: the FSM snapshots the disk to it before it calls the
+	// instance shelved, and an unshelve restores from it.
 	FSMLevelDiskCopy FSMLevel = 4
 
 	// CurrentFSMLevel is the level of this build.

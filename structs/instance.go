@@ -59,6 +59,10 @@ const (
 	TaskMigrating          = "migrating"
 	TaskShelving           = "shelving"
 	TaskShelvingOffloading = "shelving_offloading"
+	// TaskShelvingImagePendingUpload and TaskShelvingImageUploading are
+	// a shelve's snapshot steps (Nova's names).
+	TaskShelvingImagePendingUpload = "shelving_image_pending_upload"
+	TaskShelvingImageUploading     = "shelving_image_uploading"
 	TaskUnshelving         = "unshelving"
 )
 

@@ -59,6 +59,9 @@ type Task struct {
 	// empty on servers older than FSMLevelDiskCopy, whose moves build
 	// fresh disks.
 	DiskToken string `json:",omitempty"`
+	// SnapshotImageID is the image a shelve uploads the instance's disk
+	// to (Nova's shelved_image_id), empty when it keeps no snapshot.
+	SnapshotImageID string `json:",omitempty"`
 
 	// NewFlavor is the flavor a resize moves to.
 	NewFlavor *Flavor

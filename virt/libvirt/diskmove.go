@@ -1,7 +1,9 @@
 package libvirt
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -47,11 +49,19 @@ func (d *Driver) ExportDisks(ctx context.Context, id string) ([]virt.ExportedDis
 			if disk == nil {
 				continue
 			}
+			path := disk.Path
 			base := ""
 			if r.own == diskRoot && m.Image != nil && m.Image.Base != "" {
-				base = m.Image.ID
+				// A root disk restored from a snapshot stands alone,
+				// whatever image the instance was built from.
+				backed, err := hasBackingFile(path)
+				if err != nil {
+					return fmt.Errorf("the %s disk: %w", r.role, err)
+				}
+				if backed {
+					base = m.Image.ID
+				}
 			}
-			path := disk.Path
 			out = append(out, virt.ExportedDisk{Role: r.role, Format: "qcow2", BackingImageID: base,
 				Open: func() (io.ReadSeekCloser, error) { return os.Open(path) }})
 		}
@@ -143,4 +153,21 @@ func importedDisk(spec *virt.InstanceSpec, own string) *virt.ImportedDisk {
 		}
 	}
 	return nil
+}
+
+// hasBackingFile reports whether the qcow2 file at path is an overlay.
+func hasBackingFile(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	hdr := make([]byte, 16)
+	if _, err := io.ReadFull(f, hdr); err != nil {
+		return false, fmt.Errorf("read the header of %s: %w", path, err)
+	}
+	if !bytes.Equal(hdr[:4], qcow2Magic) {
+		return false, nil
+	}
+	return binary.BigEndian.Uint64(hdr[8:16]) != 0, nil
 }
