@@ -40,8 +40,8 @@ type host struct {
 	syncEvery time.Duration
 	drv       *libvirt.Driver
 	agent     *client.Client
-	// exportURL is where the host's disk export listens (diskExport).
-	exportURL string
+	// export is the host's disk export (diskExport).
+	export *exportState
 }
 
 // Flavors small enough for TCG on a test machine.
@@ -144,6 +144,9 @@ func (c *cloud) startAgent(h *host) {
 // as after a restart of the agent's process.
 func (c *cloud) restartAgent(h *host) {
 	c.t.Helper()
+	if h.export != nil {
+		h.export.gen.Add(1)
+	}
 	if err := h.agent.Shutdown(); err != nil {
 		c.t.Fatal(err)
 	}

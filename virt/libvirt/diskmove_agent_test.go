@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -94,4 +97,68 @@ func TestAgentMovesKeepTheDisk(t *testing.T) {
 			t.Errorf("fetched disks left in the agent's staging directory: %s", e.Name())
 		}
 	}
+}
+
+// TestAgentMoveSurvivesAgentsDyingMidCopy kills the destination's agent
+// and then the source's while a cold migration's disk copy is under way
+// (the source's export paced so that it lasts seconds) between two hosts
+// that share no storage: the copy resumes where it stopped (a range
+// request), the half-copied file never becomes the disk, and the
+// instance arrives with every byte the guest wrote.
+func TestAgentMoveSurvivesAgentsDyingMidCopy(t *testing.T) {
+	t.Parallel()
+	c := newCloud(t)
+	src := c.addHost("hv-src", 10*time.Second)
+	id := c.boot("crash").ID
+	dst := c.addHost("hv-dst", 10*time.Second)
+	c.task(id, structs.OpStop)
+	c.waitStatus(id, "SHUTOFF")
+	srcRoot := disksOf(t, src.env.raw, src.drv.DomainName(id))[0]
+	const size = "40M"
+	if out, ok := qemuIO(t, srcRoot, "write -P 0xab 0 "+size, false); !ok {
+		t.Fatalf("qemu-io write: %s", out)
+	}
+	src.export.slow.Store(true)
+	c.task(id, structs.OpMigrate, func(r *structs.InstanceTaskRequest) { r.TargetHost = dst.name })
+
+	partAt := func(min int64) {
+		t.Helper()
+		c.waitFor(fmt.Sprintf("a partial copy of %d bytes", min), statusWait, func() error {
+			parts, _ := filepath.Glob(filepath.Join(dst.dataDir, "disks", "*", "root.part"))
+			for _, p := range parts {
+				if st, err := os.Stat(p); err == nil && st.Size() >= min {
+					return nil
+				}
+			}
+			return fmt.Errorf("partial copies %v", parts)
+		})
+	}
+	partAt(4 << 20)
+	c.restartAgent(dst) // the destination dies mid-copy
+	partAt(12 << 20)
+	c.restartAgent(src) // then the source
+	c.waitFor(id+" on "+dst.name, statusWait, func() error {
+		inst := c.waitStatus(id, "VERIFY_RESIZE")
+		if h := c.host(dst.name); h == nil || inst.HostID != h.ID {
+			return fmt.Errorf("instance on %q", inst.HostID)
+		}
+		return nil
+	})
+	if n := src.export.ranges.Load(); n == 0 {
+		t.Error("no fetch resumed at an offset: the copies started over")
+	}
+	dstRoot := disksOf(t, dst.env.raw, dst.drv.DomainName(id))[0]
+	for _, at := range []string{"0", "39M"} {
+		if out, ok := qemuIO(t, dstRoot, "read -P 0xab "+at+" 1M", true); !ok || strings.Contains(out, "Pattern verification failed") {
+			t.Fatalf("the carried disk differs at %s: %s", at, out)
+		}
+	}
+	c.task(id, structs.OpConfirmResize)
+	c.waitFor("the source's disk deleted", statusWait, func() error {
+		c.waitStatus(id, "SHUTOFF")
+		if _, err := os.Stat(srcRoot); !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("source disk: %v", err)
+		}
+		return nil
+	})
 }
