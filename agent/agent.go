@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -100,6 +101,11 @@ type Agent struct {
 	hostDrivers   []hostDriver
 	// diskExports serves the hosts' disks to moves (disk_export.go).
 	diskExports diskExports
+	// httpsCert, httpsServer and internodeTransport are set with
+	// tls { http = true } (http_tls.go).
+	httpsCert          *certReloader
+	httpsServer        *tls.Config
+	internodeTransport *http.Transport
 
 	// native serves the native /v1 API (agent/native).
 	native *native.API
@@ -150,12 +156,16 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 		return nil, err
 	}
 
+	if err := a.setupHTTPS(); err != nil { // http_tls.go
+		return nil, err
+	}
 	// Bind HTTP first so its real address can be advertised in gossip.
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.HTTPPort())))
 	if err != nil {
 		return nil, fmt.Errorf("listen for http: %w", err)
 	}
 	a.httpAddr = net.JoinHostPort(cfg.Advertise, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	ln = a.secureListener(ln)
 
 	if cfg.IsClient() {
 		// One node secret authenticates every host of this agent.
@@ -212,6 +222,7 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 	a.startNative()
 
 	a.httpServer = a.httpLimits().newHTTPServer(a.routes(), ifaceAuto, logger)
+	a.watchSIGHUP()
 	a.bgWG.Add(1)
 	go func() {
 		defer a.bgWG.Done()
@@ -335,6 +346,10 @@ func (a *Agent) startClientGossip() error {
 
 // HTTPAddr is the advertised host:port of the HTTP API.
 func (a *Agent) HTTPAddr() string { return a.httpAddr }
+
+// HTTPURL is the advertised base URL of the HTTP API: https:// with
+// tls { http = true }.
+func (a *Agent) HTTPURL() string { return a.httpScheme() + "://" + a.httpAddr }
 
 // RPCAddr is the server's RPC address, or "" for a client-only agent.
 func (a *Agent) RPCAddr() string {

@@ -105,10 +105,19 @@ type PortsConfig struct {
 	Gossip *int `hcl:"gossip,optional"`
 }
 
-// TLSConfig secures RPC and Raft between agents with mutual TLS.
+// TLSConfig secures RPC and Raft between agents with mutual TLS, and
+// the HTTP APIs (as Nomad's tls { http = true }).
 type TLSConfig struct {
 	// RPC turns TLS on for RPC and Raft; every agent then needs the CA.
-	RPC                  bool   `hcl:"rpc,optional"`
+	RPC bool `hcl:"rpc,optional"`
+	// HTTP turns TLS on for the HTTP port (every API, the disk exports),
+	// the S3 listener and the console proxy, with cert_file and
+	// key_file (reloaded on SIGHUP); the metadata service stays plain on
+	// its link-local address, as Nova's.
+	HTTP bool `hcl:"http,optional"`
+	// VerifyHTTPSClient makes the HTTPS listeners require a client
+	// certificate signed by ca_file.
+	VerifyHTTPSClient    bool   `hcl:"verify_https_client,optional"`
 	CAFile               string `hcl:"ca_file,optional"`
 	CertFile             string `hcl:"cert_file,optional"`
 	KeyFile              string `hcl:"key_file,optional"`
@@ -488,6 +497,12 @@ func (c *Config) Finalize() error {
 	}
 	if t := c.TLS; t != nil && t.CAKeyFile != "" && t.CAFile == "" {
 		return fmt.Errorf("tls ca_key_file needs ca_file, the CA certificate it belongs to")
+	}
+	if t := c.TLS; t != nil && t.HTTP && (t.CertFile == "" || t.KeyFile == "") {
+		return fmt.Errorf("tls http needs cert_file and key_file")
+	}
+	if t := c.TLS; t != nil && t.VerifyHTTPSClient && (!t.HTTP || t.CAFile == "") {
+		return fmt.Errorf("tls verify_https_client needs http = true and ca_file, the CA client certificates are checked against")
 	}
 	if c.LogLevel == "" {
 		c.LogLevel = "info"

@@ -77,13 +77,13 @@ func (a *Agent) startConsoles() error {
 		if err != nil {
 			return fmt.Errorf("listen for the console proxy: %w", err)
 		}
-		a.consoleLn = ln
+		a.consoleLn = a.secureListener(ln)
 		if public == "" {
-			public = "http://" + a.advertised(ln.Addr())
+			public = a.httpScheme() + "://" + a.advertised(ln.Addr())
 		}
 	}
 	if public == "" {
-		public = "http://" + a.httpAddr
+		public = a.httpScheme() + "://" + a.httpAddr
 	}
 	var xvp net.Listener
 	if a.config.IsClient() && cc.XVPVNCListen != "off" {
@@ -98,7 +98,8 @@ func (a *Agent) startConsoles() error {
 		xvp = ln
 	}
 	cfg := console.Config{RPC: a.self, Local: a.localDriver, AgentAddr: a.agentHTTPAddr,
-		PublicURL: public, TokenTTL: ttl, Logger: a.logger.Named("console")}
+		PublicURL: public, TokenTTL: ttl, Logger: a.logger.Named("console"),
+		Client: a.internodeClient(30 * time.Second), Scheme: a.httpScheme()}
 	if xvp != nil {
 		cfg.XVPVNCAddr = a.advertised(xvp.Addr())
 	}

@@ -85,7 +85,7 @@ func (a *Agent) seedDev(name string, step func() error) {
 		err := step()
 		if err == nil {
 			if a.devReady.done(name) {
-				a.logger.Info(fmt.Sprintf("dev cloud ready; next: export CLOUDCTL_ADDR=http://%s; cloudctl instance create -image cirros -flavor m1.tiny vm1", a.httpAddr))
+				a.logger.Info(fmt.Sprintf("dev cloud ready; next: export CLOUDCTL_ADDR=%s; cloudctl instance create -image cirros -flavor m1.tiny vm1", a.HTTPURL()))
 			}
 			return
 		}

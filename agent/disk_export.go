@@ -43,7 +43,7 @@ func (d *diskExports) lookup(ctx context.Context, allocID, token string) ([]virt
 
 // diskExportURL is the base URL other agents fetch this one's disks at.
 func (a *Agent) diskExportURL() string {
-	return "http://" + a.httpAddr + diskxfer.MountPath
+	return a.httpScheme() + "://" + a.httpAddr + diskxfer.MountPath
 }
 
 // mountDiskExports serves the hosts' disk exports.

@@ -96,7 +96,7 @@ func (a *Agent) startHosts() error {
 		c, err = client.New(client.Config{
 			DataDir: dir, NodeName: cfg.NodeName, HostName: name, Region: cfg.Region, AZ: cfg.AZ,
 			NodeSecret: secret, IntroToken: a.introToken, Driver: drv, RPC: a.nodeRPC(), Logger: a.logger.Named("client").With("host", name),
-			ImageFiles: files, ImageUploader: snapshotUploader{d: a.imageData}, DiskExportURL: a.diskExportURL(),
+			ImageFiles: files, ImageUploader: snapshotUploader{d: a.imageData}, DiskExportURL: a.diskExportURL(), DiskHTTP: a.internodeClient(0),
 			CPUAllocationRatio: cfg.Client.CPUAllocationRatio, RAMAllocationRatio: cfg.Client.RAMAllocationRatio,
 			DiskAllocationRatio: cfg.Client.DiskAllocationRatio, ReservedMemoryMB: cfg.Client.ReservedHostMemoryMB,
 			ReservedVCPUs: cfg.Client.ReservedHostCPUs, ReservedDiskGB: cfg.Client.ReservedHostDiskGB,

@@ -35,6 +35,7 @@ func (a *Agent) startS3() error {
 		return fmt.Errorf("listen for s3: %w", err)
 	}
 	a.s3Addr = ln.Addr().String()
+	ln = a.secureListener(ln)
 	a.s3Server = a.httpLimits().newHTTPServer(a.s3.Handler(""), ifaceS3, a.logger)
 	a.bgWG.Add(1)
 	go func() {

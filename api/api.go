@@ -50,6 +50,9 @@ type Config struct {
 	// Credentials, when Token is empty, log the client in on its first
 	// request.
 	Credentials *Credentials
+	// TLS checks an HTTPS agent and presents a client certificate, when
+	// HTTPClient is nil; nil means the system's roots and no certificate.
+	TLS *TLSConfig
 }
 
 // DefaultConfig returns a Config whose Address comes from $CLOUDCTL_ADDR
@@ -60,6 +63,7 @@ func DefaultConfig() *Config {
 		c.Address = addr
 	}
 	c.Token, c.Credentials = DefaultToken(c.Address)
+	c.TLS = tlsFromEnv()
 	return c
 }
 
@@ -102,7 +106,9 @@ func NewClient(c *Config) (*Client, error) {
 	}
 	hc := c.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		if hc, err = httpClientFor(c.TLS); err != nil {
+			return nil, fmt.Errorf("TLS: %w", err)
+		}
 	}
 	base := u.Scheme + "://" + u.Host + strings.TrimRight(u.EscapedPath(), "/")
 	return &Client{base: base, http: hc, token: c.Token, cred: c.Credentials}, nil

@@ -219,13 +219,13 @@ func printBanner(e *env, cfg *agent.Config, a *agent.Agent) {
 	fmt.Fprintf(w, "==> Stratus agent started%s\n", mode)
 	fmt.Fprintf(w, "    Node:   %s\n    Roles:  %s\n    Region: %s (availability zone %s)\n",
 		cfg.NodeName, strings.Join(roles, ", "), cfg.Region, cfg.AZ)
-	fmt.Fprintf(w, "    HTTP:   http://%s\n", a.HTTPAddr())
+	fmt.Fprintf(w, "    HTTP:   %s\n", a.HTTPURL())
 	if rpcAddr := a.RPCAddr(); rpcAddr != "" {
 		fmt.Fprintf(w, "    RPC:    %s\n", rpcAddr)
 	}
 	fmt.Fprintf(w, "    Gossip: %s\n    Data:   %s\n", a.GossipAddr(), cfg.DataDir)
 	if cfg.DevMode {
-		fmt.Fprintf(w, "\n==> Try it:\n    export CLOUDCTL_ADDR=http://%s\n    cloudctl flavor list\n    cloudctl server members\n", a.HTTPAddr())
-		fmt.Fprintf(w, "    open http://%s/ui/   # the web UI: log in as admin/admin or demo/demo\n", a.HTTPAddr())
+		fmt.Fprintf(w, "\n==> Try it:\n    export CLOUDCTL_ADDR=%s\n    cloudctl flavor list\n    cloudctl server members\n", a.HTTPURL())
+		fmt.Fprintf(w, "    open %s/ui/   # the web UI: log in as admin/admin or demo/demo\n", a.HTTPURL())
 	}
 }

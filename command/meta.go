@@ -71,6 +71,8 @@ type env struct {
 	// The client flags.
 	address, token string
 	json, stale    bool
+	// tls are the client flags of an HTTPS agent (-ca-cert, …).
+	tls api.TLSConfig
 	// tmpl is -t: a Go template that formats the output.
 	tmpl string
 }
@@ -88,6 +90,11 @@ func (c *specCommand) flagSet(e *env) (*flag.FlagSet, runFunc) {
 		fs.StringVar(&e.token, "token", "", "The identity token sent with requests. Defaults to $"+api.EnvToken+", else $OS_TOKEN, else the token `cloudctl login` saved for the address, else a login with the OS_USERNAME and OS_PASSWORD of an openrc.")
 		fs.BoolVar(&e.json, "json", false, "Print the result as JSON instead of human-readable text.")
 		fs.BoolVar(&e.stale, "stale", false, "Let any server answer reads from its local state, not only the leader.")
+		fs.StringVar(&e.tls.CACert, "ca-cert", "", "A PEM `FILE` of the CA that signed an HTTPS agent's certificate. Defaults to $"+api.EnvCACert+".")
+		fs.StringVar(&e.tls.ClientCert, "client-cert", "", "A PEM `FILE` of the client certificate an agent with verify_https_client requires. Defaults to $"+api.EnvClientCert+".")
+		fs.StringVar(&e.tls.ClientKey, "client-key", "", "A PEM `FILE` of the client certificate's key. Defaults to $"+api.EnvClientKey+".")
+		fs.StringVar(&e.tls.ServerName, "tls-server-name", "", "The `NAME` the agent's certificate must carry, if not the address's host. Defaults to $"+api.EnvTLSServerName+".")
+		fs.BoolVar(&e.tls.Insecure, "tls-skip-verify", false, "Accept any certificate from the agent (testing only). Defaults to $"+api.EnvSkipVerify+".")
 		if c.spec.list {
 			fs.StringVar(&e.tmpl, "t", "", "Format the output with a Go `TEMPLATE` (text/template) over the data -json prints.")
 		}
@@ -131,7 +138,11 @@ func (c *specCommand) Help() string {
 }
 
 func isClientFlag(name string) bool {
-	return name == "address" || name == "token" || name == "json" || name == "stale"
+	switch name {
+	case "address", "token", "json", "stale", "ca-cert", "client-cert", "client-key", "tls-server-name", "tls-skip-verify":
+		return true
+	}
+	return false
 }
 
 // Run implements Command.
@@ -158,6 +169,7 @@ func (c *specCommand) Run(args []string) int {
 		if e.token != "" {
 			cfg.Token = e.token
 		}
+		cfg.TLS = mergeTLS(cfg.TLS, e.tls)
 		if e.client, err = api.NewClient(cfg); err != nil {
 			return e.fail("Error initializing client: %v", err)
 		}
@@ -216,4 +228,27 @@ func (e *env) fail(format string, args ...any) int {
 func (e *env) usage(format string, args ...any) int {
 	fmt.Fprintf(e.ui.Stderr, "Error: %s\nRun 'cloudctl %s -h' for usage.\n", fmt.Sprintf(format, args...), e.ui.Name)
 	return 2
+}
+
+// mergeTLS lays the TLS flags given over the environment's settings.
+func mergeTLS(env *api.TLSConfig, flags api.TLSConfig) *api.TLSConfig {
+	var t api.TLSConfig
+	if env != nil {
+		t = *env
+	}
+	for _, f := range []struct {
+		dst *string
+		v   string
+	}{
+		{&t.CACert, flags.CACert}, {&t.ClientCert, flags.ClientCert}, {&t.ClientKey, flags.ClientKey}, {&t.ServerName, flags.ServerName},
+	} {
+		if f.v != "" {
+			*f.dst = f.v
+		}
+	}
+	t.Insecure = t.Insecure || flags.Insecure
+	if t == (api.TLSConfig{}) {
+		return nil
+	}
+	return &t
 }

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"path/filepath"
 	"strings"
+
+	"github.com/stratus-cloud/stratus/api"
 )
 
 var openrcCommand = (&spec{
@@ -41,10 +44,16 @@ var openrcCommand = (&spec{
 				pass = *user
 			}
 			authURL := strings.TrimSuffix(e.client.Address(), "/") + "/identity/v3"
+			cacert := caCertFile(e)
 			switch *format {
 			case "shell":
 			case "clouds-yaml":
-				fmt.Fprint(e.ui.Stdout, cloudsYAML(*cloud, authURL, *user, pass, proj, *region))
+				out := cloudsYAML(*cloud, authURL, *user, pass, proj, *region)
+				if cacert != "" {
+					b, _ := json.Marshal(cacert)
+					out += "    cacert: " + string(b) + "\n"
+				}
+				fmt.Fprint(e.ui.Stdout, out)
 				return 0
 			default:
 				return e.usage("-format must be shell or clouds-yaml, got %q", *format)
@@ -59,6 +68,9 @@ var openrcCommand = (&spec{
 				{"OS_PROJECT_DOMAIN_NAME", "Default"},
 				{"OS_REGION_NAME", *region},
 				{"OS_INTERFACE", "public"},
+			}
+			if cacert != "" {
+				vars = append(vars, [2]string{"OS_CACERT", cacert})
 			}
 			for _, v := range vars {
 				fmt.Fprintf(e.ui.Stdout, "export %s=%s\n", v[0], shellQuote(v[1]))
@@ -89,6 +101,19 @@ func cloudsYAML(cloud, authURL, user, password, project, region string) string {
     interface: "public"
     identity_api_version: 3
 `, q(cloud), q(authURL), q(user), q(password), q(project), q(region))
+}
+
+// caCertFile is the CA file the client trusts (-ca-cert or
+// $CLOUDCTL_CACERT), as an absolute path for the clients that read it.
+func caCertFile(e *env) string {
+	f := mergeTLS(api.DefaultConfig().TLS, e.tls)
+	if f == nil || f.CACert == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(f.CACert); err == nil {
+		return abs
+	}
+	return f.CACert
 }
 
 // shellQuote quotes s for a POSIX shell.

@@ -20,7 +20,7 @@ func (s *Service) Diagnostics(ctx context.Context, instanceID string) (*virt.Dia
 	}
 	if p.driver == nil {
 		var out virt.Diagnostics
-		u := "http://" + p.addr + "/v1/instances/" + url.PathEscape(instanceID) + "/diagnostics"
+		u := s.cfg.Scheme + "://" + p.addr + "/v1/instances/" + url.PathEscape(instanceID) + "/diagnostics"
 		if err := s.forward(ctx, http.MethodGet, u, nil, &out); err != nil {
 			return nil, err
 		}

@@ -120,7 +120,7 @@ func (s *Service) openHere(ctx context.Context, id, consoleType string) (*Remote
 
 func (s *Service) forwardOutput(ctx context.Context, addr, id string, lines int) (string, error) {
 	var out OutputJSON
-	u := "http://" + addr + "/v1/instances/" + url.PathEscape(id) + "/console-output?tail=" + strconv.Itoa(lines)
+	u := s.cfg.Scheme + "://" + addr + "/v1/instances/" + url.PathEscape(id) + "/console-output?tail=" + strconv.Itoa(lines)
 	if err := s.forward(ctx, http.MethodGet, u, nil, &out); err != nil {
 		return "", err
 	}
@@ -133,7 +133,7 @@ func (s *Service) forwardOpen(ctx context.Context, addr, id, consoleType string)
 		return nil, err
 	}
 	var out RemoteJSON
-	u := "http://" + addr + "/v1/instances/" + url.PathEscape(id) + "/consoles"
+	u := s.cfg.Scheme + "://" + addr + "/v1/instances/" + url.PathEscape(id) + "/consoles"
 	if err := s.forward(ctx, http.MethodPost, u, body, &out); err != nil {
 		return nil, err
 	}

@@ -53,6 +53,9 @@ type Config struct {
 	Logger   hclog.Logger
 	// Client makes the forwarded requests (default: 30 s timeout).
 	Client *http.Client
+	// Scheme is how the agents' HTTP ports are reached: "http" (the
+	// default) or "https" (tls { http = true }).
+	Scheme string
 }
 
 // Service answers console requests for the instances of the cluster:
@@ -83,6 +86,9 @@ func New(cfg Config) *Service {
 		client = &http.Client{Timeout: 30 * time.Second}
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	if cfg.Scheme == "" {
+		cfg.Scheme = "http"
+	}
 	return &Service{cfg: cfg, logger: logger, client: client}
 }
 

@@ -98,13 +98,13 @@ func (s *Service) forwardPassword(ctx context.Context, addr, id, password string
 	if err != nil {
 		return err
 	}
-	u := "http://" + addr + "/v1/instances/" + url.PathEscape(id) + "/admin-password"
+	u := s.cfg.Scheme + "://" + addr + "/v1/instances/" + url.PathEscape(id) + "/admin-password"
 	return s.forward(ctx, http.MethodPost, u, body, nil)
 }
 
 func (s *Service) forwardUptime(ctx context.Context, addr, hostID string) (string, error) {
 	var out UptimeJSON
-	u := "http://" + addr + "/v1/hosts/" + url.PathEscape(hostID) + "/uptime"
+	u := s.cfg.Scheme + "://" + addr + "/v1/hosts/" + url.PathEscape(hostID) + "/uptime"
 	if err := s.forward(ctx, http.MethodGet, u, nil, &out); err != nil {
 		return "", err
 	}

@@ -49,6 +49,9 @@ type Config struct {
 	// Client makes the forwarded requests (default: 60 s timeout, more
 	// than a driver's guest agent call takes to give up).
 	Client *http.Client
+	// Scheme is how the agents' HTTP ports are reached: "http" (the
+	// default) or "https" (tls { http = true }).
+	Scheme string
 }
 
 // Service answers guest calls for the cluster's instances and hosts:
@@ -71,6 +74,9 @@ func New(cfg Config) *Service {
 	client := cfg.Client
 	if client == nil {
 		client = &http.Client{Timeout: 60 * time.Second}
+	}
+	if cfg.Scheme == "" {
+		cfg.Scheme = "http"
 	}
 	return &Service{cfg: cfg, logger: logger, client: client}
 }
