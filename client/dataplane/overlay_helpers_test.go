@@ -24,9 +24,19 @@ type vtepHost struct {
 // host's end (the physical MTU stays 1500).
 func newUnderlay(t *testing.T, n int) []*vtepHost {
 	t.Helper()
+	return newUnderlayWith(t, n, false)
+}
+
+// newUnderlayWith is newUnderlay; with physnet, every host also gets an
+// interface eth1 on a second shared bridge (the operator's own L2),
+// mapped to physical network "physnet1".
+func newUnderlayWith(t *testing.T, n int, physnet bool) []*vtepHost {
+	t.Helper()
 	u := newNetns(t, "u")
-	sh(t, u, "ip", "link", "add", "ul", "type", "bridge")
-	sh(t, u, "ip", "link", "set", "ul", "up")
+	for _, br := range []string{"ul", "pn"} {
+		sh(t, u, "ip", "link", "add", br, "type", "bridge")
+		sh(t, u, "ip", "link", "set", br, "up")
+	}
 	var hosts []*vtepHost
 	for i := 0; i < n; i++ {
 		h := &vtepHost{id: fmt.Sprintf("host%d-%s", i, randHex(6)), ns: newNetns(t, "h"), vtep: fmt.Sprintf("10.99.0.%d", i+1)}
@@ -35,7 +45,14 @@ func newUnderlay(t *testing.T, n int) []*vtepHost {
 		sh(t, u, "ip", "link", "set", port, "master", "ul", "up")
 		sh(t, h.ns, "ip", "addr", "add", h.vtep+"/24", "dev", "eth0")
 		sh(t, h.ns, "ip", "link", "set", "eth0", "up")
-		p, err := New(Config{Owner: h.id, StateDir: t.TempDir(), Netns: h.ns, TunnelIP: h.vtep})
+		var phys map[string]string
+		if physnet {
+			pport := fmt.Sprintf("pn%d", i)
+			sh(t, u, "ip", "link", "add", pport, "type", "veth", "peer", "name", "eth1", "netns", h.ns)
+			sh(t, u, "ip", "link", "set", pport, "master", "pn", "up")
+			phys = map[string]string{"physnet1": "eth1"}
+		}
+		p, err := New(Config{Owner: h.id, StateDir: t.TempDir(), Netns: h.ns, TunnelIP: h.vtep, PhysicalInterfaces: phys})
 		if err != nil {
 			t.Fatal(err)
 		}
