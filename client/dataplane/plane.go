@@ -53,8 +53,10 @@ type Plane struct {
 	run    runner
 	logger hclog.Logger
 
-	// applyMu serializes Apply and Teardown.
+	// applyMu serializes Apply and Teardown, and guards warned: the
+	// provider networks already logged as without an interface here.
 	applyMu sync.Mutex
+	warned  map[string]bool
 	// mu guards last, the desired state last applied.
 	mu   sync.Mutex
 	last *Desired

@@ -83,10 +83,7 @@ func (p *Plane) ensureUplinks(ctx context.Context, d *Desired, links map[string]
 		n := &d.Networks[i]
 		dev, parent := p.uplink(n)
 		if dev == "" {
-			if n.PhysicalNetwork != "" && (n.Type == structs.NetTypeFlat || n.Type == structs.NetTypeVLAN) {
-				p.logger.Warn("provider network's physical network has no interface on this host",
-					"network", n.ID, "physical_network", n.PhysicalNetwork)
-			}
+			p.warnUnmapped(n)
 			continue
 		}
 		if err := p.ensureUplink(ctx, n, dev, parent, links); err != nil {
@@ -97,6 +94,21 @@ func (p *Plane) ensureUplinks(ctx context.Context, d *Desired, links map[string]
 		return fmt.Errorf("dataplane: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// warnUnmapped logs, once per network and plane, a provider network
+// whose physical network this host has no interface for: its bridge
+// stays host-local.
+func (p *Plane) warnUnmapped(n *Network) {
+	if n.PhysicalNetwork == "" || (n.Type != structs.NetTypeFlat && n.Type != structs.NetTypeVLAN) || p.warned[n.ID] {
+		return
+	}
+	if p.warned == nil {
+		p.warned = map[string]bool{}
+	}
+	p.warned[n.ID] = true
+	p.logger.Warn("provider network's physical network has no interface on this host; its bridge stays local",
+		"network", n.ID, "physical_network", n.PhysicalNetwork)
 }
 
 // ensureUplink plugs one uplink into a network's bridge.
