@@ -34,7 +34,8 @@ func overlayPort(n Network, host int, mac, ip string) tport {
 // instance taps. Guests of one network on different hosts reach each
 // other (full-size packets at the overlay MTU included) and get DHCP
 // from their own host; the other tenant's guests, at the same
-// addresses, are never reached; each host's forwarding table holds
+// addresses, are never reached; security groups allow and deny across
+// hosts as on one; each host's forwarding table holds
 // exactly the other hosts' ports of its networks; deleting a port
 // removes its entries on every host; a restarted plane repairs its
 // entries and leaves a device it did not make alone.
@@ -106,6 +107,23 @@ func TestOverlayAcrossHosts(t *testing.T) {
 	}
 	if gA1.pings("10.0.0.21") || gB3.pings("10.0.0.13") || gA2.pings("10.0.0.21") {
 		t.Fatal("a guest reached the other tenant's network")
+	}
+
+	// Security groups hold across hosts: a port whose groups let no ICMP
+	// in is not pinged from the other host, and its own egress reaches
+	// a port that allows it.
+	closed := overlayPort(netA, 1, "fa:16:3e:a0:00:05", "10.0.0.15")
+	closed.Rules = egressAll
+	gClosed := staticGuest(t, hosts[1], closed, 1450)
+	applyAll(t, hosts, nets, append(ports, closed))
+	waitFor(t, "the closed port to reach out across hosts", func() error {
+		if !gClosed.pings("10.0.0.11") {
+			return fmt.Errorf("10.0.0.15 cannot ping 10.0.0.11")
+		}
+		return nil
+	})
+	if gA1.pings("10.0.0.15") {
+		t.Fatal("ICMP reached a port whose security groups do not allow it")
 	}
 
 	// Deleting a port removes its entries on every host; host2 has no
