@@ -34,7 +34,7 @@ func BuildDesired(rpc RPC, hostID string) (*Desired, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{rpc: rpc, d: &Desired{}, nets: map[string]bool{}, bindings: map[string]*structs.PortBinding{}}
+	b := &builder{rpc: rpc, hostID: hostID, d: &Desired{}, nets: map[string]bool{}, bindings: map[string]*structs.PortBinding{}}
 	for _, p := range bound.Ports {
 		if !b.nets[p.NetworkID] {
 			b.nets[p.NetworkID] = true
@@ -71,6 +71,7 @@ func BuildDesired(rpc RPC, hostID string) (*Desired, error) {
 // builder carries BuildDesired's reads.
 type builder struct {
 	rpc      RPC
+	hostID   string
 	d        *Desired
 	nets     map[string]bool
 	netIDs   []string
@@ -146,6 +147,13 @@ func (b *builder) routers() error {
 		if r.Gateway == nil || !r.Gateway.EnableSNAT || r.GatewayPortID == "" {
 			continue
 		}
+		// SNAT is centralised: one host per router holds its gateway
+		// address (desired_snat.go).
+		if mine, err := b.holdsSNAT(r.ID); err != nil {
+			return err
+		} else if !mine {
+			continue
+		}
 		gw, err := netList(b.rpc, &structs.NetListRequest{Kind: structs.NetKindPort, IDs: []string{r.GatewayPortID}})
 		if err != nil {
 			return err
@@ -206,6 +214,9 @@ func (b *builder) networks() error {
 				ds.GatewayIP, ds.DHCP = "", false
 			}
 			dn.Subnets = append(dn.Subnets, ds)
+		}
+		if n.External {
+			dn.OnLink = onLink(dn.Subnets, dn.Addresses)
 		}
 		b.d.Networks = append(b.d.Networks, dn)
 	}

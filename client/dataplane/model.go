@@ -52,6 +52,10 @@ type Network struct {
 	// "172.24.4.10/32"): routers' gateways and floating IPs on an
 	// external network.
 	Addresses []string
+	// OnLink are prefixes routed out of the bridge without an address
+	// in them: an external subnet on a host that holds only floating
+	// IPs (/32) of it, not the router's gateway.
+	OnLink []string
 	// Type is the segment's type (structs.NetType*: vxlan, flat, vlan,
 	// local), SegmentationID its VNI or VLAN id and PhysicalNetwork the
 	// physical network a flat or VLAN network is on.

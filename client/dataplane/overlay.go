@@ -32,8 +32,12 @@ type RemotePort struct {
 // first 11 characters.
 func VXLANName(networkID string) string { return devName("vx-", networkID) }
 
-// validateRemote checks the remote ports against the listed networks.
+// validateRemote checks the remote ports against the listed networks,
+// and the networks' on-link prefixes.
 func (d *Desired) validateRemote(ids map[string]bool) error {
+	if err := d.validateOnLink(); err != nil {
+		return err
+	}
 	for _, r := range d.Remote {
 		if !ids[r.NetworkID] {
 			return fmt.Errorf("remote port %s on network %s, which is not listed", r.ID, r.NetworkID)
@@ -72,8 +76,9 @@ type ipLinkDetail struct {
 	} `json:"linkinfo"`
 }
 
-// ensureOverlay wires the host's side of its networks' L2 beyond the
-// host: provider networks' uplinks, and for each VXLAN network a VXLAN
+// ensureOverlay wires the host's side of its networks beyond the host:
+// provider networks' uplinks, external subnets' on-link routes, and for
+// each VXLAN network a VXLAN
 // device on its bridge with forwarding and neighbour entries to the
 // hosts of the network's other ports (fdb.go).
 func (p *Plane) ensureOverlay(ctx context.Context, d *Desired, links map[string]ipLink) error {
@@ -84,6 +89,9 @@ func (p *Plane) ensureOverlay(ctx context.Context, d *Desired, links map[string]
 	remote := p.remoteByNetwork(d)
 	for i := range d.Networks {
 		n := &d.Networks[i]
+		if err := p.ensureOnLink(ctx, n); err != nil {
+			errs = append(errs, err)
+		}
 		if !p.overlaid(n) {
 			continue
 		}

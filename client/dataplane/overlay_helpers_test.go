@@ -13,10 +13,13 @@ import (
 // on the shared underlay bridge with the address vtep, and a plane
 // wiring it.
 type vtepHost struct {
-	id    string
-	ns    string
-	vtep  string
-	plane *Plane
+	// underlay is the netns of the shared bridges: ul (the underlay)
+	// and pn (physnet1).
+	underlay string
+	id       string
+	ns       string
+	vtep     string
+	plane    *Plane
 }
 
 // newUnderlay makes n hosts on one underlay: a netns with a bridge, and
@@ -39,7 +42,7 @@ func newUnderlayWith(t *testing.T, n int, physnet bool) []*vtepHost {
 	}
 	var hosts []*vtepHost
 	for i := 0; i < n; i++ {
-		h := &vtepHost{id: fmt.Sprintf("host%d-%s", i, randHex(6)), ns: newNetns(t, "h"), vtep: fmt.Sprintf("10.99.0.%d", i+1)}
+		h := &vtepHost{underlay: u, id: fmt.Sprintf("host%d-%s", i, randHex(6)), ns: newNetns(t, "h"), vtep: fmt.Sprintf("10.99.0.%d", i+1)}
 		port := fmt.Sprintf("ul%d", i)
 		sh(t, u, "ip", "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", h.ns)
 		sh(t, u, "ip", "link", "set", port, "master", "ul", "up")
