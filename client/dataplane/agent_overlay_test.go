@@ -49,48 +49,8 @@ func TestAgentsProgramTheOverlayFromState(t *testing.T) {
 	requireNetTools(t)
 	srv := startServer(t, "00000000-0000-0000-0000-0000000000d8")
 	hosts := newUnderlay(t, 2)
-	var clients []*client.Client
-	for i, h := range hosts {
-		name := fmt.Sprintf("hv%d", i+1)
-		c, err := client.New(client.Config{DataDir: t.TempDir(), NodeName: name, Driver: fake.New(fake.Config{HostName: name}),
-			RPC: srv, Logger: hclog.NewNullLogger(), ReportInterval: 20 * time.Millisecond, TunnelIP: h.vtep})
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() { _ = c.Start() }()
-		t.Cleanup(func() { _ = c.Shutdown() })
-		clients = append(clients, c)
-	}
-	caller := structs.NetCaller{ProjectID: "p1"}
-	var netOut structs.NetWriteResponse
-	if err := srv.RPC("Net.Create", &structs.NetWriteRequest{Kind: structs.NetKindNetwork, Caller: caller,
-		Network: &structs.Network{Name: "net1", AdminStateUp: true, PortSecurityEnabled: false}}, &netOut); err != nil {
-		t.Fatal(err)
-	}
-	network := netOut.Networks[0]
-	if network.NetworkType != structs.NetTypeVXLAN || network.SegmentationID == 0 || network.MTU != 1450 {
-		t.Fatalf("tenant network %+v", network)
-	}
-	if err := srv.RPC("Net.Create", &structs.NetWriteRequest{Kind: structs.NetKindSubnet, Caller: caller,
-		Fields: []string{"cidr", "ip_version"}, Subnet: &structs.Subnet{NetworkID: network.ID, CIDR: "10.82.0.0/24",
-			IPVersion: 4, EnableDHCP: true}}, &structs.NetWriteResponse{}); err != nil {
-		t.Fatal(err)
-	}
-	// The ports exist before their instances, so the guests' taps are
-	// there when the agents first wire them (libvirt would plug them).
-	var ports []*structs.Port
-	var guests []*guest
-	for i, h := range hosts {
-		var out structs.NetWriteResponse
-		if err := srv.RPC("Net.Create", &structs.NetWriteRequest{Kind: structs.NetKindPort, Caller: caller,
-			Port: &structs.Port{NetworkID: network.ID, AdminStateUp: true, Name: fmt.Sprint("p", i)}}, &out); err != nil {
-			t.Fatal(err)
-		}
-		p := out.Ports[0]
-		ports = append(ports, p)
-		guests = append(guests, staticGuest(t, h, tport{Port: Port{ID: p.ID, MAC: p.MACAddress,
-			IPs: []string{p.FixedIPs[0].IPAddress}}}, network.MTU))
-	}
+	clients := startClients(t, srv, hosts)
+	network, ports, guests := tenantWithPorts(t, srv, hosts)
 	for i, h := range hosts {
 		a, err := NewAgent(AgentConfig{HostID: clients[i].HostID(), NodeSecret: clients[i].NodeSecret(), RPC: srv, Plane: h.plane,
 			ResyncInterval: time.Hour, LeaseInterval: time.Second})
@@ -147,6 +107,62 @@ func TestAgentsProgramTheOverlayFromState(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// startClients runs a hypervisor agent (fake driver) per host,
+// registering the host's tunnel endpoint.
+func startClients(t *testing.T, srv *server.Server, hosts []*vtepHost) []*client.Client {
+	t.Helper()
+	var clients []*client.Client
+	for i, h := range hosts {
+		name := fmt.Sprintf("hv%d", i+1)
+		c, err := client.New(client.Config{DataDir: t.TempDir(), NodeName: name, Driver: fake.New(fake.Config{HostName: name}),
+			RPC: srv, Logger: hclog.NewNullLogger(), ReportInterval: 20 * time.Millisecond, TunnelIP: h.vtep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { _ = c.Start() }()
+		t.Cleanup(func() { _ = c.Shutdown() })
+		clients = append(clients, c)
+	}
+	return clients
+}
+
+// tenantWithPorts creates a tenant network (VXLAN by default, MTU
+// 1450) and one port per host with a guest plugged on that host: the
+// ports exist before their instances, so the guests' taps are there
+// when the agents first wire them (libvirt would plug them).
+func tenantWithPorts(t *testing.T, srv *server.Server, hosts []*vtepHost) (*structs.Network, []*structs.Port, []*guest) {
+	t.Helper()
+	caller := structs.NetCaller{ProjectID: "p1"}
+	var netOut structs.NetWriteResponse
+	if err := srv.RPC("Net.Create", &structs.NetWriteRequest{Kind: structs.NetKindNetwork, Caller: caller,
+		Network: &structs.Network{Name: "net1", AdminStateUp: true, PortSecurityEnabled: false}}, &netOut); err != nil {
+		t.Fatal(err)
+	}
+	network := netOut.Networks[0]
+	if network.NetworkType != structs.NetTypeVXLAN || network.SegmentationID == 0 || network.MTU != 1450 {
+		t.Fatalf("tenant network %+v", network)
+	}
+	if err := srv.RPC("Net.Create", &structs.NetWriteRequest{Kind: structs.NetKindSubnet, Caller: caller,
+		Fields: []string{"cidr", "ip_version"}, Subnet: &structs.Subnet{NetworkID: network.ID, CIDR: "10.82.0.0/24",
+			IPVersion: 4, EnableDHCP: true}}, &structs.NetWriteResponse{}); err != nil {
+		t.Fatal(err)
+	}
+	var ports []*structs.Port
+	var guests []*guest
+	for i, h := range hosts {
+		var out structs.NetWriteResponse
+		if err := srv.RPC("Net.Create", &structs.NetWriteRequest{Kind: structs.NetKindPort, Caller: caller,
+			Port: &structs.Port{NetworkID: network.ID, AdminStateUp: true, Name: fmt.Sprint("p", i)}}, &out); err != nil {
+			t.Fatal(err)
+		}
+		p := out.Ports[0]
+		ports = append(ports, p)
+		guests = append(guests, staticGuest(t, h, tport{Port: Port{ID: p.ID, MAC: p.MACAddress,
+			IPs: []string{p.FixedIPs[0].IPAddress}}}, network.MTU))
+	}
+	return network, ports, guests
 }
 
 func containsString(xs []string, s string) bool {
