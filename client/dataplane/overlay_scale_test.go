@@ -35,6 +35,7 @@ func TestOverlayEntriesAsPortsGrow(t *testing.T) {
 	local := overlayPort(n, 0, "fa:16:3e:aa:00:01", "10.0.0.2")
 	for _, size := range []int{10, 100, 1000} {
 		remote := remoteState(n.ID, size)
+		remote[0].IPs = append(remote[0].IPs, "fd00::1")
 		d := &Desired{Networks: []Network{n}, Ports: []Port{local.Port}, Remote: remote}
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		start := time.Now()
@@ -72,9 +73,10 @@ func TestOverlayEntriesAsPortsGrow(t *testing.T) {
 		hostsN := (size + 9) / 10
 		fdb := fdbOf(t, h.ns, dev)
 		neigh := strings.Count(sh(t, h.ns, "ip", "-4", "neigh", "show", "dev", dev), "\n")
-		if len(fdb) != size+hostsN || neigh != size {
-			t.Fatalf("%d remote ports on %d hosts: %d forwarding entries (want %d), %d neighbour entries",
-				size, hostsN, len(fdb), size+hostsN, neigh)
+		neigh6 := strings.Count(sh(t, h.ns, "ip", "-6", "neigh", "show", "dev", dev), "\n")
+		if len(fdb) != size+hostsN || neigh != size || neigh6 != 1 {
+			t.Fatalf("%d remote ports on %d hosts: %d forwarding entries (want %d), %d IPv4 and %d IPv6 neighbour entries",
+				size, hostsN, len(fdb), size+hostsN, neigh, neigh6)
 		}
 		t.Logf("remote ports %4d on %3d hosts: %4d fdb entries, %4d neighbour entries; apply %v (no change %v); entries alone from scratch %v",
 			size, hostsN, len(fdb), neigh, full.Round(time.Millisecond), again.Round(time.Millisecond), entries.Round(time.Millisecond))
