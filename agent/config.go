@@ -475,6 +475,9 @@ func (c *Config) Finalize() error {
 	if err := c.Client.checkMetadata(); err != nil {
 		return err
 	}
+	if err := c.checkDataplane(); err != nil {
+		return err
+	}
 	if err := c.Client.checkConsole(); err != nil {
 		return err
 	}

@@ -37,6 +37,61 @@ client {
 	if dp == nil || !dp.Enabled || dp.MetadataIP != "10.0.0.1" || dp.MetadataPort != 9775 || dp.TablePrefix != "cloud" || dp.Netns != "ns1" {
 		t.Fatalf("dataplane block %+v", dp)
 	}
+	// The tunnel endpoint defaults to the advertise address.
+	if err := c.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	if dp.TunnelIP != c.Advertise || dp.TunnelIP == "" {
+		t.Fatalf("tunnel_ip %q, advertise %q", dp.TunnelIP, c.Advertise)
+	}
+}
+
+// TestDataplaneOverlayConfig parses and checks the tunnel endpoint and
+// the physical interfaces.
+func TestDataplaneOverlayConfig(t *testing.T) {
+	t.Parallel()
+	load := func(body string) (*Config, error) {
+		dir := t.TempDir()
+		path := dir + "/agent.hcl"
+		writeFile(t, path, `
+data_dir = "`+dir+`"
+advertise_addr = "192.0.2.7"
+client {
+  enabled = true
+  dataplane {
+    enabled = true
+    `+body+`
+  }
+}
+`)
+		c, err := LoadConfigFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return c, c.Finalize()
+	}
+	c, err := load(`tunnel_ip = "198.51.100.4"
+    physical_interfaces = { physnet1 = "eth1", ext = "bond0" }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp := c.Client.Dataplane
+	if dp.TunnelIP != "198.51.100.4" || dp.PhysicalInterfaces["physnet1"] != "eth1" || dp.PhysicalInterfaces["ext"] != "bond0" {
+		t.Fatalf("dataplane block %+v", dp)
+	}
+	a := &Agent{config: c}
+	if a.tunnelIP(0) != "198.51.100.4" || a.tunnelIP(1) != "" {
+		t.Fatalf("hosts' tunnel endpoints %q %q", a.tunnelIP(0), a.tunnelIP(1))
+	}
+	if c, err = load(``); err != nil || c.Client.Dataplane.TunnelIP != "192.0.2.7" {
+		t.Fatalf("default tunnel endpoint: %v %+v", err, c)
+	}
+	for _, bad := range []string{`tunnel_ip = "0.0.0.0"`, `tunnel_ip = "eth0"`, `tunnel_ip = "239.0.0.1"`,
+		`physical_interfaces = { p = "a/b" }`, `physical_interfaces = { p = "averylongname1" }`} {
+		if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "dataplane") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
 }
 
 // TestDevAgentWiresItsNetworks runs a dev agent with the dataplane on,

@@ -100,6 +100,7 @@ func (a *Agent) startHosts() error {
 			CPUAllocationRatio: cfg.Client.CPUAllocationRatio, RAMAllocationRatio: cfg.Client.RAMAllocationRatio,
 			DiskAllocationRatio: cfg.Client.DiskAllocationRatio, ReservedMemoryMB: cfg.Client.ReservedHostMemoryMB,
 			ReservedVCPUs: cfg.Client.ReservedHostCPUs, ReservedDiskGB: cfg.Client.ReservedHostDiskGB,
+			TunnelIP: a.tunnelIP(i),
 		})
 		if err != nil {
 			return fmt.Errorf("start host %s: %w", name, err)

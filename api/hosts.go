@@ -62,6 +62,9 @@ type Host struct {
 
 	RPCAddr  string
 	HTTPAddr string
+	// TunnelIP is the host's tunnel endpoint (VTEP) for tenant networks'
+	// VXLAN traffic, empty when its agent wires no dataplane.
+	TunnelIP string `json:",omitempty"`
 	// GossipMember is the agent process that runs the host.
 	GossipMember string
 

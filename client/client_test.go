@@ -100,6 +100,15 @@ func TestBuildHostReservations(t *testing.T) {
 		t.Fatalf("inventories %+v %+v %+v", *inv["VCPU"], *inv["MEMORY_MB"], *inv["DISK_GB"])
 	}
 
+	cfg.TunnelIP = "192.0.2.5"
+	if h = buildHost(&cfg, "id", "fake", nil, &virt.HostInfo{VCPUs: 1, MemoryMB: 512}); h.TunnelIP != "192.0.2.5" {
+		t.Fatalf("tunnel endpoint %q", h.TunnelIP)
+	}
+	cfg.TunnelIP = "0.0.0.0"
+	if _, err := cfg.withDefaults(); structs.KindOf(err) != structs.KindInvalid {
+		t.Fatalf("unspecified tunnel endpoint: %v", err)
+	}
+
 	if _, err := New(Config{}); structs.KindOf(err) != structs.KindInvalid {
 		t.Fatalf("New with an empty config: %v", err)
 	}

@@ -46,6 +46,10 @@ type Config struct {
 	// host they do not know yet); "" for none.
 	IntroToken func(hostName string) string
 
+	// TunnelIP is the host's tunnel endpoint (VTEP) registered with it
+	// (structs.Host.TunnelIP); "" when the host wires no overlay.
+	TunnelIP string
+
 	// Driver drives the local hypervisor. Required.
 	Driver virt.Driver
 	// RPC reaches the servers. Required.
@@ -107,6 +111,11 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.PowerSyncInterval < 0 || cfg.FingerprintInterval < 0 || cfg.ReportInterval < 0 {
 		errs = append(errs, errors.New("intervals must not be negative"))
+	}
+	if cfg.TunnelIP != "" {
+		if err := structs.ValidTunnelIP(cfg.TunnelIP); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if len(errs) > 0 {
 		return cfg, structs.Errorf(structs.KindInvalid, "client config: %v", errors.Join(errs...))

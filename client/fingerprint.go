@@ -74,6 +74,7 @@ func buildHost(cfg *Config, hostID, driverName string, caps []string, info *virt
 		Status:            structs.HostStatusInit,
 		Enabled:           true,
 		GossipMember:      cfg.NodeName,
+		TunnelIP:          cfg.TunnelIP,
 		Driver:            driverName,
 		HypervisorType:    info.HypervisorType,
 		HypervisorVersion: info.HypervisorVersion,

@@ -121,7 +121,7 @@ func printHost(w io.Writer, h *api.Host, instances []*api.Instance) {
 		{"Allocations", allocCount(h)}, {"Driver", dash(h.Driver)},
 		{"Hypervisor", dash(strings.TrimSpace(h.HypervisorType + " " + h.HypervisorVersion))},
 		{"Arch", dash(h.Arch)}, {"RPC Addr", dash(h.RPCAddr)}, {"HTTP Addr", dash(h.HTTPAddr)},
-		{"Gossip Member", dash(h.GossipMember)}, {"Traits", dash(strings.Join(h.Traits, ","))},
+		{"Tunnel IP", dash(h.TunnelIP)}, {"Gossip Member", dash(h.GossipMember)}, {"Traits", dash(strings.Join(h.Traits, ","))},
 		{"Build Failures", itoa(h.BuildFailures)}, {"Status Updated", formatTime(h.StatusUpdatedAt)},
 	})
 

@@ -58,6 +58,7 @@ func TestHostStatus(t *testing.T) {
 		"Arch            = x86_64\n" +
 		"RPC Addr        = -\n" +
 		"HTTP Addr       = -\n" +
+		"Tunnel IP       = -\n" +
 		"Gossip Member   = -\n" +
 		"Traits          = HW_CPU_X86_AVX2,CUSTOM_GPU\n" +
 		"Build Failures  = 0\n" +

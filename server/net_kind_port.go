@@ -275,9 +275,9 @@ func portBinding(state *fsm.StateStore, ws memdb.WatchSet, p *structs.Port) (*st
 		if err != nil {
 			return nil, err
 		}
-		b.HostName = inst.HostID
+		b.HostName, b.HostID = inst.HostID, inst.HostID
 		if host != nil {
-			b.HostName = host.Name
+			b.HostName, b.TunnelIP = host.Name, host.TunnelIP
 		}
 		if p.AdminStateUp && inst.PowerState == structs.PowerRunning {
 			b.Status = structs.NetStatusActive

@@ -1,6 +1,10 @@
 package structs
 
-import "slices"
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+)
 
 // Host states as the leader records them.
 const (
@@ -52,6 +56,11 @@ type Host struct {
 
 	RPCAddr  string
 	HTTPAddr string
+	// TunnelIP is the host's tunnel endpoint (VTEP): the underlay
+	// address other hosts send its tenant networks' VXLAN traffic to.
+	// Empty for a host whose agent wires no dataplane; such a host takes
+	// no part in the overlay.
+	TunnelIP string `json:",omitempty"`
 
 	Driver            string
 	HypervisorType    string
@@ -161,6 +170,23 @@ func (h *Host) Validate() error {
 		if inv == nil || inv.Total < 0 || inv.Reserved < 0 || inv.MinUnit < 0 || inv.MaxUnit < 0 || inv.StepSize < 0 || inv.AllocationRatio <= 0 {
 			return Errorf(KindInvalid, "host %s: inventory %s has a negative amount or a non-positive allocation ratio", h.Name, class)
 		}
+	}
+	if err := ValidTunnelIP(h.TunnelIP); h.TunnelIP != "" && err != nil {
+		return Errorf(KindInvalid, "host %s: %v", h.Name, err)
+	}
+	return nil
+}
+
+// ValidTunnelIP checks a tunnel endpoint: a unicast address other hosts
+// can send to (not unspecified, loopback excepted for single-machine
+// setups, not multicast or link-local).
+func ValidTunnelIP(s string) error {
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return fmt.Errorf("tunnel endpoint %q is not an IP address", s)
+	}
+	if a.IsUnspecified() || a.IsMulticast() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() {
+		return fmt.Errorf("tunnel endpoint %s is not a unicast address other hosts can reach", s)
 	}
 	return nil
 }

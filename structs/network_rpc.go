@@ -54,6 +54,11 @@ func (r *NetWriteRequest) Has(field string) bool {
 type PortBinding struct {
 	// HostName is binding:host_id, "" when unbound.
 	HostName string
+	// HostID is the id of the host an instance's port is bound to, and
+	// TunnelIP that host's tunnel endpoint: what the dataplanes of the
+	// network's other hosts program their forwarding entries from.
+	HostID   string `json:",omitempty"`
+	TunnelIP string `json:",omitempty"`
 	// Status is the port's status: ACTIVE when bound to a host that runs
 	// its device, DOWN otherwise (the dataplane will report it).
 	Status string

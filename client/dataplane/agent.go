@@ -57,6 +57,11 @@ type Agent struct {
 
 	// reported are the leases last reported, by port.
 	reported map[string]structs.PortLease
+
+	// watchMu guards netWatches, the cancels of the blocking queries on
+	// the ports of the host's networks (agent_watch.go).
+	watchMu    sync.Mutex
+	netWatches map[string]context.CancelFunc
 }
 
 // NewAgent checks cfg and returns an agent; Start starts it.
@@ -147,6 +152,7 @@ func (a *Agent) applyLoop() {
 			a.logger.Warn("cannot read the host's networking", "error", err)
 			continue
 		}
+		a.watchNetworks(d)
 		if err := a.cfg.Plane.Apply(a.ctx, d); err != nil && a.ctx.Err() == nil {
 			a.logger.Error("dataplane apply failed; retrying at the next pass", "error", err)
 		}

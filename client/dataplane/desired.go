@@ -22,7 +22,9 @@ func netList(rpc RPC, req *structs.NetListRequest) (*structs.NetListResponse, er
 }
 
 // BuildDesired reads from the servers what a host's dataplane should
-// be: the ports bound to it, their networks and subnets, their security
+// be: the ports bound to it, their networks and subnets (with the
+// ports bound to other hosts and those hosts' tunnel endpoints, for
+// the overlay), their security
 // groups' rules (remote groups resolved to the addresses of the groups'
 // ports on those networks), their floating IPs (and the external
 // networks these come from) and the SNAT of routers serving their
@@ -32,7 +34,7 @@ func BuildDesired(rpc RPC, hostID string) (*Desired, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{rpc: rpc, d: &Desired{}, nets: map[string]bool{}}
+	b := &builder{rpc: rpc, hostID: hostID, d: &Desired{}, nets: map[string]bool{}, bindings: map[string]*structs.PortBinding{}}
 	for _, p := range bound.Ports {
 		if !b.nets[p.NetworkID] {
 			b.nets[p.NetworkID] = true
@@ -46,6 +48,9 @@ func BuildDesired(rpc RPC, hostID string) (*Desired, error) {
 			return nil, err
 		}
 		b.netPorts = append(b.netPorts, out.Ports...)
+		for id, bd := range out.Bindings {
+			b.bindings[id] = bd
+		}
 	}
 	if err := b.floatingIPs(bound.Ports); err != nil {
 		return nil, err
@@ -59,16 +64,20 @@ func BuildDesired(rpc RPC, hostID string) (*Desired, error) {
 	if err := b.ports(bound.Ports); err != nil {
 		return nil, err
 	}
+	b.remotePorts(hostID)
 	return b.d, nil
 }
 
 // builder carries BuildDesired's reads.
 type builder struct {
 	rpc      RPC
+	hostID   string
 	d        *Desired
 	nets     map[string]bool
 	netIDs   []string
 	netPorts []*structs.Port
+	// bindings are netPorts' bindings, by port id.
+	bindings map[string]*structs.PortBinding
 	// extra are addresses external bridges hold, by network.
 	extra map[string][]string
 }
@@ -138,6 +147,13 @@ func (b *builder) routers() error {
 		if r.Gateway == nil || !r.Gateway.EnableSNAT || r.GatewayPortID == "" {
 			continue
 		}
+		// SNAT is centralised: one host per router holds its gateway
+		// address (desired_snat.go).
+		if mine, err := b.holdsSNAT(r.ID); err != nil {
+			return err
+		} else if !mine {
+			continue
+		}
 		gw, err := netList(b.rpc, &structs.NetListRequest{Kind: structs.NetKindPort, IDs: []string{r.GatewayPortID}})
 		if err != nil {
 			return err
@@ -185,7 +201,8 @@ func (b *builder) networks() error {
 		return err
 	}
 	for _, n := range nets.Networks {
-		dn := Network{ID: n.ID, MTU: n.MTU, External: n.External, Addresses: sortedUnique(b.extra[n.ID])}
+		dn := Network{ID: n.ID, MTU: n.MTU, External: n.External, Addresses: sortedUnique(b.extra[n.ID]),
+			Type: n.NetworkType, SegmentationID: n.SegmentationID, PhysicalNetwork: n.PhysicalNetwork}
 		subs, err := netList(b.rpc, &structs.NetListRequest{Kind: structs.NetKindSubnet, NetworkID: n.ID})
 		if err != nil {
 			return err
@@ -197,6 +214,9 @@ func (b *builder) networks() error {
 				ds.GatewayIP, ds.DHCP = "", false
 			}
 			dn.Subnets = append(dn.Subnets, ds)
+		}
+		if n.External {
+			dn.OnLink = onLink(dn.Subnets, dn.Addresses)
 		}
 		b.d.Networks = append(b.d.Networks, dn)
 	}

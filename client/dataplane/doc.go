@@ -9,17 +9,33 @@
 // metadata address 169.254.169.254:80 redirected to the agent's
 // metadata listener.
 //
+// Networks span hosts. A VXLAN tenant network gets a VXLAN device per
+// host (vx- + the network id's first 11 characters; its VNI, the
+// host's tunnel endpoint as local address, UDP 4789, no learning) on
+// its bridge, programmed as Neutron's l2population does: a forwarding
+// entry per port of the network on another host (its MAC to its host's
+// endpoint), one all-zero entry per such host for broadcast and
+// unknown traffic (head-end replication, no multicast, nothing sent to
+// hosts without ports of the network), and neighbour entries the
+// device answers ARP and neighbour solicitations from. DHCP and router
+// advertisements stay on their host. A flat or VLAN provider network's
+// bridge gets the physical interface its physical network maps to, or
+// a sub-interface <iface>.<vid> of it.
+//
 // Plane applies a Desired state idempotently: it creates what is
 // missing and removes what it owns that no port needs any more, so one
 // call both converges after a change and cleans up after a restart.
 // Agent drives it from the servers: it watches the ports bound to its
-// host, rebuilds the desired state on every change and periodically,
+// host and the ports of every network it serves (wherever they are
+// bound), rebuilds the desired state on every change and periodically,
 // and reports DHCP leases (NetLease.Report).
 //
-// Everything runs through the ip, nft and dnsmasq commands, optionally
-// inside a network namespace (Config.Netns), which is how the tests run
-// it without touching the host.
+// Everything runs through the ip, bridge, nft and dnsmasq commands,
+// optionally inside a network namespace (Config.Netns), which is how
+// the tests run it without touching the host.
 //
-// It must not touch a device, rule or process it did not create, nor
-// write state other than the leases it reports.
+// It must not touch a device, rule or process it did not create (a
+// physical interface it is given is enslaved to a bridge, never made,
+// changed or removed), nor write state other than the leases it
+// reports.
 package dataplane

@@ -48,7 +48,7 @@ func (r runner) runInput(ctx context.Context, stdin []byte, name string, args ..
 
 // Tools lists the commands the dataplane needs; Missing says which of
 // them are not installed.
-var Tools = []string{"ip", "nft", "dnsmasq", "sysctl"}
+var Tools = []string{"ip", "bridge", "nft", "dnsmasq", "sysctl"}
 
 // Missing returns the tools of Tools not found on PATH.
 func Missing() []string {

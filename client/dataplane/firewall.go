@@ -260,6 +260,7 @@ func renderL2(table string, d *Desired) string {
 	}
 	writeBase(&b, "forward", "filter hook forward priority -200; policy accept;", jumps)
 	writeBase(&b, "input", "filter hook input priority -200; policy accept;", jumps)
+	writeOverlayGuards(&b, d)
 	b.WriteString("}\n")
 	return b.String()
 }

@@ -36,6 +36,10 @@ type Desired struct {
 	Ports       []Port
 	FloatingIPs []FloatingIP
 	SNATs       []SNAT
+	// Remote are the ports of the host's networks bound to other hosts,
+	// with those hosts' tunnel endpoints: what the overlay's forwarding
+	// and neighbour entries are programmed from (overlay.go).
+	Remote []RemotePort
 }
 
 // Network is one network on the host.
@@ -48,6 +52,16 @@ type Network struct {
 	// "172.24.4.10/32"): routers' gateways and floating IPs on an
 	// external network.
 	Addresses []string
+	// OnLink are prefixes routed out of the bridge without an address
+	// in them: an external subnet on a host that holds only floating
+	// IPs (/32) of it, not the router's gateway.
+	OnLink []string
+	// Type is the segment's type (structs.NetType*: vxlan, flat, vlan,
+	// local), SegmentationID its VNI or VLAN id and PhysicalNetwork the
+	// physical network a flat or VLAN network is on.
+	Type            string
+	SegmentationID  int
+	PhysicalNetwork string
 }
 
 // Subnet is a subnet of a network.
@@ -153,6 +167,9 @@ func (d *Desired) Validate() error {
 				return fmt.Errorf("port %s: bad address %q", p.ID, ip)
 			}
 		}
+	}
+	if err := d.validateRemote(ids); err != nil {
+		return err
 	}
 	for _, f := range d.FloatingIPs {
 		if _, err := netip.ParseAddr(f.Address); err != nil {

@@ -35,6 +35,14 @@ type Config struct {
 	// negative port turns the redirect off.
 	MetadataIP   string
 	MetadataPort int
+	// TunnelIP is this host's tunnel endpoint (VTEP): the local address
+	// of its VXLAN devices, which must be an address of the host (of
+	// Netns). "" wires no overlay: VXLAN networks stay host-local.
+	TunnelIP string
+	// PhysicalInterfaces maps provider networks' physical_network names
+	// to interfaces: a flat network's bridge gets the interface, a VLAN
+	// network's the sub-interface <iface>.<vid> the plane makes.
+	PhysicalInterfaces map[string]string
 	// Logger receives the plane's logs (default: discard).
 	Logger hclog.Logger
 }
@@ -45,8 +53,10 @@ type Plane struct {
 	run    runner
 	logger hclog.Logger
 
-	// applyMu serializes Apply and Teardown.
+	// applyMu serializes Apply and Teardown, and guards warned: the
+	// provider networks already logged as without an interface here.
 	applyMu sync.Mutex
+	warned  map[string]bool
 	// mu guards last, the desired state last applied.
 	mu   sync.Mutex
 	last *Desired
@@ -67,6 +77,9 @@ func New(cfg Config) (*Plane, error) {
 	}
 	if !tableName.MatchString(cfg.TablePrefix) {
 		return nil, fmt.Errorf("dataplane: table prefix %q is not a valid nftables name", cfg.TablePrefix)
+	}
+	if err := cfg.checkOverlay(); err != nil {
+		return nil, err
 	}
 	if cfg.MetadataPort == 0 {
 		cfg.MetadataPort = DefaultMetadataPort
@@ -109,6 +122,9 @@ func (p *Plane) Apply(ctx context.Context, d *Desired) error {
 		if err := p.ensureBridge(ctx, &d.Networks[i], links); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := p.ensureOverlay(ctx, d, links); err != nil {
+		errs = append(errs, err)
 	}
 	if err := p.plugTaps(ctx, d, links); err != nil {
 		errs = append(errs, err)
@@ -183,6 +199,9 @@ func (p *Plane) removeStale(ctx context.Context, d *Desired) error {
 				errs = append(errs, err)
 			}
 		}
+	}
+	if err := p.removeStaleOverlay(ctx, d); err != nil {
+		errs = append(errs, err)
 	}
 	owned, err := p.ownedBridges(ctx)
 	if err != nil {
