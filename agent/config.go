@@ -63,6 +63,9 @@ type Config struct {
 	// DevMode runs a single self-bootstrapping server with seeded
 	// flavors. It is set by --dev, never by a file.
 	DevMode bool
+	// DevTLS, with DevMode, serves HTTPS with a CA and certificate made
+	// in the data dir (dev_tls.go): `cloudctl agent --dev -tls`.
+	DevTLS bool
 	// DevImage is the bootable disk dev mode registers as image
 	// "stratus-dev" (scripts/build-dev-image.sh builds it); empty looks
 	// for build/dev-image/stratus-dev.img, and none is registered when
@@ -384,6 +387,13 @@ func (c *Config) Finalize() error {
 		if c.Server.BootstrapExpect == 0 {
 			c.Server.BootstrapExpect = 1
 		}
+		if c.DevTLS {
+			if err := c.devTLSFiles(); err != nil {
+				return err
+			}
+		}
+	} else if c.DevTLS {
+		return fmt.Errorf("-tls makes a dev cloud's certificates: it needs -dev (give a tls block otherwise)")
 	}
 	if !c.IsServer() && !c.IsClient() {
 		return fmt.Errorf("agent must run as a server (--server), a client (--client), or both (--dev)")

@@ -169,3 +169,32 @@ func TestHTTPSConfigChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestDevTLS: a dev cloud with DevTLS makes its CA and certificate in
+// its data dir, serves HTTPS with them, and keeps them across restarts
+// of the same data dir.
+func TestDevTLS(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := startDevAgent(t, func(c *Config) { c.DevTLS, c.DataDir = true, dir })
+	ca := a.HTTPSCACert()
+	if ca != filepath.Join(dir, "dev-tls", "ca.pem") || !strings.HasPrefix(a.HTTPURL(), "https://") {
+		t.Fatalf("dev TLS: CA %q, URL %s", ca, a.HTTPURL())
+	}
+	waitFor(t, "the dev cloud over HTTPS", func() error { return statusLeader(t, a, &api.TLSConfig{CACert: ca}) })
+	before, err := os.ReadFile(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{DevMode: true, DevTLS: true, DataDir: dir, NodeName: "again"}
+	if err := cfg.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(cfg.TLS.CAFile); string(after) != string(before) {
+		t.Error("a second start made a new CA")
+	}
+	if err := (&Config{DevTLS: true, DataDir: t.TempDir(), Server: &ServerConfig{Enabled: true}}).Finalize(); err == nil ||
+		!strings.Contains(err.Error(), "needs -dev") {
+		t.Errorf("DevTLS without dev mode: %v", err)
+	}
+}

@@ -33,6 +33,7 @@ type agentFlags struct {
 	nodeName, region, az, logLevel, driver         string
 	bootstrapExpect, httpPort, rpcPort, gossipPort int
 	devHosts                                       int
+	devTLS                                         bool
 	join                                           stringList
 	acl                                            optionalBool
 }
@@ -70,6 +71,7 @@ func (f *agentFlags) define(fs *flag.FlagSet) {
 	fs.Var(&f.join, "join", "Gossip address ip:port of any member to join (repeatable).")
 	fs.StringVar(&f.driver, "driver", "", "Virt driver of the client role: fake (default), libvirt (real QEMU/KVM guests through libvirtd), vmware (a vCenter cluster as one host) or ironic (one host per bare-metal node); see website/agent.md and website/drivers.md.")
 	fs.IntVar(&f.devHosts, "dev-hosts", 0, "Add this many simulated fake hosts behind this agent.")
+	fs.BoolVar(&f.devTLS, "tls", false, "With -dev: serve HTTPS with a CA and certificate made in the data dir (dev-tls/).")
 	fs.StringVar(&f.logLevel, "log-level", "", "Log level: trace, debug, info, warn or error.")
 	fs.BoolVar(&f.logJSON, "log-json", false, "Write logs as JSON.")
 	fs.Var(&f.acl, "acl", "Require identity tokens on the native API (-acl=false opens it). Defaults to on, except in dev mode; overrides the config's acl block.")
@@ -111,6 +113,7 @@ func (f *agentFlags) config() (*agent.Config, error) {
 	}
 	cfg.LogJSON = cfg.LogJSON || f.logJSON
 	cfg.DevMode = f.dev
+	cfg.DevTLS = f.devTLS
 	if f.acl.set {
 		on := f.acl.value
 		cfg.ACL = &agent.ACLConfig{Enabled: &on}
@@ -225,7 +228,11 @@ func printBanner(e *env, cfg *agent.Config, a *agent.Agent) {
 	}
 	fmt.Fprintf(w, "    Gossip: %s\n    Data:   %s\n", a.GossipAddr(), cfg.DataDir)
 	if cfg.DevMode {
-		fmt.Fprintf(w, "\n==> Try it:\n    export CLOUDCTL_ADDR=%s\n    cloudctl flavor list\n    cloudctl server members\n", a.HTTPURL())
+		fmt.Fprintf(w, "\n==> Try it:\n    export CLOUDCTL_ADDR=%s\n", a.HTTPURL())
+		if ca := a.HTTPSCACert(); ca != "" {
+			fmt.Fprintf(w, "    export CLOUDCTL_CACERT=%s\n", ca)
+		}
+		fmt.Fprintf(w, "    cloudctl flavor list\n    cloudctl server members\n")
 		fmt.Fprintf(w, "    open %s/ui/   # the web UI: log in as admin/admin or demo/demo\n", a.HTTPURL())
 	}
 }
