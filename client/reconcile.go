@@ -178,9 +178,11 @@ func (r *runner) spawn() *virt.InstanceInfo {
 	r.save(st)
 	if len(spec.Disks) > 0 {
 		r.dropStagedDisks()
-		if a.RestoreImageID != "" {
-			r.dropRestoredImage(a.RestoreImageID)
-		}
+	}
+	if a.RestoreImageID != "" {
+		// Running from the snapshot's copy (or, on a driver that keeps
+		// no disks, from the image): the snapshot has served.
+		r.dropRestoredImage(a.RestoreImageID)
 	}
 	r.logger.Info("instance spawned", "power_state", info.PowerState, "driver_ref", info.DriverRef)
 	return info

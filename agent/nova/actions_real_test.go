@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/client"
+	"github.com/stratus-cloud/stratus/client/diskxfer/diskxfertest"
 	"github.com/stratus-cloud/stratus/server"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/virt/fake"
@@ -57,11 +58,14 @@ func newRealHarnessWith(t *testing.T, tweak func(*server.Config), hosts ...strin
 		const latency = 100 * time.Millisecond
 		drv := fake.New(fake.Config{HostName: name, SpawnLatency: latency, DestroyLatency: latency / 2, PowerLatency: latency,
 			MigrateLatency: latency})
+		export := diskxfertest.Serve(t)
 		a, err := client.New(client.Config{DataDir: t.TempDir(), NodeName: name, Driver: drv, RPC: s,
-			Logger: hclog.NewNullLogger(), ReportInterval: 20 * time.Millisecond, PowerSyncInterval: 500 * time.Millisecond})
+			Logger: hclog.NewNullLogger(), ReportInterval: 20 * time.Millisecond, PowerSyncInterval: 500 * time.Millisecond,
+			DiskExportURL: export.URL, ImageUploader: streamUploader{s}})
 		if err != nil {
 			t.Fatal(err)
 		}
+		export.Set(a)
 		go func() { _ = a.Start() }()
 		t.Cleanup(func() { _ = a.Shutdown() })
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/client"
+	"github.com/stratus-cloud/stratus/client/diskxfer/diskxfertest"
 	"github.com/stratus-cloud/stratus/server"
 	"github.com/stratus-cloud/stratus/spec"
 	"github.com/stratus-cloud/stratus/structs"
@@ -141,11 +142,14 @@ func (c *cloud) addHost(name string) *hypervisor {
 	c.mu.Lock()
 	c.hvs[name] = hv
 	c.mu.Unlock()
+	export := diskxfertest.Serve(c.t)
 	a, err := client.New(client.Config{DataDir: hv.dataDir, NodeName: name, Driver: drv, RPC: rpcVia{c},
-		Logger: logger("agent-" + name), ReportInterval: 20 * time.Millisecond, PowerSyncInterval: 500 * time.Millisecond})
+		Logger: logger("agent-" + name), ReportInterval: 20 * time.Millisecond, PowerSyncInterval: 500 * time.Millisecond,
+		DiskExportURL: export.URL})
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	export.Set(a)
 	hv.agent = a
 	go func() { _ = a.Start() }()
 	c.t.Cleanup(func() { _ = a.Shutdown() })

@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/client"
+	"github.com/stratus-cloud/stratus/client/diskxfer/diskxfertest"
+	"github.com/stratus-cloud/stratus/internal/clienttest"
 	"github.com/stratus-cloud/stratus/server"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/virt/fake"
@@ -62,6 +64,9 @@ type hypervisor struct {
 	dataDir string
 	agent   *client.Client
 	via     *server.Server
+	// export serves the hypervisor's disks to moves, across restarts of
+	// its agent.
+	export *diskxfertest.Export
 }
 
 type cloudOpts struct {
@@ -236,11 +241,16 @@ func (c *cloud) startAgent(name string) {
 	c.t.Helper()
 	hv := c.hv(name)
 	hv.via = c.follower()
+	if hv.export == nil {
+		hv.export = diskxfertest.Serve(c.t)
+	}
 	a, err := client.New(client.Config{DataDir: hv.dataDir, NodeName: name, Driver: hv.drv, RPC: rpcVia{c},
-		Logger: logger("agent-" + name), ReportInterval: 20 * time.Millisecond, PowerSyncInterval: 500 * time.Millisecond})
+		Logger: logger("agent-" + name), ReportInterval: 20 * time.Millisecond, PowerSyncInterval: 500 * time.Millisecond,
+		DiskExportURL: hv.export.URL, ImageUploader: clienttest.Uploader{Server: c.leader}})
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	hv.export.Set(a)
 	hv.agent = a
 	go func() { _ = a.Start() }()
 	c.t.Cleanup(func() { _ = a.Shutdown() })

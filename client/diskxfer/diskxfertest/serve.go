@@ -1,0 +1,52 @@
+// Package diskxfertest serves a test's hypervisor agents' disk exports,
+// as the agent daemon does on its HTTP port, for tests that run
+// client.Client directly. It must never be imported by non-test code.
+package diskxfertest
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stratus-cloud/stratus/client/diskxfer"
+	"github.com/stratus-cloud/stratus/virt"
+)
+
+// Exporter is what serves an allocation's disks: a *client.Client.
+type Exporter interface {
+	ExportDisks(ctx context.Context, allocID, token string) ([]virt.ExportedDisk, error)
+}
+
+// Export is one listening disk export.
+type Export struct {
+	// URL is what the agent publishes (client.Config.DiskExportURL).
+	URL string
+	to  atomic.Value // Exporter
+}
+
+// Serve starts a disk export on 127.0.0.1, closed when the test ends;
+// requests fail as unknown until Set names the agent behind it.
+func Serve(t testing.TB) *Export {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Export{URL: "http://" + ln.Addr().String() + diskxfer.MountPath}
+	lookup := func(ctx context.Context, allocID, token string) ([]virt.ExportedDisk, error) {
+		x, _ := e.to.Load().(Exporter)
+		if x == nil {
+			return nil, diskxfer.ErrUnknown
+		}
+		return x.ExportDisks(ctx, allocID, token)
+	}
+	srv := &http.Server{Handler: diskxfer.NewServer(lookup, nil)}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return e
+}
+
+// Set makes x the agent whose disks the export serves.
+func (e *Export) Set(x Exporter) { e.to.Store(x) }
