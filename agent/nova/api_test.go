@@ -181,7 +181,7 @@ func TestRoutingErrors(t *testing.T) {
 	// Authentication comes before routing: no token, no 404 either.
 	h.req("GET", "/compute/v2.1/nothing-here", "", "", nil).fault(t, 401, "unauthorized", "requires authentication")
 	h.req("GET", "/compute/v2.1/extensions", memberTok, "", nil).expect(t, 200)
-	h.req("GET", "/compute/v2.1/extensions/os-agents", memberTok, "", nil).fault(t, 404, "itemNotFound", "Unable to find extension")
+	h.req("GET", "/compute/v2.1/extensions/no-such-alias", memberTok, "", nil).fault(t, 404, "itemNotFound", msgNotFound)
 }
 
 func TestBodyValidation(t *testing.T) {
