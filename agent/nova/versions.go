@@ -1,6 +1,5 @@
 package nova
 
-
 // v21Updated is the "updated" stamp Nova gives the v2.1 API.
 const v21Updated = "2013-07-23T11:33:21Z"
 
