@@ -346,6 +346,8 @@ func TestServerRebuild(t *testing.T) {
 		{"2.90", "servers/v2.90/server-action-rebuild-resp.json", memberTok},
 		{"2.94", "servers/v2.94/server-action-rebuild-resp.json", memberTok},
 		{"2.96", "servers/v2.96/server-action-rebuild-resp.json", memberTok},
+		{"2.98", "servers/v2.98/server-action-rebuild-resp.json", memberTok},
+		{"2.100", "servers/v2.100/server-action-rebuild-resp.json", memberTok},
 	} {
 		r := act(h, mine.ID, tc.tok, tc.version, map[string]any{"rebuild": map[string]any{"imageRef": "ubuntu", "adminPass": "seekr3t"}}).expect(t, 202)
 		want := sample(t, tc.file)

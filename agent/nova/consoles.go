@@ -52,6 +52,9 @@ func remoteConsoleSchema(mv int) *schema {
 		protocols = append(protocols, "mks")
 		types = append(append([]string(nil), types...), "webmks")
 	}
+	if mv >= 99 {
+		types = append(types, "spice-direct")
+	}
 	return &schema{types: tObject, required: []string{"remote_console"}, props: map[string]*schema{
 		"remote_console": {types: tObject, required: []string{"protocol", "type"}, props: map[string]*schema{
 			"protocol": {types: tString, enum: protocols},
@@ -201,8 +204,19 @@ func tailLog(log string, length int) string {
 
 // consoleTokenShow answers GET /os-console-auth-tokens/{token}: where the
 // token's console listens. Before 2.31 only RDP tokens could be shown,
-// and Stratus issues none.
+// and Nova, which has none since its HyperV driver went, answers those
+// versions a bare 400 before it looks. 2.99 refuses unknown query
+// parameters, and adds tls_port for spice-direct tokens, which Stratus
+// does not issue (it has no SPICE proxy).
 func (a *API) consoleTokenShow(q *request) (*reply, error) {
+	if q.atLeast(99) {
+		if err := q.checkQuery(); err != nil {
+			return nil, err
+		}
+	}
+	if !q.atLeast(31) {
+		return nil, badRequest(msgBadRequest)
+	}
 	token := q.param("token")
 	var out structs.ConsoleTokenResponse
 	if err := q.call("Console.Get", &structs.ConsoleTokenRequest{Token: token}, &out); err != nil {
@@ -210,9 +224,6 @@ func (a *API) consoleTokenShow(q *request) (*reply, error) {
 			return nil, notFound("Token not found")
 		}
 		return nil, err
-	}
-	if !q.atLeast(31) {
-		return nil, faultf(http.StatusUnauthorized, "The requested console type details are not accessible")
 	}
 	tok := out.Token
 	var host string

@@ -7,7 +7,7 @@ import (
 
 func TestExtensionsListNovasExtensions(t *testing.T) {
 	h := newHarness(t)
-	r := h.req("GET", "/compute/v2.1/extensions", readerTok, "2.96", nil).expect(t, 200)
+	r := h.req("GET", "/compute/v2.1/extensions", readerTok, "2.100", nil).expect(t, 200)
 	if want := sample(t, "extension-info/extensions-list-resp.json"); !reflect.DeepEqual(r.body, want) {
 		t.Fatalf("extensions differ from Nova's:\n%s", r.raw)
 	}
