@@ -141,7 +141,12 @@ func actRebuild(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	}
 	view["adminPass"] = password
 	if q.atLeast(57) {
-		view["user_data"] = in["user_data"]
+		// Nova answers the instance's user data: the rebuild's when it
+		// gives some, what the server had otherwise.
+		view["user_data"] = userDataView(after)
+		if v, ok := in["user_data"]; ok {
+			view["user_data"] = v
+		}
 	}
 	return &reply{status: http.StatusAccepted, header: http.Header{"Location": {q.selfHref("servers", inst.ID)}},
 		body: map[string]any{"server": view}}, nil
@@ -156,7 +161,7 @@ func (q *request) rebuildView(inst *structs.Instance, host *structs.Host) map[st
 		delete(s, "OS-EXT-SRV-ATTR:user_data")
 		return s
 	}
-	s := q.serverView(inst, host, viewOpts{groups: true})
+	s := q.updateView(inst, host)
 	if q.atLeast(54) {
 		s["key_name"] = nullString(inst.KeyName)
 	}
