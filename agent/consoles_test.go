@@ -301,7 +301,7 @@ func TestConsolesOfARealDomain(t *testing.T) {
 	if err != nil {
 		t.Fatalf("remote console: %v", err)
 	}
-	if vnc.Protocol != "vnc" || vnc.Type != "novnc" || !strings.HasPrefix(vnc.URL, "http://"+a.HTTPAddr()+"/ui/console.html?path=") {
+	if vnc.Protocol != "vnc" || vnc.Type != "novnc" || !strings.HasPrefix(vnc.URL, "http://"+a.HTTPAddr()+"/ui/vendor/novnc/vnc_lite.html?path=") {
 		t.Fatalf("remote console %+v", vnc)
 	}
 	token := tokenOf(t, vnc.URL)

@@ -218,7 +218,7 @@ func TestOpenStackCLIAgainstDevAgent(t *testing.T) {
 	if out := mustOS(t, bin, env, "console", "log", "show", "--lines", "2", id); !strings.Contains(out, "login:") {
 		t.Fatalf("console log show: %s", out)
 	}
-	if out := mustOS(t, bin, env, "console", "url", "show", "--novnc", id, "-f", "value", "-c", "url"); !strings.Contains(out, "/ui/console.html?path=console%2Fwebsockify%3Ftoken%3D") {
+	if out := mustOS(t, bin, env, "console", "url", "show", "--novnc", id, "-f", "value", "-c", "url"); !strings.Contains(out, "/ui/vendor/novnc/vnc_lite.html?path=console%2Fwebsockify%3Ftoken%3D") {
 		t.Fatalf("console url show: %s", out)
 	}
 

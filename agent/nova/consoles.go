@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -109,7 +110,21 @@ func (a *API) openConsole(q *request, inst *structs.Instance, protocol, consoleT
 	if err != nil {
 		return "", consoleFault(err, inst.ID)
 	}
-	return rc.URL, nil
+	return noVNCLiteURL(rc.URL), nil
+}
+
+// noVNCLiteURL points a noVNC console URL at noVNC's own page
+// (vnc_lite.html) rather than the web UI's, as Nova's URLs open the page
+// its novncproxy serves; its ?path= (the websocket and token) is kept.
+// Other URLs are returned as they are.
+func noVNCLiteURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || !strings.HasSuffix(u.Path, console.NoVNCPage) {
+		return raw
+	}
+	u.Path = strings.TrimSuffix(u.Path, console.NoVNCPage) + console.NoVNCLitePage
+	u.RawPath = ""
+	return u.String()
 }
 
 // consoleFault words a console error as Nova does.

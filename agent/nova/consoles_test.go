@@ -70,7 +70,7 @@ func TestConsoleAPIs(t *testing.T) {
 	vnc := act(h, id, memberTok, "2.5", sample(t, "os-remote-consoles/get-vnc-console-post-req.json")).expect(t, 200)
 	sameKeys(t, "vnc console", vnc.obj("console"), sample(t, "os-remote-consoles/get-vnc-console-post-resp.json")["console"].(map[string]any))
 	u := vnc.obj("console")["url"].(string)
-	if !strings.HasPrefix(u, "http://console.example:6080/ui/console.html?path=console%2Fwebsockify%3Ftoken%3D") {
+	if !strings.HasPrefix(u, "http://console.example:6080/ui/vendor/novnc/vnc_lite.html?path=console%2Fwebsockify%3Ftoken%3D") {
 		t.Fatalf("novnc url %s", u)
 	}
 	act(h, id, memberTok, "2.6", `{"os-getVNCConsole": {"type": "novnc"}}`).expect(t, 404)
