@@ -57,9 +57,15 @@ const (
 	// instance's, so the servers set it only once every server has this
 	// level.
 	FSMLevelSameHostResize = FSMLevelSegments
+	// FSMLevelUserDataUpdate adds no message type but a field: an
+	// InstanceUpdate entry's UserData (a rebuild's new user data), which
+	// an older FSM would drop, leaving its copy of the instance with the
+	// old user data. The servers refuse such an update until every server
+	// has this level.
+	FSMLevelUserDataUpdate FSMLevel = 4
 
 	// CurrentFSMLevel is the level of this build.
-	CurrentFSMLevel = FSMLevelSegments
+	CurrentFSMLevel = FSMLevelUserDataUpdate
 )
 
 // messageTypeLevels is the level that introduced each message type. It

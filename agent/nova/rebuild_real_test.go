@@ -51,6 +51,22 @@ func TestRebuildAgainstARealServer(t *testing.T) {
 		}
 		waitServer(h, id, "ACTIVE")
 	}
+	// user_data replaces the server's (null removes it), as the guest's
+	// metadata then shows; before 2.57 it is not a rebuild field.
+	if v := rebuild(memberTok, "2.57", map[string]any{"user_data": "bmV3Cg=="}); v["user_data"] != "bmV3Cg==" {
+		t.Fatalf("rebuild with user_data answered %v", v["user_data"])
+	}
+	if s := waitServer(h, id, "ACTIVE"); s["OS-EXT-SRV-ATTR:user_data"] != "bmV3Cg==" {
+		t.Fatalf("user data after the rebuild %v", s["OS-EXT-SRV-ATTR:user_data"])
+	}
+	act(h, id, memberTok, "2.56", map[string]any{"rebuild": map[string]any{"imageRef": "cirros", "user_data": "eAo="}}).
+		fault(t, 400, "badRequest", "Additional properties are not allowed")
+	if v := rebuild(memberTok, "2.57", map[string]any{"user_data": nil}); v["user_data"] != nil {
+		t.Fatalf("rebuild with user_data null answered %v", v["user_data"])
+	}
+	if s := waitServer(h, id, "ACTIVE"); s["OS-EXT-SRV-ATTR:user_data"] != nil {
+		t.Fatalf("user data after a rebuild removing it %v", s["OS-EXT-SRV-ATTR:user_data"])
+	}
 	v = rebuild(memberTok, "2.75", nil)
 	addr = v["addresses"].(map[string]any)["private"].([]any)[0].(map[string]any)
 	if addr["OS-EXT-IPS:type"] != "fixed" || addr["OS-EXT-IPS-MAC:mac_addr"] == nil {
