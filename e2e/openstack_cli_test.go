@@ -222,6 +222,12 @@ func TestOpenStackCLIAgainstDevAgent(t *testing.T) {
 		t.Fatalf("console url show: %s", out)
 	}
 
+	// Nova's extension list, as the CLI reads it.
+	if out := mustOS(t, bin, env, "extension", "list", "--compute", "-f", "value", "-c", "Alias"); !strings.Contains(out, "os-server-external-events") ||
+		strings.Count(out, "\n") < 98 {
+		t.Fatalf("extension list --compute: %s", out)
+	}
+
 	if out := mustOS(t, bin, env, "server", "show", id, "-f", "value", "-c", "image"); !strings.Contains(out, "cirros") {
 		t.Fatalf("server show image: %s", out)
 	}
