@@ -24,7 +24,8 @@ import (
 //   - power-update (2.76) POWER_ON/POWER_OFF starts or stops the server
 //     through the task engine (recorded as the "start"/"stop" instance
 //     action under this request's id) when it is stably SHUTOFF or ACTIVE
-//     and running, and is a no-op otherwise, as Nova's power_update;
+//     and running, and is a no-op otherwise, as Nova's power_update (the
+//     action is recorded then too, with its compute_power_update event);
 //   - volume-extended records Nova's "extend_volume" instance action with
 //     its compute_extend_volume event: Stratus attaches no volumes, and
 //     Nova's handler of a volume not attached to the server logs and
@@ -176,6 +177,11 @@ func (q *request) powerUpdate(inst *structs.Instance, tag string) {
 	default:
 		q.api.logger.Info("power-update event is a no-op in this state", "instance", inst.ID, "tag", tag,
 			"vm_state", inst.VMState, "task_state", inst.TaskState, "power_state", inst.PowerState)
+		// Nova records the action of a known tag all the same, its
+		// compute_power_update event succeeding with nothing to do.
+		if noop := map[string]string{powerOn: "start", powerOff: "stop"}[tag]; noop != "" {
+			q.recordGuestAction(inst, noop, "compute_power_update", time.Now().UnixNano(), nil)
+		}
 		return
 	}
 	if _, err := q.runTask(inst, action, op, nil); err != nil {

@@ -91,8 +91,15 @@ func TestServerExternalEventsAgainstARealServer(t *testing.T) {
 	r = postEvents(h, "2.76", map[string]any{"name": "power-update", "server_uuid": id, "tag": "POWER_OFF"}).expect(t, 200)
 	waitServer(h, id, "SHUTOFF")
 	actionNamed(h, id, r.header.Get("X-Openstack-Request-Id"), "stop")
-	// Already off: a no-op, still accepted.
-	postEvents(h, "2.76", map[string]any{"name": "power-update", "server_uuid": id, "tag": "POWER_OFF"}).expect(t, 200)
+	// Already off: a no-op, still accepted and recorded as Nova does.
+	r = postEvents(h, "2.76", map[string]any{"name": "power-update", "server_uuid": id, "tag": "POWER_OFF"}).expect(t, 200)
+	actionNamed(h, id, r.header.Get("X-Openstack-Request-Id"), "stop")
+	ev := h.req("GET", "/compute/v2.1/servers/"+id+"/os-instance-actions/"+r.header.Get("X-Openstack-Request-Id"), adminTok, "2.51", nil).
+		obj("instanceAction")["events"].([]any)
+	if len(ev) != 1 || ev[0].(map[string]any)["event"] != "compute_power_update" || ev[0].(map[string]any)["result"] != "Success" {
+		t.Fatalf("no-op power-update events %v", ev)
+	}
+	postEvents(h, "2.76", map[string]any{"name": "power-update", "server_uuid": id, "tag": "POWER_SOMETHING"}).expect(t, 200)
 	r = postEvents(h, "2.93", map[string]any{"name": "power-update", "server_uuid": id, "tag": "POWER_ON"}).expect(t, 200)
 	waitServer(h, id, "ACTIVE")
 	actionNamed(h, id, r.header.Get("X-Openstack-Request-Id"), "start")
