@@ -218,8 +218,14 @@ func TestOpenStackCLIAgainstDevAgent(t *testing.T) {
 	if out := mustOS(t, bin, env, "console", "log", "show", "--lines", "2", id); !strings.Contains(out, "login:") {
 		t.Fatalf("console log show: %s", out)
 	}
-	if out := mustOS(t, bin, env, "console", "url", "show", "--novnc", id, "-f", "value", "-c", "url"); !strings.Contains(out, "/ui/console.html?path=console%2Fwebsockify%3Ftoken%3D") {
+	if out := mustOS(t, bin, env, "console", "url", "show", "--novnc", id, "-f", "value", "-c", "url"); !strings.Contains(out, "/ui/vendor/novnc/vnc_lite.html?path=console%2Fwebsockify%3Ftoken%3D") {
 		t.Fatalf("console url show: %s", out)
+	}
+
+	// Nova's extension list, as the CLI reads it.
+	if out := mustOS(t, bin, env, "extension", "list", "--compute", "-f", "value", "-c", "Alias"); !strings.Contains(out, "os-server-external-events") ||
+		strings.Count(out, "\n") < 98 {
+		t.Fatalf("extension list --compute: %s", out)
 	}
 
 	if out := mustOS(t, bin, env, "server", "show", id, "-f", "value", "-c", "image"); !strings.Contains(out, "cirros") {

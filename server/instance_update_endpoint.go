@@ -38,8 +38,15 @@ func (e *Instance) Update(args *structs.InstanceUpdateRequest, reply *structs.In
 		InstanceID: inst.ID, Name: args.Name, Description: args.Description,
 		ReplaceMetadata: args.ReplaceMetadata, SetMetadata: args.SetMetadata, DeleteMetadata: args.DeleteMetadata,
 		Hostname: args.Hostname, KeyName: args.KeyName, ReplaceTags: args.ReplaceTags, AddTags: args.AddTags, RemoveTags: args.RemoveTags,
-		AccessIPv4: args.AccessIPv4, AccessIPv6: args.AccessIPv6, AutoDiskConfig: args.AutoDiskConfig,
+		AccessIPv4: args.AccessIPv4, AccessIPv6: args.AccessIPv6, AutoDiskConfig: args.AutoDiskConfig, UserData: args.UserData,
 		UpdatedAt: time.Now().UnixNano(),
+	}
+	if args.UserData != nil {
+		// Older servers would drop the field (FSMLevel).
+		if l, _ := e.srv.ClusterFSMLevel(); l < structs.FSMLevelUserDataUpdate {
+			return structs.Errorf(structs.KindConflict, "the user data can change once every server is upgraded (%s, the cluster is at %s)",
+				structs.FSMLevelUserDataUpdate, l)
+		}
 	}
 	if args.ChangesMetadata() {
 		if err := checkMetadataChange(inst, entry); err != nil {
@@ -72,7 +79,7 @@ func validateInstanceUpdate(args *structs.InstanceUpdateRequest) error {
 		return structs.Errorf(structs.KindInvalid, "instance id is required")
 	}
 	if args.Name == nil && args.Description == nil && !args.ChangesMetadata() && args.Hostname == nil && args.KeyName == nil && !args.ChangesTags() &&
-		args.AccessIPv4 == nil && args.AccessIPv6 == nil && args.AutoDiskConfig == nil {
+		args.AccessIPv4 == nil && args.AccessIPv6 == nil && args.AutoDiskConfig == nil && args.UserData == nil {
 		return structs.Errorf(structs.KindInvalid, "instance update changes nothing")
 	}
 	var errs []string

@@ -67,6 +67,12 @@ const (
 	// ImageID: the FSM snapshots the disk to it before it calls the
 	// instance shelved, and an unshelve restores from it.
 	FSMLevelDiskCopy FSMLevel = 4
+	// FSMLevelUserDataUpdate, of the same release, adds no message type
+	// but a field: an InstanceUpdate entry's UserData (a rebuild's new
+	// user data), which an older FSM would drop, leaving its copy of the
+	// instance with the old user data. The servers refuse such an update
+	// until every server has this level.
+	FSMLevelUserDataUpdate = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy

@@ -30,6 +30,10 @@ type InstanceUpdateRequest struct {
 	AccessIPv4, AccessIPv6 *string
 	// AutoDiskConfig sets OS-DCF:diskConfig (true for AUTO).
 	AutoDiskConfig *bool
+	// UserData replaces the user data ("" for none), as a rebuild with
+	// user_data does (2.57). Servers refuse it until every server has
+	// FSMLevelUserDataUpdate.
+	UserData *string
 	WriteRequest
 }
 
@@ -67,6 +71,7 @@ type InstanceUpdateEntry struct {
 	AccessIPv4      *string
 	AccessIPv6      *string
 	AutoDiskConfig  *bool
+	UserData        *string
 	UpdatedAt       int64
 }
 
@@ -104,6 +109,9 @@ func (e *InstanceUpdateEntry) Apply(inst *Instance) {
 	}
 	if e.AutoDiskConfig != nil {
 		inst.AutoDiskConfig = *e.AutoDiskConfig
+	}
+	if e.UserData != nil {
+		inst.UserData = *e.UserData
 	}
 	if e.ReplaceTags {
 		inst.Tags = nil

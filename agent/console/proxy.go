@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -116,24 +117,37 @@ func openTarget(ctx context.Context, target string) (io.ReadWriteCloser, error) 
 
 func (s *Service) serveWebsocket(w http.ResponseWriter, r *http.Request, consoleType string) {
 	p := s.state()
-	tok, err := s.authorize(r.URL.Query().Get("token"), consoleType)
-	if err != nil {
-		s.logger.Info("console connection refused", "type", consoleType, "remote", r.RemoteAddr, "error", err)
-		writeErr(w, err)
+	if !isUpgrade(r) {
+		// Not a websocket: refused with a status, as before any handshake.
+		if _, err := s.authorize(r.URL.Query().Get("token"), consoleType); err != nil {
+			writeErr(w, err)
+			return
+		}
+		http.Error(w, "a console is a websocket", http.StatusUpgradeRequired)
 		return
 	}
-	target, err := openTarget(r.Context(), tok.Target)
-	if err != nil {
-		s.logger.Warn("console target unreachable", "instance", tok.InstanceID, "target", tok.Target, "error", err)
-		writeErr(w, structs.Errorf(structs.KindUnavailable, "console of instance %s is not reachable", tok.InstanceID))
-		return
-	}
-	defer target.Close()
+	// As Nova's websockify proxy, the handshake comes first and the token
+	// is checked on the open websocket: a bad, used or expired token (or a
+	// console that cannot be reached) closes the connection without a
+	// byte, which is what clients such as tempest look for.
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"binary"}})
 	if err != nil {
 		s.logger.Debug("console websocket handshake failed", "error", err)
 		return
 	}
+	tok, err := s.authorize(r.URL.Query().Get("token"), consoleType)
+	if err != nil {
+		s.logger.Info("console connection refused", "type", consoleType, "remote", r.RemoteAddr, "error", err)
+		_ = c.CloseNow()
+		return
+	}
+	target, err := openTarget(r.Context(), tok.Target)
+	if err != nil {
+		s.logger.Warn("console target unreachable", "instance", tok.InstanceID, "target", tok.Target, "error", err)
+		_ = c.CloseNow()
+		return
+	}
+	defer target.Close()
 	if !p.track() {
 		_ = c.Close(websocket.StatusGoingAway, "agent is shutting down")
 		return
@@ -181,6 +195,11 @@ func (s *Service) serveWebsocket(w http.ResponseWriter, r *http.Request, console
 	<-done
 	_ = c.Close(websocket.StatusNormalClosure, "")
 	s.logger.Info("console disconnected", "type", consoleType, "instance", tok.InstanceID)
+}
+
+// isUpgrade reports whether r asks for a websocket.
+func isUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
 // isClosed reports whether err is the end of a connection, not a fault.

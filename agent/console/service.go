@@ -220,6 +220,10 @@ const (
 	// NoVNCPage is the web UI's noVNC page; its path parameter is the
 	// websocket path, as noVNC's own pages take it.
 	NoVNCPage = "/ui/console.html"
+	// NoVNCLitePage is noVNC's own page (vnc_lite.html, served with the
+	// UI's vendored noVNC), which takes the same path parameter: the
+	// Compute API hands it out, as Nova's novncproxy_base_url does.
+	NoVNCLitePage = "/ui/vendor/novnc/vnc_lite.html"
 )
 
 // consoleURL is the URL a client opens for a console type: Nova's shapes

@@ -25,7 +25,7 @@ func TestVersionDiscovery(t *testing.T) {
 		t.Fatalf("v2.0 self link %v", href)
 	}
 	v := versions[1].(map[string]any)
-	if v["id"] != "v2.1" || v["status"] != "CURRENT" || v["version"] != "2.96" || v["min_version"] != "2.1" {
+	if v["id"] != "v2.1" || v["status"] != "CURRENT" || v["version"] != "2.100" || v["min_version"] != "2.1" {
 		t.Fatalf("version %v", v)
 	}
 	if href := v["links"].([]any)[0].(map[string]any)["href"]; href != h.srv.URL+"/compute/v2.1/" {
@@ -35,7 +35,7 @@ func TestVersionDiscovery(t *testing.T) {
 	for _, path := range []string{"/compute/v2.1", "/compute/v2.1/"} {
 		r = h.req("GET", path, "", "", nil).expect(t, 200)
 		sameShape(t, "version", r.body, sample(t, "versions/v21-version-get-resp.json"))
-		if r.obj("version")["version"] != "2.96" {
+		if r.obj("version")["version"] != "2.100" {
 			t.Fatalf("version %v", r.body)
 		}
 	}
@@ -77,11 +77,11 @@ func TestMicroversionNegotiation(t *testing.T) {
 		header, value, want string
 	}{
 		{"", "", "2.1"},
-		{"OpenStack-API-Version", "compute latest", "2.96"},
+		{"OpenStack-API-Version", "compute latest", "2.100"},
 		{"OpenStack-API-Version", "compute 2.47", "2.47"},
 		{"OpenStack-API-Version", "volume 3.0, compute 2.60", "2.60"},
 		{"X-OpenStack-Nova-API-Version", "2.53", "2.53"},
-		{"X-OpenStack-Nova-API-Version", "latest", "2.96"},
+		{"X-OpenStack-Nova-API-Version", "latest", "2.100"},
 	} {
 		r, _ := http.NewRequest("GET", h.srv.URL+"/compute/v2.1/flavors", nil)
 		r.Header.Set("X-Auth-Token", memberTok)
@@ -120,8 +120,8 @@ func TestMicroversionNegotiation(t *testing.T) {
 		t.Fatalf("both headers: %s", got)
 	}
 
-	h.req("GET", "/compute/v2.1/flavors", memberTok, "2.97", nil).
-		fault(t, 406, "computeFault", "Version 2.97 is not supported by the API. Minimum is 2.1 and maximum is 2.96.")
+	h.req("GET", "/compute/v2.1/flavors", memberTok, "2.101", nil).
+		fault(t, 406, "computeFault", "Version 2.101 is not supported by the API. Minimum is 2.1 and maximum is 2.100.")
 	h.req("GET", "/compute/v2.1/flavors", memberTok, "3.0", nil).fault(t, 406, "computeFault", "Version 3.0 is not supported")
 	h.req("GET", "/compute/v2.1/flavors", memberTok, "2.0", nil).fault(t, 406, "computeFault", "not supported")
 	h.req("GET", "/compute/v2.1/flavors", memberTok, "abc", nil).
@@ -181,7 +181,7 @@ func TestRoutingErrors(t *testing.T) {
 	// Authentication comes before routing: no token, no 404 either.
 	h.req("GET", "/compute/v2.1/nothing-here", "", "", nil).fault(t, 401, "unauthorized", "requires authentication")
 	h.req("GET", "/compute/v2.1/extensions", memberTok, "", nil).expect(t, 200)
-	h.req("GET", "/compute/v2.1/extensions/os-agents", memberTok, "", nil).fault(t, 404, "itemNotFound", "Unable to find extension")
+	h.req("GET", "/compute/v2.1/extensions/no-such-alias", memberTok, "", nil).fault(t, 404, "itemNotFound", msgNotFound)
 }
 
 func TestBodyValidation(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -51,6 +52,9 @@ func remoteConsoleSchema(mv int) *schema {
 	if mv >= 8 {
 		protocols = append(protocols, "mks")
 		types = append(append([]string(nil), types...), "webmks")
+	}
+	if mv >= 99 {
+		types = append(types, "spice-direct")
 	}
 	return &schema{types: tObject, required: []string{"remote_console"}, props: map[string]*schema{
 		"remote_console": {types: tObject, required: []string{"protocol", "type"}, props: map[string]*schema{
@@ -106,7 +110,21 @@ func (a *API) openConsole(q *request, inst *structs.Instance, protocol, consoleT
 	if err != nil {
 		return "", consoleFault(err, inst.ID)
 	}
-	return rc.URL, nil
+	return noVNCLiteURL(rc.URL), nil
+}
+
+// noVNCLiteURL points a noVNC console URL at noVNC's own page
+// (vnc_lite.html) rather than the web UI's, as Nova's URLs open the page
+// its novncproxy serves; its ?path= (the websocket and token) is kept.
+// Other URLs are returned as they are.
+func noVNCLiteURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || !strings.HasSuffix(u.Path, console.NoVNCPage) {
+		return raw
+	}
+	u.Path = strings.TrimSuffix(u.Path, console.NoVNCPage) + console.NoVNCLitePage
+	u.RawPath = ""
+	return u.String()
 }
 
 // consoleFault words a console error as Nova does.
@@ -201,8 +219,19 @@ func tailLog(log string, length int) string {
 
 // consoleTokenShow answers GET /os-console-auth-tokens/{token}: where the
 // token's console listens. Before 2.31 only RDP tokens could be shown,
-// and Stratus issues none.
+// and Nova, which has none since its HyperV driver went, answers those
+// versions a bare 400 before it looks. 2.99 refuses unknown query
+// parameters, and adds tls_port for spice-direct tokens, which Stratus
+// does not issue (it has no SPICE proxy).
 func (a *API) consoleTokenShow(q *request) (*reply, error) {
+	if q.atLeast(99) {
+		if err := q.checkQuery(); err != nil {
+			return nil, err
+		}
+	}
+	if !q.atLeast(31) {
+		return nil, badRequest(msgBadRequest)
+	}
 	token := q.param("token")
 	var out structs.ConsoleTokenResponse
 	if err := q.call("Console.Get", &structs.ConsoleTokenRequest{Token: token}, &out); err != nil {
@@ -210,9 +239,6 @@ func (a *API) consoleTokenShow(q *request) (*reply, error) {
 			return nil, notFound("Token not found")
 		}
 		return nil, err
-	}
-	if !q.atLeast(31) {
-		return nil, faultf(http.StatusUnauthorized, "The requested console type details are not accessible")
 	}
 	tok := out.Token
 	var host string

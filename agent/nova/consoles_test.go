@@ -70,7 +70,7 @@ func TestConsoleAPIs(t *testing.T) {
 	vnc := act(h, id, memberTok, "2.5", sample(t, "os-remote-consoles/get-vnc-console-post-req.json")).expect(t, 200)
 	sameKeys(t, "vnc console", vnc.obj("console"), sample(t, "os-remote-consoles/get-vnc-console-post-resp.json")["console"].(map[string]any))
 	u := vnc.obj("console")["url"].(string)
-	if !strings.HasPrefix(u, "http://console.example:6080/ui/console.html?path=console%2Fwebsockify%3Ftoken%3D") {
+	if !strings.HasPrefix(u, "http://console.example:6080/ui/vendor/novnc/vnc_lite.html?path=console%2Fwebsockify%3Ftoken%3D") {
 		t.Fatalf("novnc url %s", u)
 	}
 	act(h, id, memberTok, "2.6", `{"os-getVNCConsole": {"type": "novnc"}}`).expect(t, 404)
@@ -101,6 +101,11 @@ func TestConsoleAPIs(t *testing.T) {
 	}
 	h.req("POST", "/compute/v2.1/servers/"+id+"/remote-consoles", memberTok, "2.8",
 		sample(t, "os-remote-consoles/v2.8/create-mks-console-req.json")).expect(t, 501)
+	// spice-direct is a type from 2.99; Stratus has no SPICE proxy.
+	spiceDirect := `{"remote_console": {"protocol": "spice", "type": "spice-direct"}}`
+	h.req("POST", "/compute/v2.1/servers/"+id+"/remote-consoles", memberTok, "2.98", spiceDirect).
+		fault(t, 400, "badRequest", "'spice-direct' is not one of")
+	h.req("POST", "/compute/v2.1/servers/"+id+"/remote-consoles", memberTok, "2.99", spiceDirect).fault(t, 501, "notImplemented", msgNotSupported)
 	h.req("POST", "/compute/v2.1/servers/"+id+"/remote-consoles", readerTok, "2.6",
 		sample(t, "os-remote-consoles/v2.6/create-vnc-console-req.json")).fault(t, 403, "forbidden", "os_compute_api:os-remote-consoles")
 	h.req("POST", "/compute/v2.1/servers/"+id+"/remote-consoles", otherTok, "2.6",
@@ -119,7 +124,16 @@ func TestConsoleAPIs(t *testing.T) {
 	if c := show.obj("console"); c["instance_uuid"] != id || c["host"] != "127.0.0.1" {
 		t.Fatalf("token shows %v", c)
 	}
-	h.req("GET", "/compute/v2.1/os-console-auth-tokens/"+token, adminTok, "2.30", nil).expect(t, 401)
+	h.req("GET", "/compute/v2.1/os-console-auth-tokens/"+token, adminTok, "2.30", nil).fault(t, 400, "badRequest", msgBadRequest)
+	h.req("GET", "/compute/v2.1/os-console-auth-tokens/nope", adminTok, "2.30", nil).fault(t, 400, "badRequest", msgBadRequest)
+	// 2.99 refuses unknown query parameters; spice-direct's tls_port
+	// never shows, since Stratus issues no SPICE token.
+	h.req("GET", "/compute/v2.1/os-console-auth-tokens/"+token+"?x=1", adminTok, "2.98", nil).expect(t, 200)
+	h.req("GET", "/compute/v2.1/os-console-auth-tokens/"+token+"?x=1", adminTok, "2.99", nil).
+		fault(t, 400, "badRequest", "Additional properties are not allowed ('x' was unexpected)")
+	if c := h.req("GET", "/compute/v2.1/os-console-auth-tokens/"+token, adminTok, "2.99", nil).expect(t, 200).obj("console"); len(c) != 4 {
+		t.Fatalf("2.99 console %v", c)
+	}
 	h.req("GET", "/compute/v2.1/os-console-auth-tokens/"+token, memberTok, "2.31", nil).expect(t, 403)
 	h.req("GET", "/compute/v2.1/os-console-auth-tokens/nope", adminTok, "2.31", nil).fault(t, 404, "itemNotFound", "Token not found")
 }

@@ -37,6 +37,7 @@ func notFound(format string, args ...any) error {
 const (
 	msgAuthRequired   = "The request you have made requires authentication."
 	msgNotFound       = "The resource could not be found."
+	msgBadRequest     = "The server could not comply with the request since it is either malformed or otherwise incorrect."
 	msgNotSupported   = "The requested functionality is not supported."
 	msgMethodNotAllow = "The method specified is not allowed for this resource."
 	msgUnexpected     = "Unexpected API Error. Please report this at http://bugs.launchpad.net/nova/ and attach the Nova API log if possible."

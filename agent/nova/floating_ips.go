@@ -206,43 +206,60 @@ func (q *request) findFloating(addr string) (*structs.FloatingIP, error) {
 }
 
 // actAddFloatingIP is addFloatingIp: NAT a floating IP to the server's
-// fixed address (its first port's first IPv4 by default).
+// fixed address (its first IPv4 one by default), with Nova's checks in
+// Nova's order — the server's ports and addresses first, then the
+// floating IP. A floating IP associated with another server moves to
+// this one, as Neutron lets Nova re-associate it; Neutron's refusals
+// (that fixed IP already has a floating IP on the network) are 400.
 func actAddFloatingIP(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	in := arg.(map[string]any)
 	addr, _ := stringOf(in, "address")
-	fixed, _ := stringOf(in, "fixed_address")
+	fixed, hasFixed := stringOf(in, "fixed_address")
+	info := q.netInfo(inst.ID)
+	if info == nil || len(info.Interfaces) == 0 {
+		return nil, badRequest("Instance network is not ready yet")
+	}
+	portOf := map[string]string{}
+	var firstV4 string
+	for _, iface := range info.Interfaces {
+		for _, ip := range iface.FixedIPs {
+			if _, seen := portOf[ip.IPAddress]; !seen {
+				portOf[ip.IPAddress] = iface.PortID
+			}
+			if firstV4 == "" && ipVersion(ip.IPAddress) == 4 {
+				firstV4 = ip.IPAddress
+			}
+		}
+	}
+	switch {
+	case len(portOf) == 0:
+		return nil, badRequest("No fixed IPs associated to instance")
+	case hasFixed && portOf[fixed] == "":
+		return nil, badRequest("Specified fixed address not assigned to instance")
+	case !hasFixed && firstV4 == "":
+		return nil, badRequest("Unable to associate floating IP %s to any fixed IPs for instance %s. "+
+			"Instance has no fixed IPv4 addresses to associate.", addr, inst.ID)
+	case !hasFixed:
+		fixed = firstV4
+	}
 	f, err := q.findFloating(addr)
 	if err != nil {
 		return nil, err
 	}
-	info := q.netInfo(inst.ID)
-	if info == nil || len(info.Interfaces) == 0 {
-		return nil, badRequest("No nw_info cache associated with instance")
-	}
-	var portID string
-	for _, iface := range info.Interfaces {
-		for _, ip := range iface.FixedIPs {
-			if portID == "" && (fixed == ip.IPAddress || fixed == "" && ipVersion(ip.IPAddress) == 4) {
-				portID, fixed = iface.PortID, ip.IPAddress
-			}
-		}
-	}
-	if portID == "" {
-		return nil, badRequest("Specified fixed address not assigned to instance")
-	}
-	if f.PortID != "" {
-		return nil, badRequest("floating IP is already associated")
-	}
 	err = q.call("Net.Update", &structs.NetWriteRequest{Kind: structs.NetKindFloatingIP, ID: f.ID, Caller: q.netCaller(),
-		Fields: []string{"port_id", "fixed_ip_address"}, FloatingIP: &structs.FloatingIP{PortID: portID, FixedIPAddress: fixed}},
+		Fields: []string{"port_id", "fixed_ip_address"}, FloatingIP: &structs.FloatingIP{PortID: portOf[fixed], FixedIPAddress: fixed}},
 		&structs.NetWriteResponse{})
-	if err != nil {
-		if k := structs.KindOf(err); k == structs.KindNotFound || k == structs.KindInvalid || k == structs.KindConflict {
-			return nil, badRequest("Unable to associate floating IP %s to fixed IP %s for instance %s. Error: %s", addr, fixed, inst.ID, structs.Message(err))
-		}
-		return nil, err
+	switch k := structs.KindOf(err); {
+	case err == nil:
+		return acceptedReply(nil)
+	case k == structs.KindConflict:
+		return nil, badRequest("%s", structs.Message(err))
+	case k == structs.KindPermission:
+		return nil, faultf(http.StatusForbidden, "%s", structs.Message(err))
+	case k == structs.KindNotFound || k == structs.KindInvalid:
+		return nil, badRequest("Unable to associate floating IP %s to fixed IP %s for instance %s. Error: %s", addr, fixed, inst.ID, structs.Message(err))
 	}
-	return acceptedReply(nil)
+	return nil, err
 }
 
 var removeFloatingSchema = &schema{types: tObject, required: []string{"address"}, props: map[string]*schema{

@@ -228,7 +228,7 @@ func sameShape(t *testing.T, what string, got, want any) {
 // addresses by network, hosts by name, audit logs by host), not part
 // of the shape.
 var freeForm = map[string]bool{"extra_specs": true, "metadata": true, "addresses": true, "hosts": true,
-	"meta": true, "cpu_info": true, "log": true}
+	"meta": true, "cpu_info": true, "log": true, "properties": true, "scheduler_hints": true}
 
 func contains(list []string, s string) bool {
 	for _, v := range list {

@@ -12,7 +12,7 @@ import (
 // kept as its minor number, since the major is always 2.
 const (
 	minMicroversion = 1
-	maxMicroversion = 96
+	maxMicroversion = 100
 )
 
 // Microversion headers, new style first.

@@ -60,26 +60,7 @@ func goneWithBody(q *request) (*reply, error) {
 
 // networkActions are the nova-network actions of POST
 // /os-networks/{id}/action, all removed.
-var networkActions = []string{"disassociate", "disassociate_host", "disassociate_project", "associate_host"}
-
-// networkAction answers POST /os-networks/{id}/action: Nova peeks at
-// the action first (one key, else a malformed body; an unknown one is
-// "There is no such action"), then its removed handler answers 410.
-func networkAction(q *request) (*reply, error) {
-	body, err := decodeBody(q, anyBody)
-	if err != nil {
-		return nil, err
-	}
-	if len(body) != 1 {
-		return nil, badRequest("Malformed request body")
-	}
-	for name := range body {
-		if !containsString(networkActions, name) {
-			return nil, badRequest("There is no such action: %s", name)
-		}
-	}
-	return gone(q)
-}
+var networkAction = goneAction("disassociate", "disassociate_host", "disassociate_project", "associate_host")
 
 // networks lists the networks the caller may see, as Neutron lists them
 // for the caller's token (Nova's network_api.get_all).

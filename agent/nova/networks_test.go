@@ -199,6 +199,30 @@ func TestServerNetworksAgainstARealServer(t *testing.T) {
 	}
 	act(vm, memberTok, "2.44", map[string]any{"addFloatingIp": map[string]any{"address": fip["ip"]}}).expect(t, 404)
 	act(fixed, memberTok, "", map[string]any{"removeFloatingIp": map[string]any{"address": fip["ip"]}}).fault(t, 409, "conflictingRequest", "not associated")
+	// Nova's checks come in its order: the server's addresses, then the
+	// floating IP.
+	act(bare, memberTok, "", map[string]any{"addFloatingIp": map[string]any{"address": "172.24.4.250"}}).
+		fault(t, 400, "badRequest", "Instance network is not ready yet")
+	act(fixed, memberTok, "", map[string]any{"addFloatingIp": map[string]any{"address": "172.24.4.250", "fixed_address": "10.0.0.2"}}).
+		fault(t, 400, "badRequest", "Specified fixed address not assigned to instance")
+	act(fixed, memberTok, "", map[string]any{"addFloatingIp": map[string]any{"address": "172.24.4.250"}}).
+		fault(t, 404, "itemNotFound", "floating IP not found")
+	// An associated floating IP moves to the server that asks for it.
+	act(fixed, memberTok, "", map[string]any{"addFloatingIp": map[string]any{"address": fip["ip"], "fixed_address": "10.0.0.50"}}).expect(t, 202)
+	if a, b := addrs(h, memberTok, fixed, "private"), addrs(h, memberTok, vm, "private"); fmt.Sprint(a) != "[fixed:10.0.0.50 floating:"+fip["ip"].(string)+"]" ||
+		fmt.Sprint(b) != "[fixed:10.0.0.2]" {
+		t.Fatalf("re-associated: %v, previous server %v", a, b)
+	}
+	act(vm, memberTok, "", map[string]any{"removeFloatingIp": map[string]any{"address": fip["ip"]}}).
+		fault(t, 409, "conflictingRequest", "Floating IP "+fip["ip"].(string)+" is not associated with instance "+vm+".")
+	// A fixed IP has one floating IP per external network.
+	other := h.req("POST", "/compute/v2.1/os-floating-ips", memberTok, "", nil).expect(t, 200).obj("floating_ip")
+	act(fixed, memberTok, "", map[string]any{"addFloatingIp": map[string]any{"address": other["ip"]}}).
+		fault(t, 400, "badRequest", "as that fixed IP already has a floating IP on external network")
+	act(fixed, memberTok, "", map[string]any{"removeFloatingIp": map[string]any{"address": fip["ip"]}}).expect(t, 202)
+	act(fixed, memberTok, "", map[string]any{"removeFloatingIp": map[string]any{"address": fip["ip"]}}).fault(t, 409, "conflictingRequest", "not associated")
+	act(fixed, memberTok, "2.44", map[string]any{"removeFloatingIp": map[string]any{"address": fip["ip"]}}).expect(t, 404)
+	act(vm, memberTok, "", map[string]any{"addFloatingIp": map[string]any{"address": fip["ip"]}}).expect(t, 202)
 
 	// Security groups through the proxy and the actions.
 	r = h.req("POST", "/compute/v2.1/os-security-groups", memberTok, "", map[string]any{"security_group": map[string]any{"name": "web", "description": "w"}}).expect(t, 200)

@@ -2,6 +2,7 @@ package nova
 
 import (
 	"regexp"
+	"unicode/utf8"
 
 	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
@@ -253,9 +254,12 @@ func (a *API) quotaClassShow(q *request) (*reply, error) {
 // quotaClassUpdate answers PUT /os-quota-class-sets/{class} (admin):
 // editing the "default" class changes every project's defaults.
 func (a *API) quotaClassUpdate(q *request) (*reply, error) {
+	// Nova's schema takes every resource its version still has, the
+	// server group ones too before 2.50, where they are stored but not
+	// shown.
 	props := map[string]*schema{}
 	for _, qt := range quotas {
-		if q.shownInClass(qt) {
+		if qt.classMaxV == 0 || q.mv <= qt.classMaxV {
 			props[qt.name] = quotaValueSchema()
 		}
 	}
@@ -265,8 +269,8 @@ func (a *API) quotaClassUpdate(q *request) (*reply, error) {
 		return nil, err
 	}
 	class := q.param("class")
-	if len(class) > 255 {
-		return nil, badRequest("quota_class_name must be at most 255 characters")
+	if n := utf8.RuneCountInString(class); n > 255 {
+		return nil, badRequest("Invalid input received: quota_class_name has %d characters, more than 255.", n)
 	}
 	var out structs.QuotaResponse
 	err = q.call("Quota.Update", &structs.QuotaUpdateRequest{Scope: structs.QuotaScopeClass, ID: class,

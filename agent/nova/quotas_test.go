@@ -1,6 +1,8 @@
 package nova
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -82,6 +84,42 @@ func TestQuotaSetUpdateAndDelete(t *testing.T) {
 		fault(t, 403, "forbidden", "os_compute_api:os-quota-sets:detail")
 }
 
+// Nova's update takes the quotas it no longer enforces with Neutron
+// (network ones, until 2.35; file injection ones, until 2.56), keeps
+// them and shows them back; the detail hides them from 2.36 and 2.57.
+func TestQuotaSetIgnoredFieldsAndDetailVersions(t *testing.T) {
+	h := newHarness(t)
+	ignored := map[string]any{"fixed_ips": 3, "floating_ips": "4", "security_groups": 5, "security_group_rules": 6,
+		"injected_files": 7, "injected_file_content_bytes": 8, "injected_file_path_bytes": 9}
+	r := h.req("PUT", quotaPath, adminTok, "2.35", map[string]any{"quota_set": ignored}).expect(t, 200)
+	for k, v := range ignored {
+		if got := r.obj("quota_set")[k]; fmt.Sprint(got) != fmt.Sprint(v) {
+			t.Fatalf("%s = %v, want %v", k, got, v)
+		}
+	}
+	hidden := map[string]int{"fixed_ips": 36, "floating_ips": 36, "security_groups": 36, "security_group_rules": 36,
+		"injected_files": 57, "injected_file_content_bytes": 57, "injected_file_path_bytes": 57}
+	for _, version := range []int{35, 36, 56, 57} {
+		v := fmt.Sprintf("2.%d", version)
+		d := h.req("GET", quotaPath+"/detail", memberTok, v, nil).expect(t, 200).obj("quota_set")
+		if d["fixed_ips"] != nil && d["fixed_ips"].(map[string]any)["limit"] != 3.0 {
+			t.Fatalf("%s fixed_ips %v", v, d["fixed_ips"])
+		}
+		for k, from := range hidden {
+			if _, ok := d[k]; ok != (version < from) {
+				t.Fatalf("%s detail shows %s: %v", v, k, ok)
+			}
+		}
+		for _, k := range []string{"cores", "instances", "ram", "key_pairs", "metadata_items", "server_groups", "server_group_members"} {
+			if _, ok := d[k].(map[string]any); !ok {
+				t.Fatalf("%s detail lacks %s", v, k)
+			}
+		}
+	}
+	sameShape(t, "2.57 detail", h.req("GET", quotaPath+"/detail", memberTok, "2.57", nil).body,
+		sample(t, "os-quota-sets/v2.57/quotas-show-detail-get-resp.json"))
+}
+
 func TestQuotaClassSets(t *testing.T) {
 	h := newHarness(t)
 	const path = "/compute/v2.1/os-quota-class-sets/default"
@@ -97,8 +135,21 @@ func TestQuotaClassSets(t *testing.T) {
 	}
 	h.req("PUT", path, adminTok, "2.50", map[string]any{"quota_class_set": map[string]any{"floating_ips": 1}}).
 		fault(t, 400, "badRequest", "Additional properties are not allowed")
-	h.req("PUT", path, adminTok, "2.1", map[string]any{"quota_class_set": map[string]any{"server_groups": 1}}).
+	h.req("PUT", path, adminTok, "2.57", map[string]any{"quota_class_set": map[string]any{"injected_files": 1}}).
 		fault(t, 400, "badRequest", "Additional properties are not allowed")
+	// Before 2.50 the server group quotas are taken, stored, not shown.
+	r := h.req("PUT", "/compute/v2.1/os-quota-class-sets/gold", adminTok, "2.1",
+		map[string]any{"quota_class_set": map[string]any{"server_groups": 4, "fixed_ips": 9, "injected_files": 2}}).expect(t, 200)
+	if set := r.obj("quota_class_set"); set["server_groups"] != nil || set["fixed_ips"] != 9.0 || set["injected_files"] != 2.0 {
+		t.Fatalf("2.1 class update %v", set)
+	}
+	if set := h.req("GET", "/compute/v2.1/os-quota-class-sets/gold", adminTok, "2.50", nil).obj("quota_class_set"); set["server_groups"] != 4.0 ||
+		set["fixed_ips"] != nil || set["injected_files"] != 2.0 {
+		t.Fatalf("2.50 class %v", set)
+	}
+	long := strings.Repeat("é", 256)
+	h.req("PUT", "/compute/v2.1/os-quota-class-sets/"+long, adminTok, "", map[string]any{"quota_class_set": map[string]any{"instances": 1}}).
+		fault(t, 400, "badRequest", "Invalid input received: quota_class_name has 256 characters, more than 255.")
 	// The default class is every project's defaults.
 	h.req("PUT", path, adminTok, "2.57", map[string]any{"quota_class_set": map[string]any{"instances": 7, "server_groups": 3}}).expect(t, 200)
 	for _, p := range []string{quotaPath + "/defaults", quotaPath} {
@@ -106,7 +157,7 @@ func TestQuotaClassSets(t *testing.T) {
 			t.Fatalf("%s %v", p, set)
 		}
 	}
-	r := h.req("GET", quotaPath+"/defaults", memberTok, "2.57", nil).expect(t, 200)
+	r = h.req("GET", quotaPath+"/defaults", memberTok, "2.57", nil).expect(t, 200)
 	sameShape(t, "defaults", r.body, sample(t, "os-quota-sets/v2.57/quotas-show-defaults-get-resp.json"))
 	// A project's own limit wins over the class.
 	h.req("PUT", quotaPath, adminTok, "", map[string]any{"quota_set": map[string]any{"instances": 20}}).expect(t, 200)

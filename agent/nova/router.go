@@ -49,11 +49,11 @@ func noContent() (*reply, error) { return &reply{status: http.StatusNoContent}, 
 // programming error, and MustTable panics at New.
 func (a *API) routeTable() *route.Table[handler] {
 	return route.MustTable(
-		a.versionRoutes(), a.flavorRoutes(), a.extraSpecRoutes(), a.serverRoutes(), a.serverActionRoutes(),
+		a.flavorRoutes(), a.extraSpecRoutes(), a.serverRoutes(), a.serverActionRoutes(),
 		a.metadataRoutes(), a.tagRoutes(), a.keypairRoutes(), a.limitRoutes(), a.quotaRoutes(), a.zoneRoutes(),
 		a.hypervisorRoutes(), a.serviceRoutes(), a.aggregateRoutes(), a.serverGroupRoutes(), a.usageRoutes(), a.interfaceRoutes(), a.floatingIPRoutes(), a.securityGroupRoutes(),
 		a.imageRoutes(), a.serverPasswordRoutes(), a.consoleRoutes(), a.diagnosticsRoutes(), a.certificateRoutes(),
-		a.hostRoutes(), a.networkCompatRoutes(), a.usageAuditRoutes(),
+		a.hostRoutes(), a.networkCompatRoutes(), a.usageAuditRoutes(), a.externalEventRoutes(), a.extensionRoutes(), a.topologyRoutes(), a.removedRoutes(),
 	)
 }
 

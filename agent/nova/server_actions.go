@@ -280,27 +280,6 @@ func actUnlockServer(q *request, inst *structs.Instance, _ any) (*reply, error) 
 	return acceptedReply(nil)
 }
 
-var rescueSchema = &schema{types: tObject | tNull, props: map[string]*schema{
-	"adminPass":        {types: tString},
-	"rescue_image_ref": {types: tString},
-}}
-
-// actRescue boots the server from a rescue image (the server's own by
-// default) and answers 200 with the rescue password.
-func actRescue(q *request, inst *structs.Instance, arg any) (*reply, error) {
-	o, _ := arg.(map[string]any)
-	password, ok := stringOf(o, "adminPass")
-	if !ok {
-		password = adminPassword()
-	}
-	image, _ := stringOf(o, "rescue_image_ref")
-	image = lastSegment(strings.TrimSpace(image))
-	if _, err := q.runTask(inst, "rescue", structs.OpRescue, func(r *structs.InstanceTaskRequest) { r.ImageID = image }); err != nil {
-		return nil, err
-	}
-	return okReply(map[string]any{"adminPass": password})
-}
-
 var resizeSchema = &schema{types: tObject, required: []string{"flavorRef"}, props: map[string]*schema{
 	"flavorRef":         {types: tString | tInteger, minLen: 1},
 	"OS-DCF:diskConfig": {types: tString, enum: []string{"AUTO", "MANUAL"}},

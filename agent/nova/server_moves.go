@@ -61,8 +61,9 @@ var rebuildStates = []string{structs.VMStateActive, structs.VMStateStopped, stru
 // a Location. A new name, description and metadata are applied first,
 // when the rebuild is allowed, as are a 2.54 key_name (null removes the
 // key), a 2.90 hostname and access IPs; trusted certificates are not
-// supported by Stratus and are refused with Nova's 501; personality, user data and
-// preserve_ephemeral are validated and not used.
+// supported by Stratus and are refused with Nova's 501; user_data (2.57)
+// replaces the server's; personality and preserve_ephemeral are
+// validated and not used.
 func actRebuild(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	in := arg.(map[string]any)
 	image, err := imageOf(in)
@@ -102,6 +103,13 @@ func actRebuild(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	if m, ok := in["metadata"].(map[string]any); ok {
 		update.ReplaceMetadata, update.SetMetadata = true, stringMap(m)
 	}
+	if _, ok := in["user_data"]; ok && q.atLeast(57) {
+		// user_data (2.57) replaces the server's; null removes it.
+		ud := decodeUserData(in)
+		if ud != inst.UserData {
+			update.UserData = &ud
+		}
+	}
 	setAccessIPs(&update, inst, in)
 	auto := diskConfigOf(in)
 	if err := q.checkRebuildAutoDisk(auto, image); err != nil {
@@ -114,7 +122,7 @@ func actRebuild(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	// refused rebuild (409) changes nothing; the servers check again.
 	rebuildable := inst.Stable() && containsString(rebuildStates, inst.VMState) && (!inst.Locked || q.isAdmin())
 	if rebuildable && (update.Name != nil || update.Description != nil || update.ReplaceMetadata || update.Hostname != nil || update.KeyName != nil ||
-		update.AccessIPv4 != nil || update.AccessIPv6 != nil || update.AutoDiskConfig != nil) {
+		update.AccessIPv4 != nil || update.AccessIPv6 != nil || update.AutoDiskConfig != nil || update.UserData != nil) {
 		var out structs.InstanceUpdateResponse
 		if err := q.call("Instance.Update", &update, &out); err != nil {
 			return nil, taskFault(err, inst.ID, "rebuild", structs.OpRebuild)
@@ -141,7 +149,9 @@ func actRebuild(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	}
 	view["adminPass"] = password
 	if q.atLeast(57) {
-		view["user_data"] = in["user_data"]
+		// Nova answers the instance's user data, which the rebuild's
+		// user_data replaced when given.
+		view["user_data"] = userDataView(after)
 	}
 	return &reply{status: http.StatusAccepted, header: http.Header{"Location": {q.selfHref("servers", inst.ID)}},
 		body: map[string]any{"server": view}}, nil
@@ -156,7 +166,7 @@ func (q *request) rebuildView(inst *structs.Instance, host *structs.Host) map[st
 		delete(s, "OS-EXT-SRV-ATTR:user_data")
 		return s
 	}
-	s := q.serverView(inst, host, viewOpts{groups: true})
+	s := q.updateView(inst, host)
 	if q.atLeast(54) {
 		s["key_name"] = nullString(inst.KeyName)
 	}

@@ -40,7 +40,7 @@ func (q *request) serverView(inst *structs.Instance, host *structs.Host, opts vi
 		"user_id":           inst.UserID,
 		"metadata":          metadataOf(inst),
 		"hostId":            hostID(inst, host),
-		"image":             q.imageRef(inst.ImageID),
+		"image":             q.serverImage(inst),
 		"flavor":            q.serverFlavor(inst),
 		"created":           isoTime(inst.CreatedAt),
 		"updated":           isoTime(inst.UpdatedAt),
@@ -85,6 +85,9 @@ func (q *request) serverView(inst *structs.Instance, host *structs.Host, opts vi
 	}
 	if q.atLeast(96) {
 		s["pinned_availability_zone"] = nullString(inst.AZ)
+	}
+	if q.atLeast(100) {
+		s["scheduler_hints"] = schedulerHintsView(inst.Hints)
 	}
 	return s
 }

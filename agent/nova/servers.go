@@ -185,7 +185,16 @@ func (a *API) serverUpdate(q *request) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	return okReply(map[string]any{"server": q.serverView(inst, host, viewOpts{groups: true})})
+	return okReply(map[string]any{"server": q.updateView(inst, host)})
+}
+
+// updateView is the server as Nova's update and rebuild answer it before
+// 2.75: the basic view, with addresses not extended (no OS-EXT-IPS:type
+// or OS-EXT-IPS-MAC:mac_addr), as GET /servers/{id}/ips shows them.
+func (q *request) updateView(inst *structs.Instance, host *structs.Host) map[string]any {
+	s := q.serverView(inst, host, viewOpts{groups: true})
+	s["addresses"] = q.ipsOf(inst)
+	return s
 }
 
 var (

@@ -1,20 +1,7 @@
 package nova
 
-import (
-	"net/http"
-
-	"github.com/stratus-cloud/stratus/internal/route"
-)
-
 // v21Updated is the "updated" stamp Nova gives the v2.1 API.
 const v21Updated = "2013-07-23T11:33:21Z"
-
-func (a *API) versionRoutes() []route.Route[handler] {
-	return []route.Route[handler]{
-		{Pattern: "GET /extensions", Access: anyone, Policy: "os_compute_api:extensions", Handle: a.extensionList},
-		{Pattern: "GET /extensions/{alias}", Access: anyone, Policy: "os_compute_api:extensions", Handle: a.extensionShow},
-	}
-}
 
 // v20Path is where Nova serves its legacy v2.0 API: the v2.1 API at
 // 2.1, without microversion headers and with request bodies' unknown
@@ -77,14 +64,4 @@ func (a *API) versionShow(q *request, path string) (*reply, error) {
 		return okReply(map[string]any{"version": v.view(q.base, true)})
 	}
 	return nil, notFound(msgNotFound)
-}
-
-// extensionList answers GET /extensions: Nova's extensions are folded
-// into microversions, and Stratus lists none.
-func (a *API) extensionList(q *request) (*reply, error) {
-	return okReply(map[string]any{"extensions": []any{}})
-}
-
-func (a *API) extensionShow(q *request) (*reply, error) {
-	return nil, faultf(http.StatusNotFound, "Unable to find extension %s", q.param("alias"))
 }

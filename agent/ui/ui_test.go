@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -120,5 +122,31 @@ func TestAssetsAreSelfContained(t *testing.T) {
 	}
 	if seen < 10 {
 		t.Fatalf("only %d assets embedded", seen)
+	}
+}
+
+// noVNC's own page is served unmodified, its inline script and style
+// allowed by hash and nothing else inline.
+func TestNoVNCPageIsAllowedItsInlineCodeOnly(t *testing.T) {
+	h := Handler()
+	rec := get(t, h, "GET", "/ui/vendor/novnc/vnc_lite.html", nil)
+	body := rec.Body.String()
+	if rec.Code != 200 || !strings.Contains(body, "<title>noVNC</title>") || !strings.Contains(body, "import RFB from './core/rfb.js';") {
+		t.Fatalf("vnc_lite.html: %d\n%s", rec.Code, body)
+	}
+	csp := rec.Header().Get("Content-Security-Policy")
+	script := inlineScript.FindStringSubmatch(body)[1]
+	sum := sha256.Sum256([]byte(script))
+	if want := "script-src 'self' 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "';"; !strings.Contains(csp, want) {
+		t.Fatalf("CSP %q lacks %q", csp, want)
+	}
+	if !strings.Contains(csp, "style-src 'self' 'sha256-") || strings.Contains(csp, "unsafe-inline") || strings.Count(csp, "sha256-") != 2 {
+		t.Fatalf("CSP %q", csp)
+	}
+	if _, err := fs.Stat(Assets(), "vendor/novnc/core/rfb.js"); err != nil {
+		t.Fatalf("the page's module: %v", err)
+	}
+	if csp := get(t, h, "GET", "/ui/console.html", nil).Header().Get("Content-Security-Policy"); csp != contentSecurityPolicy {
+		t.Fatalf("the UI's own page got %q", csp)
 	}
 }

@@ -10,13 +10,17 @@ import { notify } from '../notice.js';
 const logLines = 200;
 
 // consolePageURL turns a console URL from the Compute API into the UI's
-// console page on the same host: the noVNC URL already is one; a serial
-// ws:// URL becomes console.html?serial=<its path>.
+// console page on the same host: the noVNC URL opens noVNC's own page
+// (vnc_lite.html, as Nova's do), which becomes console.html with the same
+// ?path=; a serial ws:// URL becomes console.html?serial=<its path>.
 export function consolePageURL(url) {
   const u = new URL(url, window.location.href);
   if (u.protocol === 'ws:' || u.protocol === 'wss:') {
     const origin = `${u.protocol === 'wss:' ? 'https:' : 'http:'}//${u.host}`;
     return `${origin}/ui/console.html?serial=${encodeURIComponent(u.pathname.replace(/^\/+/, '') + u.search)}`;
+  }
+  if (u.pathname.endsWith('/ui/vendor/novnc/vnc_lite.html')) {
+    u.pathname = u.pathname.replace(/\/ui\/vendor\/novnc\/vnc_lite\.html$/, '/ui/console.html');
   }
   return u.href;
 }
