@@ -57,9 +57,13 @@ const (
 	// instance's, so the servers set it only once every server has this
 	// level.
 	FSMLevelSameHostResize = FSMLevelSegments
+	// FSMLevelAppCreds adds Keystone's application credentials
+	// (ApplicationCredentialType): until every server has it, creating
+	// one is refused (KindUnavailable) and none exists to delete.
+	FSMLevelAppCreds FSMLevel = 4
 
 	// CurrentFSMLevel is the level of this build.
-	CurrentFSMLevel = FSMLevelSegments
+	CurrentFSMLevel = FSMLevelAppCreds
 )
 
 // messageTypeLevels is the level that introduced each message type. It
@@ -126,6 +130,8 @@ var messageTypeLevels = map[MessageType]FSMLevel{
 	CreateRequestPurgeType: FSMLevelBatched,
 	EvalReapType:           FSMLevelBatched,
 	DeletedPurgeType:       FSMLevelBatched,
+
+	ApplicationCredentialType: FSMLevelAppCreds,
 }
 
 // MessageTypeLevel returns the level that introduced t (the ignorable
