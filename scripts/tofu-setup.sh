@@ -31,10 +31,12 @@ stamp() { cat "$1" 2>/dev/null || true; }
 # `go install module@version` refuses it: build it as the main module,
 # from a writable copy of the proxy's module zip.
 if [ ! -x "$dir/bin/tofu" ] || [ "$(stamp "$dir/bin/tofu.version")" != "$TOFU_VERSION" ]; then
-  src="$(go mod download -json "$TOFU_MODULE@$TOFU_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-  [ -d "$src" ] || { echo "go mod download $TOFU_MODULE@$TOFU_VERSION gave no directory" >&2; exit 1; }
   work="$(mktemp -d)"
   trap 'rm -rf "$work"' EXIT
+  # Outside any module, so that no go.mod or go.sum is touched.
+  src="$(cd "$work" && GO111MODULE=on go mod download -json "$TOFU_MODULE@$TOFU_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [ -d "$src" ] || { echo "go mod download $TOFU_MODULE@$TOFU_VERSION gave no directory" >&2; exit 1; }
   cp -r "$src" "$work/opentofu"
   chmod -R u+w "$work/opentofu"
   echo "building tofu $TOFU_VERSION into $dir/bin" >&2
@@ -50,7 +52,7 @@ fi
 if [ ! -x "$dir/provider/terraform-provider-openstack" ] || [ "$(stamp "$dir/provider/provider.version")" != "$PROVIDER_VERSION" ]; then
   echo "building terraform-provider-openstack $PROVIDER_VERSION into $dir/provider" >&2
   start=$(date +%s)
-  GOBIN="$dir/provider" nice go install -ldflags "-s -w" "$PROVIDER_MODULE@$PROVIDER_VERSION"
+  (cd / && GOBIN="$dir/provider" nice go install -ldflags "-s -w" "$PROVIDER_MODULE@$PROVIDER_VERSION")
   echo "$PROVIDER_VERSION" > "$dir/provider/provider.version"
   echo "built the provider in $(( $(date +%s) - start ))s" >&2
 fi
