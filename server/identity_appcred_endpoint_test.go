@@ -112,8 +112,29 @@ func TestAppCredRestrictedTokenRPC(t *testing.T) {
 	if err := r.call("Identity.AppCredDelete", del, &structs.GenericResponse{}); structs.KindOf(err) != structs.KindPermission {
 		t.Fatalf("delete with a restricted credential's token: %v", err)
 	}
-	// Another user's token neither lists nor deletes it.
+	// A member creates its own, and lists them with an unscoped token.
 	demo := r.token("demo", "demo")
+	own := &structs.AppCredCreateRequest{UserID: demo.Claims.UserID, ProjectID: demo.Claims.ProjectID, Name: "own",
+		WriteRequest: structs.WriteRequest{AuthToken: demo.Token}}
+	if err := r.call("Identity.AppCredCreate", own, &structs.AppCredResponse{}); err != nil {
+		t.Fatalf("a member's own credential: %v", err)
+	}
+	var unscoped structs.TokenIssueResponse
+	if err := r.call("Identity.IssueToken", &structs.TokenIssueRequest{Method: "password", UserName: "demo", UserDomainName: "Default",
+		Password: "demo"}, &unscoped); err != nil {
+		t.Fatal(err)
+	}
+	var list structs.AppCredListResponse
+	if err := r.call("Identity.AppCredList", &structs.AppCredListRequest{UserID: demo.Claims.UserID,
+		QueryOptions: structs.QueryOptions{AuthToken: unscoped.Token}}, &list); err != nil || len(list.Credentials) != 1 {
+		t.Fatalf("list with an unscoped token: %+v %v", list.Credentials, err)
+	}
+	// Nor does it list another user's.
+	if err := r.call("Identity.AppCredList", &structs.AppCredListRequest{UserID: admin.Claims.UserID,
+		QueryOptions: structs.QueryOptions{AuthToken: demo.Token}}, &list); err == nil {
+		t.Fatalf("demo listed admin's credentials: %+v", list.Credentials)
+	}
+	// Another user's token does not delete it.
 	del.AuthToken = demo.Token
 	if err := r.call("Identity.AppCredDelete", del, &structs.GenericResponse{}); err == nil {
 		t.Fatal("demo deleted admin's credential")

@@ -168,8 +168,8 @@ var rpcRules = map[string]rpcRule{
 		doc: "any token revokes its own user's tokens"},
 	"Identity.AppCredCreate": {users: policy.Anyone, ownProject: true, ownUser: true, unrestricted: true,
 		doc: "not with a restricted application credential's token"},
-	"Identity.AppCredList": {users: policy.Anyone, ownUser: true},
-	"Identity.AppCredDelete": {users: policy.Anyone, ownUser: true, unrestricted: true,
+	"Identity.AppCredList": {users: policy.Authenticated, ownUser: true},
+	"Identity.AppCredDelete": {users: policy.Authenticated, ownUser: true, unrestricted: true,
 		doc: "not with a restricted application credential's token"},
 
 	"KeyPair.Create": {users: policy.Anyone, ownUser: true, userCheck: checkKeyPairCreate},
