@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // appCredEnv is an environment authenticating with an application
@@ -30,7 +32,9 @@ func TestOpenStackCLIApplicationCredentials(t *testing.T) {
 	bin, _, dev := devCLI(t, "appcredcli")
 	demo := osEnv(t, dev.http, "demo")
 	var ac map[string]any
-	osJSON(t, bin, demo, &ac, "application", "credential", "create", "--description", "automation", "cli-automation")
+	expires := time.Now().Add(24 * time.Hour).UTC().Format("2006-01-02T15:04:05")
+	osJSON(t, bin, demo, &ac, "application", "credential", "create", "--description", "automation",
+		"--role", "member", "--expiration", expires, "cli-automation")
 	id, _ := ac["id"].(string)
 	secret, _ := ac["secret"].(string)
 	if id == "" || secret == "" || ac["name"] != "cli-automation" {
@@ -46,7 +50,8 @@ func TestOpenStackCLIApplicationCredentials(t *testing.T) {
 	}
 	var shown map[string]any
 	osJSON(t, bin, demo, &shown, "application", "credential", "show", "cli-automation")
-	if shown["id"] != id || shown["description"] != "automation" {
+	if shown["id"] != id || shown["description"] != "automation" || !strings.Contains(fmt.Sprint(shown["roles"]), "member") ||
+		!strings.HasPrefix(fmt.Sprint(shown["expires_at"]), expires) {
 		t.Fatalf("application credential show: %v", shown)
 	}
 
