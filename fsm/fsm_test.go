@@ -184,6 +184,7 @@ func populate(t *testing.T, s *StateStore) {
 	must(recordDeletedUsage(txn, 6, &structs.Instance{ID: "gone", Name: "old", ProjectID: "p1", Flavor: structs.DevFlavors()[0], CreatedAt: 1}, 2))
 	must(commitAt(txn, 6, TableInstanceActions, TableMigrations, TableInstanceUsages))
 	populateIdentity(t, s)
+	populateAppCreds(t, s)
 	populatePlacement(t, s)
 	populateImages(t, s)
 	populateS3(t, s)

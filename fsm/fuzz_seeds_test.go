@@ -55,6 +55,7 @@ var fuzzEntryBodies = map[structs.MessageType]any{
 	structs.S3ObjectType:                &structs.S3ObjectEntry{},
 	structs.S3MultipartType:             &structs.S3MultipartEntry{},
 	structs.EC2CredentialType:           &structs.EC2CredentialEntry{},
+	structs.ApplicationCredentialType:   &structs.ApplicationCredentialEntry{},
 	structs.SchedulerConfigSetType:      &structs.SchedulerSetConfigEntry{},
 	structs.ServerGroupCreateType:       &structs.ServerGroupCreateEntry{},
 	structs.ServerGroupDeleteType:       &structs.ServerGroupDeleteEntry{},

@@ -274,6 +274,15 @@ func (s *StateStore) DeleteIdentity(index uint64, e *structs.IdentityDeleteEntry
 			if n > 0 {
 				touched[TableAssignments] = true
 			}
+			if del.table != TableRoles {
+				// A user's or a project's application credentials go
+				// with it, as Keystone's.
+				had, err := deleteAppCredsOf(txn, del.cascade, id)
+				if err != nil {
+					return err
+				}
+				touched[TableAppCredentials] = touched[TableAppCredentials] || had
+			}
 		}
 	}
 	tables := make([]string, 0, len(touched))

@@ -14,6 +14,9 @@
 #   - cloud-init and genisoimage (isoinfo), whose readers check the
 #     metadata service's answers and config drives (agent/metadata,
 #     virt/configdrive), which fail under CI=true without them.
+#   - OpenTofu and the Terraform OpenStack provider (scripts/tofu-setup.sh),
+#     for the Terraform smoke test (e2e/tofu_test.go), which fails under
+#     CI=true without them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v go >/dev/null || { echo "go is not installed" >&2; exit 1; }
@@ -51,3 +54,6 @@ else
   sudo scripts/netplane-setup.sh
 fi
 virsh -c qemu:///system version | grep -i 'running hypervisor'
+# OpenTofu and the Terraform OpenStack provider, built from the Go
+# module proxy, for the Terraform smoke test (e2e/tofu_test.go).
+scripts/tofu-setup.sh

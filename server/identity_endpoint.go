@@ -17,7 +17,8 @@ import (
 const bcryptCost = 10
 
 // Identity is the endpoint for Keystone's data: projects, users, roles,
-// role assignments, token signing keys and revocations. The servers alone
+// role assignments, application credentials, token signing keys and
+// revocations. The servers alone
 // sign tokens (IssueToken); agents verify them with the public keys
 // (agent/identity).
 type Identity struct{ srv *Server }

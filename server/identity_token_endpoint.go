@@ -8,8 +8,9 @@ import (
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-// IssueToken authenticates a user (method password) or exchanges a
-// token the servers verify themselves (method token) and answers a token
+// IssueToken authenticates a user (method password) or an application
+// credential (method application_credential), or exchanges a token the
+// servers verify themselves (method token), and answers a token
 // signed with the newest signing key, with its claims. Only servers hold
 // the private keys, so only they mint tokens.
 func (e *Identity) IssueToken(args *structs.TokenIssueRequest, reply *structs.TokenIssueResponse) error {
@@ -41,6 +42,8 @@ func (e *Identity) IssueToken(args *structs.TokenIssueRequest, reply *structs.To
 		auth.UserID = orig.UserID
 		// An exchanged token never outlives the one it came from.
 		claims.ExpiresAt, claims.ParentAuditID = orig.ExpiresAt, orig.AuditID
+	case structs.AppCredTokenMethod:
+		return e.issueAppCredToken(args, claims, reply)
 	default:
 		return structs.Errorf(structs.KindInvalid, "authentication method %q is not supported", args.Method)
 	}
@@ -48,6 +51,29 @@ func (e *Identity) IssueToken(args *structs.TokenIssueRequest, reply *structs.To
 	if err := e.srv.authenticateUser(auth, &resp); err != nil {
 		return err
 	}
+	return e.sign(claims, &resp, reply)
+}
+
+// issueAppCredToken authenticates an application credential and signs
+// a token scoped to its project with its roles, which never outlives
+// the credential. A scope in the request is not looked at: Keystone's
+// is the credential's.
+func (e *Identity) issueAppCredToken(args *structs.TokenIssueRequest, claims *structs.TokenClaims, reply *structs.TokenIssueResponse) error {
+	var resp structs.IdentityAuthResponse
+	c, err := e.srv.authenticateAppCred(args, &resp)
+	if err != nil {
+		return err
+	}
+	if c.ExpiresAt != 0 && claims.ExpiresAt.UnixNano() > c.ExpiresAt {
+		claims.ExpiresAt = time.Unix(0, c.ExpiresAt).UTC().Truncate(time.Microsecond)
+	}
+	claims.AppCredID, claims.AppCredName, claims.AppCredRestricted = c.ID, c.Name, !c.Unrestricted
+	return e.sign(claims, &resp, reply)
+}
+
+// sign fills a token's user, project and roles from an authentication
+// and signs it with the newest signing key.
+func (e *Identity) sign(claims *structs.TokenClaims, resp *structs.IdentityAuthResponse, reply *structs.TokenIssueResponse) error {
 	claims.UserID, claims.UserName, claims.DomainID = resp.User.ID, resp.User.Name, resp.User.DomainID
 	if p := resp.Project; p != nil {
 		claims.ProjectID, claims.ProjectName, claims.ProjectDomainID = p.ID, p.Name, p.DomainID

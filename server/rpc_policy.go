@@ -74,6 +74,10 @@ type rpcRule struct {
 	// s3 admits the tokens S3.Verify issues (structs.S3TokenMethod),
 	// which reach no other method.
 	s3 bool
+	// unrestricted refuses the token of a restricted application
+	// credential, an admin's too: such a token may not create or delete
+	// application credentials (Keystone's rule).
+	unrestricted bool
 	// doc and nodeDoc are what the policy page says beyond the levels,
 	// of user tokens and of node secrets.
 	doc, nodeDoc string
@@ -162,6 +166,11 @@ var rpcRules = map[string]rpcRule{
 	"Identity.Delete": ruleAdmin,
 	"Identity.RevokeToken": {users: policy.Admin, self: true, userCheck: checkTokenRevoke,
 		doc: "any token revokes its own user's tokens"},
+	"Identity.AppCredCreate": {users: policy.Anyone, ownProject: true, ownUser: true, unrestricted: true,
+		doc: "not with a restricted application credential's token"},
+	"Identity.AppCredList": {users: policy.Authenticated, ownUser: true},
+	"Identity.AppCredDelete": {users: policy.Authenticated, ownUser: true, unrestricted: true,
+		doc: "not with a restricted application credential's token"},
 
 	"KeyPair.Create": {users: policy.Anyone, ownUser: true, userCheck: checkKeyPairCreate},
 	"KeyPair.Delete": {users: policy.Anyone, ownUser: true},

@@ -134,6 +134,10 @@ func (s *Server) authorizeUser(method string, rule rpcRule, cred *rpcCredential,
 	if !rule.s3 && slices.Contains(cred.claims.Methods, structs.S3TokenMethod) {
 		return structs.Errorf(structs.KindPermission, "%s: an S3 request's token reaches only the S3 store", method)
 	}
+	if rule.unrestricted && cred.claims.AppCredRestricted {
+		return structs.Errorf(structs.KindPermission,
+			"%s: a restricted application credential's token may not manage application credentials", method)
+	}
 	if subj.IsAdmin() && subj.ProjectID != "" && rule.users != policy.Unset {
 		return nil
 	}

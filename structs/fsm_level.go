@@ -73,6 +73,11 @@ const (
 	// instance with the old user data. The servers refuse such an update
 	// until every server has this level.
 	FSMLevelUserDataUpdate = FSMLevelDiskCopy
+	// FSMLevelAppCreds, of the same release, adds Keystone's application
+	// credentials (ApplicationCredentialType): until every server has
+	// it, creating one is refused (KindUnavailable) and none exists to
+	// delete.
+	FSMLevelAppCreds = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy
@@ -142,6 +147,8 @@ var messageTypeLevels = map[MessageType]FSMLevel{
 	CreateRequestPurgeType: FSMLevelBatched,
 	EvalReapType:           FSMLevelBatched,
 	DeletedPurgeType:       FSMLevelBatched,
+
+	ApplicationCredentialType: FSMLevelAppCreds,
 }
 
 // MessageTypeLevel returns the level that introduced t (the ignorable

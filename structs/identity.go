@@ -103,6 +103,10 @@ type RevokedToken struct {
 	UserID    string
 	ProjectID string
 	RoleID    string
+	// AppCredID revokes the tokens of an application credential (its
+	// deletion). A server or agent from before application credentials
+	// ignores it.
+	AppCredID string `json:",omitempty"`
 	// IssuedBefore is unix nanoseconds.
 	IssuedBefore int64
 
@@ -349,5 +353,5 @@ func (u *User) Sanitized() *User {
 // IsEvent reports whether the record is a revocation event rather than
 // the revocation of one token.
 func (r *RevokedToken) IsEvent() bool {
-	return r.UserID != "" || r.ProjectID != "" || r.RoleID != ""
+	return r.UserID != "" || r.ProjectID != "" || r.RoleID != "" || r.AppCredID != ""
 }

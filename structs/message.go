@@ -93,6 +93,8 @@ const (
 	EvalReapType           MessageType = 82
 	// 83: the purge of deleted instances' records past their retention.
 	DeletedPurgeType MessageType = 83
+	// 92: Keystone application credentials.
+	ApplicationCredentialType MessageType = 92
 )
 
 // String names a message type for logs and errors.
@@ -169,6 +171,8 @@ var messageTypeNames = map[MessageType]string{
 	CreateRequestPurgeType: "CreateRequestPurge",
 	EvalReapType:           "EvalReap",
 	DeletedPurgeType:       "DeletedPurge",
+
+	ApplicationCredentialType: "ApplicationCredential",
 }
 
 // EntryVersion is the format version this build writes into every Raft
@@ -269,6 +273,8 @@ const (
 	CreateRequestSnapshot SnapshotType = 80
 	// 85: idempotent task submissions (task request records by key).
 	TaskRequestSnapshot SnapshotType = 85
+	// 92: Keystone application credentials.
+	ApplicationCredentialSnapshot SnapshotType = 92
 )
 
 // SnapshotVersion is the version written in each snapshot's header.

@@ -31,6 +31,12 @@ type TokenClaims struct {
 	// ParentAuditID is the audit id of the token it was exchanged for.
 	AuditID       string
 	ParentAuditID string
+	// AppCredID, AppCredName and AppCredRestricted name the application
+	// credential a token was issued for (method application_credential);
+	// empty otherwise.
+	AppCredID         string `json:",omitempty"`
+	AppCredName       string `json:",omitempty"`
+	AppCredRestricted bool   `json:",omitempty"`
 }
 
 // TokenIssueRequest asks the servers for a signed token
@@ -45,6 +51,9 @@ type TokenIssueRequest struct {
 	Password                                       string
 	// Token is the token exchanged, for method token.
 	Token string
+	// The application credential, for method application_credential:
+	// by id, or by name with the user above; and its secret.
+	AppCredID, AppCredName, AppCredSecret string `json:",omitempty"`
 	// The scope, optional: a project by id, or by name within a domain.
 	ProjectID, ProjectName, ProjectDomainID, ProjectDomainName string
 	// TTL is the lifetime asked for (default 1h, at most MaxTokenTTL).
@@ -69,6 +78,7 @@ func (r *RevokedToken) Revokes(c *TokenClaims) bool {
 		return false
 	}
 	return (r.UserID == "" || r.UserID == c.UserID) &&
+		(r.AppCredID == "" || r.AppCredID == c.AppCredID) &&
 		(r.ProjectID == "" || r.ProjectID == c.ProjectID) &&
 		(r.RoleID == "" || slices.Contains(c.RoleIDs, r.RoleID))
 }

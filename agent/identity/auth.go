@@ -30,10 +30,55 @@ type authRequest struct {
 			Token *struct {
 				ID string `json:"id"`
 			} `json:"token"`
+			ApplicationCredential *appCredAuth `json:"application_credential"`
 		} `json:"identity"`
 		// Scope is "unscoped" or an object; only project scope is served.
 		Scope json.RawMessage `json:"scope"`
 	} `json:"auth"`
+}
+
+// appCredAuth is method application_credential: the credential by id,
+// or by name with its user (by id, or by name within a domain).
+type appCredAuth struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Secret string `json:"secret"`
+	User   *struct {
+		ID     string    `json:"id"`
+		Name   string    `json:"name"`
+		Domain *nameOrID `json:"domain"`
+	} `json:"user"`
+}
+
+// appCredIssue fills a token request of method application_credential.
+func appCredIssue(ac *appCredAuth, scope json.RawMessage, issue *structs.TokenIssueRequest) error {
+	if ac == nil {
+		return errBadRequest("Expecting to find application_credential in identity.")
+	}
+	if len(scope) > 0 && string(scope) != "null" {
+		// Keystone's: the credential's project is the scope.
+		return &apiError{code: http.StatusUnauthorized, msg: "Application credentials cannot request a scope."}
+	}
+	if ac.Secret == "" {
+		return errBadRequest("Expecting to find secret in application_credential.")
+	}
+	switch {
+	case ac.ID != "":
+	case ac.Name == "":
+		return errBadRequest("Expecting to find id or name in application_credential.")
+	case ac.User == nil || (ac.User.ID == "" && ac.User.Name == ""):
+		return errBadRequest("Expecting to find user in application_credential.")
+	case ac.User.ID == "" && ac.User.Domain == nil:
+		return errBadRequest("Expecting to find domain in user.")
+	}
+	issue.AppCredID, issue.AppCredName, issue.AppCredSecret = ac.ID, ac.Name, ac.Secret
+	if u := ac.User; u != nil && ac.ID == "" {
+		issue.UserID, issue.UserName = u.ID, u.Name
+		if u.Domain != nil {
+			issue.UserDomainID, issue.UserDomainName = u.Domain.ID, u.Domain.Name
+		}
+	}
+	return nil
 }
 
 // scopeRequest is an object scope.
@@ -75,7 +120,8 @@ func applyScope(raw json.RawMessage, auth *structs.IdentityAuthRequest) error {
 }
 
 // issueToken answers POST /v3/auth/tokens: methods password and token,
-// project scope or none.
+// project scope or none, and application_credential, scoped to the
+// credential's project.
 func (s *Service) issueToken(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	var req authRequest
 	if err := decodeJSON(w, r, &req); err != nil {
@@ -89,8 +135,10 @@ func (s *Service) issueToken(w http.ResponseWriter, r *http.Request) (int, any, 
 		return 0, nil, &apiError{code: http.StatusUnauthorized, msg: "Attempted to authenticate with an unsupported method."}
 	}
 	auth := &structs.IdentityAuthRequest{Method: ident.Methods[0]}
-	if err := applyScope(req.Auth.Scope, auth); err != nil {
-		return 0, nil, err
+	if auth.Method != structs.AppCredTokenMethod {
+		if err := applyScope(req.Auth.Scope, auth); err != nil {
+			return 0, nil, err
+		}
 	}
 	issue := &structs.TokenIssueRequest{Method: auth.Method, ProjectID: auth.ProjectID, ProjectName: auth.ProjectName,
 		ProjectDomainID: auth.ProjectDomainID, ProjectDomainName: auth.ProjectDomainName}
@@ -117,6 +165,10 @@ func (s *Service) issueToken(w http.ResponseWriter, r *http.Request) (int, any, 
 			return 0, nil, errUnauthorized()
 		}
 		issue.Token = ident.Token.ID
+	case structs.AppCredTokenMethod:
+		if err := appCredIssue(ident.ApplicationCredential, req.Auth.Scope, issue); err != nil {
+			return 0, nil, err
+		}
 	default:
 		return 0, nil, &apiError{code: http.StatusUnauthorized, msg: "Attempted to authenticate with an unsupported method."}
 	}

@@ -1,11 +1,12 @@
 // Package identity serves Stratus's Keystone-compatible HTTP API (a
 // subset of Identity v3: version discovery, token issue, validation and
-// revocation, the service catalog, and the admin APIs for projects,
-// users, roles, role assignments and the one domain), and verifies
-// tokens. It never signs them: the servers do (Identity.IssueToken).
+// revocation, the service catalog, the admin APIs for projects, users,
+// roles, role assignments and the one domain, and users' application
+// credentials), and verifies tokens. It never signs them: the servers
+// do (Identity.IssueToken), and never sees a credential's stored hash.
 //
-// The package holds no state of its own: projects, users, roles and
-// passwords live in the servers' Raft state and are reached through the
+// The package holds no state of its own: projects, users, roles,
+// passwords and application credentials live in the servers' Raft state and are reached through the
 // Identity RPC endpoint. Tokens are stateless: "v2." + key id + "." +
 // base64url(JSON payload) + "." + base64url(Ed25519 signature)
 // (internal/authtoken), signed by a server with the private half of a

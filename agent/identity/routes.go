@@ -58,6 +58,12 @@ func (s *Service) routes() []route.Route[handler] {
 		{Pattern: "POST /v3/users/{id}/credentials/OS-EC2", Access: self, Handle: s.ec2Create},
 		{Pattern: "GET /v3/users/{id}/credentials/OS-EC2/{access}", Access: self, Handle: s.ec2Get},
 		{Pattern: "DELETE /v3/users/{id}/credentials/OS-EC2/{access}", Access: self, Handle: s.ec2Delete},
+		// Application credentials (app_credentials.go): a user's own,
+		// or anyone's for an admin.
+		{Pattern: "GET /v3/users/{id}/application_credentials", Access: self, Handle: s.appCredList},
+		{Pattern: "POST /v3/users/{id}/application_credentials", Access: self, Handle: s.appCredCreate},
+		{Pattern: "GET /v3/users/{id}/application_credentials/{cred}", Access: self, Handle: s.appCredGet},
+		{Pattern: "DELETE /v3/users/{id}/application_credentials/{cred}", Access: self, Handle: s.appCredDelete},
 
 		admin("GET /v3/roles", "list_roles", s.roleList),
 		admin("POST /v3/roles", "create_role", s.roleCreate),

@@ -123,6 +123,14 @@ type tokenView struct {
 	ExpiresAt string         `json:"expires_at"`
 	IssuedAt  string         `json:"issued_at"`
 	AuditIDs  []string       `json:"audit_ids"`
+	// AppCred is the application credential of a token issued for one.
+	AppCred *tokenAppCred `json:"application_credential,omitempty"`
+}
+
+type tokenAppCred struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Restricted bool   `json:"restricted"`
 }
 
 type tokenUser struct {
@@ -147,6 +155,9 @@ func (s *Service) tokenView(r *http.Request, t *Token, withCatalog bool) map[str
 		ExpiresAt: keystoneTime(t.ExpiresAt),
 		IssuedAt:  keystoneTime(t.IssuedAt),
 		AuditIDs:  []string{t.AuditID},
+	}
+	if t.AppCredID != "" {
+		v.AppCred = &tokenAppCred{ID: t.AppCredID, Name: t.AppCredName, Restricted: t.AppCredRestricted}
 	}
 	if t.ParentAuditID != "" {
 		v.AuditIDs = append(v.AuditIDs, t.ParentAuditID)

@@ -47,6 +47,10 @@ type payload struct {
 	ExpiresAt       int64    `json:"exp"`
 	AuditID         string   `json:"aid"`
 	ParentAuditID   string   `json:"paid,omitempty"`
+	// The application credential of method application_credential.
+	AppCredID         string `json:"acid,omitempty"`
+	AppCredName       string `json:"acn,omitempty"`
+	AppCredRestricted bool   `json:"acr,omitempty"`
 }
 
 // GenerateKey returns a new Ed25519 key pair.
@@ -85,6 +89,7 @@ func Sign(keyID string, priv ed25519.PrivateKey, c *structs.TokenClaims) (string
 		Roles: c.Roles, RoleIDs: c.RoleIDs, Methods: c.Methods,
 		IssuedAt: c.IssuedAt.UnixMicro(), ExpiresAt: c.ExpiresAt.UnixMicro(),
 		AuditID: c.AuditID, ParentAuditID: c.ParentAuditID,
+		AppCredID: c.AppCredID, AppCredName: c.AppCredName, AppCredRestricted: c.AppCredRestricted,
 	})
 	if err != nil {
 		return "", fmt.Errorf("encode token: %w", err)
@@ -140,6 +145,7 @@ func VerifyAt(raw string, lookup KeyLookup, now time.Time) (*structs.TokenClaims
 		Roles: p.Roles, RoleIDs: p.RoleIDs, Methods: p.Methods,
 		IssuedAt: time.UnixMicro(p.IssuedAt).UTC(), ExpiresAt: time.UnixMicro(p.ExpiresAt).UTC(),
 		AuditID: p.AuditID, ParentAuditID: p.ParentAuditID,
+		AppCredID: p.AppCredID, AppCredName: p.AppCredName, AppCredRestricted: p.AppCredRestricted,
 	}
 	if !now.Before(c.ExpiresAt) {
 		return nil, invalid("has expired")
