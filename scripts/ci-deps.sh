@@ -22,6 +22,12 @@ cd "$(dirname "$0")/.."
 command -v go >/dev/null || { echo "go is not installed" >&2; exit 1; }
 go version
 go mod download
+# OpenTofu and the Terraform OpenStack provider take minutes of CPU to
+# build while the package installs below mostly wait on the network and
+# the disk: build them meanwhile, and wait for them at the end.
+tofu_log="$(mktemp)"
+scripts/tofu-setup.sh >"$tofu_log" 2>&1 &
+tofu_pid=$!
 
 need=()
 command -v openstack >/dev/null || need+=(python3-openstackclient)
@@ -54,6 +60,12 @@ else
   sudo scripts/netplane-setup.sh
 fi
 virsh -c qemu:///system version | grep -i 'running hypervisor'
-# OpenTofu and the Terraform OpenStack provider, built from the Go
-# module proxy, for the Terraform smoke test (e2e/tofu_test.go).
-scripts/tofu-setup.sh
+# OpenTofu and the Terraform OpenStack provider (started above), for the
+# Terraform smoke test (e2e/tofu_test.go).
+if ! wait "$tofu_pid"; then
+  cat "$tofu_log" >&2
+  echo "ci-deps: scripts/tofu-setup.sh failed" >&2
+  exit 1
+fi
+cat "$tofu_log"
+rm -f "$tofu_log"
