@@ -57,9 +57,13 @@ const (
 	// instance's, so the servers set it only once every server has this
 	// level.
 	FSMLevelSameHostResize = FSMLevelSegments
+	// FSMLevelVolumes adds block storage: volumes, their snapshots,
+	// volume types and volume quotas. Until every server has it the
+	// servers refuse volume writes (the Block Storage API answers 503).
+	FSMLevelVolumes FSMLevel = 4
 
 	// CurrentFSMLevel is the level of this build.
-	CurrentFSMLevel = FSMLevelSegments
+	CurrentFSMLevel = FSMLevelVolumes
 )
 
 // messageTypeLevels is the level that introduced each message type. It
@@ -126,6 +130,16 @@ var messageTypeLevels = map[MessageType]FSMLevel{
 	CreateRequestPurgeType: FSMLevelBatched,
 	EvalReapType:           FSMLevelBatched,
 	DeletedPurgeType:       FSMLevelBatched,
+
+	VolumeCreateType:         FSMLevelVolumes,
+	VolumeUpdateType:         FSMLevelVolumes,
+	VolumeDeleteType:         FSMLevelVolumes,
+	VolumeSnapshotCreateType: FSMLevelVolumes,
+	VolumeSnapshotUpdateType: FSMLevelVolumes,
+	VolumeSnapshotDeleteType: FSMLevelVolumes,
+	VolumeTypeUpsertType:     FSMLevelVolumes,
+	VolumeTypeDeleteType:     FSMLevelVolumes,
+	VolumeQuotaUpdateType:    FSMLevelVolumes,
 }
 
 // MessageTypeLevel returns the level that introduced t (the ignorable

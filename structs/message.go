@@ -93,6 +93,17 @@ const (
 	EvalReapType           MessageType = 82
 	// 83: the purge of deleted instances' records past their retention.
 	DeletedPurgeType MessageType = 83
+	// 89-99 are reserved for block storage (volumes, their snapshots,
+	// types and quotas).
+	VolumeCreateType         MessageType = 89
+	VolumeUpdateType         MessageType = 90
+	VolumeDeleteType         MessageType = 91
+	VolumeSnapshotCreateType MessageType = 92
+	VolumeSnapshotUpdateType MessageType = 93
+	VolumeSnapshotDeleteType MessageType = 94
+	VolumeTypeUpsertType     MessageType = 95
+	VolumeTypeDeleteType     MessageType = 96
+	VolumeQuotaUpdateType    MessageType = 97
 )
 
 // String names a message type for logs and errors.
@@ -169,6 +180,16 @@ var messageTypeNames = map[MessageType]string{
 	CreateRequestPurgeType: "CreateRequestPurge",
 	EvalReapType:           "EvalReap",
 	DeletedPurgeType:       "DeletedPurge",
+
+	VolumeCreateType:         "VolumeCreate",
+	VolumeUpdateType:         "VolumeUpdate",
+	VolumeDeleteType:         "VolumeDelete",
+	VolumeSnapshotCreateType: "VolumeSnapshotCreate",
+	VolumeSnapshotUpdateType: "VolumeSnapshotUpdate",
+	VolumeSnapshotDeleteType: "VolumeSnapshotDelete",
+	VolumeTypeUpsertType:     "VolumeTypeUpsert",
+	VolumeTypeDeleteType:     "VolumeTypeDelete",
+	VolumeQuotaUpdateType:    "VolumeQuotaUpdate",
 }
 
 // EntryVersion is the format version this build writes into every Raft
@@ -269,6 +290,10 @@ const (
 	CreateRequestSnapshot SnapshotType = 80
 	// 85: idempotent task submissions (task request records by key).
 	TaskRequestSnapshot SnapshotType = 85
+	// 89-91: block storage.
+	VolumeRecordSnapshot     SnapshotType = 89
+	VolumeSnapRecordSnapshot SnapshotType = 90
+	VolumeTypeRecordSnapshot SnapshotType = 91
 )
 
 // SnapshotVersion is the version written in each snapshot's header.
