@@ -147,6 +147,9 @@ func (s *StateStore) UpdateVolume(index uint64, e *structs.VolumeUpdateEntry) er
 			return structs.Errorf(structs.KindInvalid, "unknown volume status %q", e.Status)
 		}
 		if e.Status == structs.VolumeDeleting {
+			if len(v.Attachments) > 0 {
+				return structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s is attached", v.ID)
+			}
 			if err := checkNoSnapshots(txn, v.ID); err != nil {
 				return err
 			}

@@ -468,3 +468,19 @@ func hostDirectory(hosts map[string]bool) rpc.ReplyFilter {
 		}
 	}
 }
+
+// checkVolumeResetStatus keeps os-reset_status, which sets any status,
+// to admins (the hook runs it for non-admins only).
+func checkVolumeResetStatus(_ *Server, _ *rpcCredential, args any) error {
+	reset := ""
+	switch req := args.(type) {
+	case *structs.VolumeUpdateRequest:
+		reset = req.ResetStatus
+	case *structs.VolumeSnapshotUpdateRequest:
+		reset = req.ResetStatus
+	}
+	if reset != "" {
+		return structs.Errorf(structs.KindPermission, "Policy doesn't allow os-reset_status to be performed.")
+	}
+	return nil
+}

@@ -81,10 +81,12 @@ type VolumeTypeDeleteEntry struct {
 	ID string
 }
 
-// VolumeCreateRequest creates a volume. The servers choose its id when
-// it has none, its storage host and its timestamps.
+// VolumeCreateRequest creates a volume in ProjectID (a non-admin's
+// own). The servers choose its id when it has none, its storage host
+// and its timestamps.
 type VolumeCreateRequest struct {
-	Volume *Volume
+	ProjectID string
+	Volume    *Volume
 	WriteRequest
 }
 
@@ -115,11 +117,20 @@ type VolumeSpecificRequest struct {
 	QueryOptions
 }
 
-// VolumeUpdateRequest changes a volume through an update entry
-// (Update.ID names it); ProjectID, when set, must own it.
+// VolumeUpdateRequest changes a volume; ProjectID, when set, must own
+// it. A nil field is left as it is. NewSizeGB extends an available
+// volume; ResetStatus (admins only) sets any status.
 type VolumeUpdateRequest struct {
-	ProjectID string
-	Update    *VolumeUpdateEntry
+	VolumeID        string
+	ProjectID       string
+	Name            *string
+	Description     *string
+	Bootable        *bool
+	Metadata        map[string]string
+	ReplaceMetadata bool
+	DeleteMetadata  []string
+	NewSizeGB       int
+	ResetStatus     string
 	WriteRequest
 }
 
@@ -158,10 +169,11 @@ type VolumeReportRequest struct {
 	WriteRequest
 }
 
-// VolumeSnapshotCreateRequest snapshots a volume; Force allows an in-use
-// one.
+// VolumeSnapshotCreateRequest snapshots a volume of ProjectID; Force
+// allows an in-use one.
 type VolumeSnapshotCreateRequest struct {
-	Snapshot *VolumeSnapshot
+	ProjectID string
+	Snapshot  *VolumeSnapshot
 	Force    bool
 	WriteRequest
 }
@@ -193,10 +205,16 @@ type VolumeSnapshotSpecificRequest struct {
 }
 
 // VolumeSnapshotUpdateRequest changes a snapshot's name, description
-// or metadata (Update.ID names it).
+// or metadata; ResetStatus (admins only) sets its status.
 type VolumeSnapshotUpdateRequest struct {
-	ProjectID string
-	Update    *VolumeSnapshotUpdateEntry
+	SnapshotID      string
+	ProjectID       string
+	Name            *string
+	Description     *string
+	Metadata        map[string]string
+	ReplaceMetadata bool
+	DeleteMetadata  []string
+	ResetStatus     string
 	WriteRequest
 }
 
