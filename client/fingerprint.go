@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -20,7 +21,13 @@ func (c *Client) fingerprint() (*structs.Host, error) {
 	if info == nil {
 		return nil, fmt.Errorf("fingerprint host: driver %s returned no host info", c.driver.Name())
 	}
-	return buildHost(&c.cfg, c.hostID, c.driver.Name(), hostCapabilities(c.driver.Capabilities()), info), nil
+	h := buildHost(&c.cfg, c.hostID, c.driver.Name(), hostCapabilities(c.driver.Capabilities()), info)
+	if c.cfg.StorageCapacityGB > 0 {
+		// A storage host: the leader places volumes on it.
+		h.Capabilities = slices.Sorted(slices.Values(append(h.Capabilities, structs.HostCapabilityVolumes)))
+		h.Attributes[structs.HostAttrStorageCapacityGB] = strconv.FormatInt(c.cfg.StorageCapacityGB, 10)
+	}
+	return h, nil
 }
 
 // hostCapabilities lists, sorted, the HostCapability* values a driver's
