@@ -59,18 +59,14 @@ func checkVolumeQuota(txn *memdb.Txn, projectID string, volumes, snapshots, giga
 		return err
 	}
 	if limit := quotaLimit(txn, projectID, structs.QuotaGigabytes); gigabytes > 0 && limit >= 0 && used[structs.QuotaGigabytes]+gigabytes > limit {
-		what := "volume"
-		if snapshots > 0 {
-			what = "snapshot"
-		}
-		return structs.Errorf(structs.KindQuotaReached, "VolumeSizeExceedsAvailableQuota: Requested %s or snapshot exceeds allowed gigabytes quota. Requested %dG, quota is %dG and %dG has been consumed.",
-			what, gigabytes, limit, used[structs.QuotaGigabytes])
+		return structs.Errorf(structs.KindQuotaReached, "Requested volume or snapshot exceeds allowed gigabytes quota. Requested %dG, quota is %dG and %dG has been consumed.",
+			gigabytes, limit, used[structs.QuotaGigabytes])
 	}
 	if limit := quotaLimit(txn, projectID, structs.QuotaVolumes); volumes > 0 && limit >= 0 && used[structs.QuotaVolumes]+volumes > limit {
-		return structs.Errorf(structs.KindQuotaReached, "VolumeLimitExceeded: Maximum number of volumes allowed (%d) exceeded for quota 'volumes'.", limit)
+		return structs.Errorf(structs.KindQuotaReached, "Maximum number of volumes allowed (%d) exceeded for quota 'volumes'.", limit)
 	}
 	if limit := quotaLimit(txn, projectID, structs.QuotaVolumeSnapshots); snapshots > 0 && limit >= 0 && used[structs.QuotaVolumeSnapshots]+snapshots > limit {
-		return structs.Errorf(structs.KindQuotaReached, "SnapshotLimitExceeded: Maximum number of snapshots allowed (%d) exceeded", limit)
+		return structs.Errorf(structs.KindQuotaReached, "Maximum number of snapshots allowed (%d) exceeded", limit)
 	}
 	return nil
 }

@@ -284,6 +284,7 @@ var rpcRules = map[string]rpcRule{
 	"Volume.TypeDelete":     ruleAdmin,
 	"Volume.QuotaGet":       {users: policy.Reader, ownProject: true},
 	"Volume.QuotaUpdate":    ruleAdmin,
+	"Volume.Zones":          ruleAnyone,
 	"Volume.HostVolumes":    ruleNode,
 	"Volume.Report":         ruleNode,
 }

@@ -254,7 +254,7 @@ func (e *Volume) Update(args *structs.VolumeUpdateRequest, reply *structs.Single
 // larger size its host has room for.
 func (e *Volume) prepareExtend(v *structs.Volume, newSize int, entry *structs.VolumeUpdateEntry) error {
 	if v.Status != structs.VolumeAvailable {
-		return structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s status must be available to extend, but current status is: %s.", v.ID, v.Status)
+		return structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s status must be '{'status': 'available'}' to extend, currently %s.", v.ID, v.Status)
 	}
 	if newSize <= v.SizeGB {
 		return structs.Errorf(structs.KindInvalid, "Invalid input received: New size for extend must be greater than current size. (current: %d, extended: %d).", v.SizeGB, newSize)

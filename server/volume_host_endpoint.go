@@ -1,6 +1,9 @@
 package server
 
 import (
+	"maps"
+	"slices"
+
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/stratus-cloud/stratus/fsm"
@@ -78,4 +81,30 @@ func (e *Volume) Report(args *structs.VolumeReportRequest, reply *structs.Generi
 	index, err := e.srv.apply(t, body)
 	reply.Index = index
 	return err
+}
+
+// Zones lists the availability zones of the storage hosts (Cinder's
+// os-availability-zone).
+func (e *Volume) Zones(args *structs.VolumeZonesRequest, reply *structs.VolumeZonesResponse) error {
+	if done, err := e.srv.forward("Volume.Zones", args, args, reply); done {
+		return err
+	}
+	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, state *fsm.StateStore) (any, uint64, error) {
+		hosts, err := state.Hosts(ws)
+		if err != nil {
+			return nil, 0, err
+		}
+		avail := map[string]bool{}
+		for _, h := range hosts {
+			if storageCapacityGB(h) == 0 {
+				continue
+			}
+			avail[h.AZ] = avail[h.AZ] || (h.Status == structs.HostStatusUp && h.Enabled && !h.ForcedDown)
+		}
+		reply.Zones = nil
+		for _, name := range slices.Sorted(maps.Keys(avail)) {
+			reply.Zones = append(reply.Zones, structs.VolumeZone{Name: name, Available: avail[name]})
+		}
+		return reply.Zones, state.Index(fsm.TableHosts), nil
+	})
 }

@@ -90,9 +90,13 @@ func (e *Volume) QuotaGet(args *structs.VolumeQuotaRequest, reply *structs.Volum
 		return err
 	}
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, state *fsm.StateStore) (any, uint64, error) {
+		if args.Defaults || args.ProjectID == "" {
+			reply.Limits, reply.Usage = state.VolumeQuotaLimits(ws, ""), nil
+			return reply.Limits, state.Index(fsm.TableQuotas), nil
+		}
 		reply.Limits = state.VolumeQuotaLimits(ws, args.ProjectID)
 		reply.Usage = nil
-		if args.Usage && args.ProjectID != "" {
+		if args.Usage {
 			used, err := state.VolumeQuotaUsage(ws, args.ProjectID)
 			if err != nil {
 				return nil, 0, err

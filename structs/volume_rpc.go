@@ -261,10 +261,11 @@ type VolumeTypeDeleteRequest struct {
 	WriteRequest
 }
 
-// VolumeQuotaRequest reads a project's volume quotas (the defaults when
-// ProjectID is empty) and, with Usage, what it uses.
+// VolumeQuotaRequest reads a project's volume quotas (the defaults with
+// Defaults) and, with Usage, what it uses.
 type VolumeQuotaRequest struct {
 	ProjectID string
+	Defaults  bool
 	Usage     bool
 	QueryOptions
 }
@@ -284,4 +285,22 @@ type VolumeQuotaUpdateRequest struct {
 	Class     string
 	Limits    map[string]int64
 	WriteRequest
+}
+
+// VolumeZonesRequest lists the availability zones of the storage hosts.
+type VolumeZonesRequest struct {
+	QueryOptions
+}
+
+// VolumeZone is one availability zone of storage hosts; Available when
+// one of its hosts is up and enabled.
+type VolumeZone struct {
+	Name      string
+	Available bool
+}
+
+// VolumeZonesResponse answers VolumeZonesRequest, sorted by name.
+type VolumeZonesResponse struct {
+	Zones []VolumeZone
+	QueryMeta
 }
