@@ -116,14 +116,6 @@ func (a *Agent) startHosts() error {
 			return fmt.Errorf("start host %s: %w", name, err)
 		}
 		a.clients = append(a.clients, c)
-		if cache, ok := files.(*imagecache.Cache); ok {
-			p := imagecache.NewPrecacher(a.nodeRPC(), c.HostID, cache, a.logger.Named("precache").With("host", name), a.shutdownCh)
-			a.bgWG.Add(1)
-			go func() {
-				defer a.bgWG.Done()
-				p.Run()
-			}()
-		}
 		if i == 0 {
 			if err := a.startDataplane(c, dir); err != nil {
 				return err
@@ -134,14 +126,28 @@ func (a *Agent) startHosts() error {
 				return fmt.Errorf("start host %s: %w", name, err)
 			}
 		}
-		a.hostDrivers = append(a.hostDrivers, hostDriver{client: c, driver: drv})
+		a.runHost(name, c, drv, files)
+	}
+	return nil
+}
+
+// runHost runs host c's agent, and its image pre-cacher when it has an
+// image cache, until shutdown.
+func (a *Agent) runHost(name string, c *client.Client, drv virt.Driver, files client.ImageFiles) {
+	if cache, ok := files.(*imagecache.Cache); ok {
+		p := imagecache.NewPrecacher(a.nodeRPC(), c.HostID, cache, a.logger.Named("precache").With("host", name), a.shutdownCh)
 		a.bgWG.Add(1)
 		go func() {
 			defer a.bgWG.Done()
-			if err := c.Start(); err != nil {
-				a.logger.Error("hypervisor agent stopped", "host", name, "error", err)
-			}
+			p.Run()
 		}()
 	}
-	return nil
+	a.hostDrivers = append(a.hostDrivers, hostDriver{client: c, driver: drv})
+	a.bgWG.Add(1)
+	go func() {
+		defer a.bgWG.Done()
+		if err := c.Start(); err != nil {
+			a.logger.Error("hypervisor agent stopped", "host", name, "error", err)
+		}
+	}()
 }

@@ -206,22 +206,7 @@ func TestVolumeLifecycleThroughTheAPI(t *testing.T) {
 	if n := len(r.body["volumes"].([]any)); n != 0 {
 		t.Fatalf("name filter found %d", n)
 	}
-	// Another project's volume is not found; another project's URL is
-	// malformed; an admin sees every project's with all_tenants.
-	r = volumeCall(t, a, "POST", "/volume/v3/volumes", admin, "", map[string]any{"volume": map[string]any{"size": 1}}).want(t, http.StatusAccepted)
-	adminVol := r.body["volume"].(map[string]any)["id"].(string)
-	volumeCall(t, a, "GET", base+"/volumes/"+adminVol, demo, "", nil).fault(t, http.StatusNotFound, "itemNotFound", "Volume "+adminVol+" could not be found.")
-	volumeCall(t, a, "GET", "/volume/v3/"+projectOf(t, a, admin)+"/volumes", demo, "", nil).fault(t, http.StatusBadRequest, "badRequest", "Malformed request url")
-	r = volumeCall(t, a, "GET", "/volume/v3/volumes/detail?all_tenants=1", admin, "", nil).want(t, http.StatusOK)
-	if n := len(r.body["volumes"].([]any)); n != 2 {
-		t.Fatalf("admin's all_tenants list has %d volumes", n)
-	}
-	r = volumeCall(t, a, "GET", "/volume/v3/volumes/detail", admin, "", nil).want(t, http.StatusOK)
-	if n := len(r.body["volumes"].([]any)); n != 1 {
-		t.Fatalf("admin's own list has %d volumes", n)
-	}
-	waitVolumeStatus(t, a, "/volume/v3", admin, adminVol, "available")
-	volumeCall(t, a, "DELETE", "/volume/v3/volumes/"+adminVol, admin, "", nil).want(t, http.StatusAccepted)
+	checkVolumeScopes(t, a, base, admin, demo)
 
 	// Extend, then snapshot and a volume from the snapshot.
 	volumeCall(t, a, "POST", base+"/volumes/"+id+"/action", demo, "", map[string]any{"os-extend": map[string]any{"new_size": 2}}).want(t, http.StatusAccepted)
@@ -315,4 +300,28 @@ func TestVolumeQuotasThroughTheAPI(t *testing.T) {
 	waitVolumeStatus(t, a, base, demo, first, "available")
 	volumeCall(t, a, "DELETE", base+"/volumes/"+first, demo, "", nil).want(t, http.StatusAccepted)
 	waitVolumeStatus(t, a, base, demo, first, "")
+}
+
+// checkVolumeScopes: another project's volume is not found, another
+// project's URL is malformed, and an admin sees every project's volumes
+// with all_tenants. demo has one volume.
+func checkVolumeScopes(t *testing.T, a *Agent, base, admin, demo string) {
+	t.Helper()
+	// Another project's volume is not found; another project's URL is
+	// malformed; an admin sees every project's with all_tenants.
+	r := volumeCall(t, a, "POST", "/volume/v3/volumes", admin, "", map[string]any{"volume": map[string]any{"size": 1}}).want(t, http.StatusAccepted)
+	adminVol := r.body["volume"].(map[string]any)["id"].(string)
+	volumeCall(t, a, "GET", base+"/volumes/"+adminVol, demo, "", nil).fault(t, http.StatusNotFound, "itemNotFound", "Volume "+adminVol+" could not be found.")
+	volumeCall(t, a, "GET", "/volume/v3/"+projectOf(t, a, admin)+"/volumes", demo, "", nil).fault(t, http.StatusBadRequest, "badRequest", "Malformed request url")
+	r = volumeCall(t, a, "GET", "/volume/v3/volumes/detail?all_tenants=1", admin, "", nil).want(t, http.StatusOK)
+	if n := len(r.body["volumes"].([]any)); n != 2 {
+		t.Fatalf("admin's all_tenants list has %d volumes", n)
+	}
+	r = volumeCall(t, a, "GET", "/volume/v3/volumes/detail", admin, "", nil).want(t, http.StatusOK)
+	if n := len(r.body["volumes"].([]any)); n != 1 {
+		t.Fatalf("admin's own list has %d volumes", n)
+	}
+	waitVolumeStatus(t, a, "/volume/v3", admin, adminVol, "available")
+	volumeCall(t, a, "DELETE", "/volume/v3/volumes/"+adminVol, admin, "", nil).want(t, http.StatusAccepted)
+
 }

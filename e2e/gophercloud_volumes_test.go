@@ -125,21 +125,7 @@ func TestGophercloudDrivesTheBlockStorageAPI(t *testing.T) {
 		t.Fatalf("delete of a volume with a snapshot: %v", err)
 	}
 
-	// Quota exhaustion: the admin lowers demo's volumes to the two it
-	// has; a third is 413 with Cinder's message.
-	admin, _ := blockStorageClient(t, ctx, dev.http, "admin")
-	two := 2
-	if _, err := quotasets.Update(ctx, admin, project, quotasets.UpdateOpts{Volumes: &two}).Extract(); err != nil {
-		t.Fatalf("quota update: %v", err)
-	}
-	_, err = volumes.Create(ctx, c, volumes.CreateOpts{Size: 1, Name: "one-too-many"}, nil).Extract()
-	if !gophercloud.ResponseCodeIs(err, http.StatusRequestEntityTooLarge) || !strings.Contains(err.Error(), "Maximum number of volumes allowed (2) exceeded for quota 'volumes'.") {
-		t.Fatalf("create over quota: %v", err)
-	}
-	q, err := quotasets.GetUsage(ctx, c, project).Extract()
-	if err != nil || q.Volumes.Limit != 2 || q.Volumes.InUse != 2 || q.Gigabytes.InUse != 6 {
-		t.Fatalf("quota usage %+v: %v", q, err)
-	}
+	checkVolumeQuota(t, ctx, dev, c, project)
 
 	for _, del := range []func() error{
 		func() error { return snapshots.Delete(ctx, c, snap.ID).ExtractErr() },
@@ -171,4 +157,24 @@ func waitGone(ctx context.Context, get func() error) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// checkVolumeQuota: the admin lowers the project's volumes to the two
+// it has; a third is 413 with Cinder's message, and the usage shows.
+func checkVolumeQuota(t *testing.T, ctx context.Context, dev *agentProc, c *gophercloud.ServiceClient, project string) {
+	t.Helper()
+	admin, _ := blockStorageClient(t, ctx, dev.http, "admin")
+	two := 2
+	if _, err := quotasets.Update(ctx, admin, project, quotasets.UpdateOpts{Volumes: &two}).Extract(); err != nil {
+		t.Fatalf("quota update: %v", err)
+	}
+	_, err := volumes.Create(ctx, c, volumes.CreateOpts{Size: 1, Name: "one-too-many"}, nil).Extract()
+	if !gophercloud.ResponseCodeIs(err, http.StatusRequestEntityTooLarge) || !strings.Contains(err.Error(), "Maximum number of volumes allowed (2) exceeded for quota 'volumes'.") {
+		t.Fatalf("create over quota: %v", err)
+	}
+	q, err := quotasets.GetUsage(ctx, c, project).Extract()
+	if err != nil || q.Volumes.Limit != 2 || q.Volumes.InUse != 2 || q.Gigabytes.InUse != 6 {
+		t.Fatalf("quota usage %+v: %v", q, err)
+	}
+
 }

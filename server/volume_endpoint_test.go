@@ -99,54 +99,7 @@ func TestVolumePlacementAndLifecycle(t *testing.T) {
 	}
 	report(t, s, "st2", v.ID, structs.VolumeExtending, structs.VolumeAvailable)
 
-	// A snapshot lands on the volume's host; a volume made from it too,
-	// even though st1 would have more room.
-	var snap structs.SingleVolumeSnapshotResponse
-	err = s.RPC("Volume.SnapshotCreate", &structs.VolumeSnapshotCreateRequest{ProjectID: "p1",
-		Snapshot: &structs.VolumeSnapshot{VolumeID: v.ID, Name: "s"}}, &snap)
-	if structs.KindOf(err) != structs.KindInvalid || !strings.Contains(err.Error(), "no room") {
-		t.Fatalf("snapshot of an 18 GB volume on a 20 GB pool: %v", err)
-	}
-	small, err := createVolume(s, "p1", &structs.Volume{SizeGB: 1, AvailabilityZone: "nova"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if small.Host != "st1" {
-		t.Fatalf("1 GB volume on %s, want st1 (more room)", small.Host)
-	}
-	report(t, s, "st1", small.ID, structs.VolumeCreating, structs.VolumeAvailable)
-	if err := s.RPC("Volume.SnapshotCreate", &structs.VolumeSnapshotCreateRequest{ProjectID: "p1",
-		Snapshot: &structs.VolumeSnapshot{VolumeID: small.ID}}, &snap); err != nil {
-		t.Fatal(err)
-	}
-	if snap.Snapshot.Host != "st1" || snap.Snapshot.SizeGB != 1 || snap.Snapshot.Status != structs.SnapshotCreating {
-		t.Fatalf("snapshot %+v", snap.Snapshot)
-	}
-	err = s.RPC("Volume.Report", &structs.VolumeReportRequest{HostID: "st1", SnapshotUpdate: &structs.VolumeSnapshotUpdateEntry{
-		ID: snap.Snapshot.ID, FromStatus: []string{structs.SnapshotCreating}, Status: structs.SnapshotAvailable}}, &structs.GenericResponse{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clone, err := createVolume(s, "p1", &structs.Volume{SizeGB: 2, SnapshotID: snap.Snapshot.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if clone.Host != "st1" {
-		t.Fatalf("volume from a snapshot on %s, want the snapshot's st1", clone.Host)
-	}
-	// The storage agent's read lists st1's volumes and snapshot.
-	var hv structs.VolumeHostResponse
-	if err := s.RPC("Volume.HostVolumes", &structs.VolumeHostRequest{HostID: "st1"}, &hv); err != nil {
-		t.Fatal(err)
-	}
-	if len(hv.Volumes) != 2 || len(hv.Snapshots) != 1 {
-		t.Fatalf("st1 keeps %d volumes, %d snapshots", len(hv.Volumes), len(hv.Snapshots))
-	}
-	// A volume with a snapshot cannot be deleted.
-	err = s.RPC("Volume.Delete", &structs.VolumeDeleteRequest{VolumeID: small.ID, ProjectID: "p1"}, &structs.GenericResponse{})
-	if structs.KindOf(err) != structs.KindInvalid {
-		t.Fatalf("delete of a volume with a snapshot: %v", err)
-	}
+	checkSnapshotPlacement(t, s, v.ID)
 	// Deleting goes through deleting until the host purges the record.
 	if err := s.RPC("Volume.Delete", &structs.VolumeDeleteRequest{VolumeID: v.ID, ProjectID: "p1"}, &structs.GenericResponse{}); err != nil {
 		t.Fatal(err)
@@ -218,5 +171,62 @@ func TestVolumeQuotaAndTypesEndpoints(t *testing.T) {
 	err = s.RPC("Volume.TypeDelete", &structs.VolumeTypeDeleteRequest{TypeID: "fast"}, &structs.GenericResponse{})
 	if structs.KindOf(err) != structs.KindInvalid {
 		t.Fatalf("delete of a used type: %v", err)
+	}
+}
+
+// checkSnapshotPlacement: a snapshot lands on its volume's host, and a
+// volume made from it too, even where another host has more room; a
+// snapshot over the host's room is refused. bigID is an 18 GB volume on
+// st2's 20 GB pool.
+func checkSnapshotPlacement(t *testing.T, s *Server, bigID string) {
+	t.Helper()
+	v := &structs.Volume{ID: bigID}
+	// A snapshot lands on the volume's host; a volume made from it too,
+	// even though st1 would have more room.
+	var snap structs.SingleVolumeSnapshotResponse
+	err := s.RPC("Volume.SnapshotCreate", &structs.VolumeSnapshotCreateRequest{ProjectID: "p1",
+		Snapshot: &structs.VolumeSnapshot{VolumeID: v.ID, Name: "s"}}, &snap)
+	if structs.KindOf(err) != structs.KindInvalid || !strings.Contains(err.Error(), "no room") {
+		t.Fatalf("snapshot of an 18 GB volume on a 20 GB pool: %v", err)
+	}
+	small, err := createVolume(s, "p1", &structs.Volume{SizeGB: 1, AvailabilityZone: "nova"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if small.Host != "st1" {
+		t.Fatalf("1 GB volume on %s, want st1 (more room)", small.Host)
+	}
+	report(t, s, "st1", small.ID, structs.VolumeCreating, structs.VolumeAvailable)
+	if err := s.RPC("Volume.SnapshotCreate", &structs.VolumeSnapshotCreateRequest{ProjectID: "p1",
+		Snapshot: &structs.VolumeSnapshot{VolumeID: small.ID}}, &snap); err != nil {
+		t.Fatal(err)
+	}
+	if snap.Snapshot.Host != "st1" || snap.Snapshot.SizeGB != 1 || snap.Snapshot.Status != structs.SnapshotCreating {
+		t.Fatalf("snapshot %+v", snap.Snapshot)
+	}
+	err = s.RPC("Volume.Report", &structs.VolumeReportRequest{HostID: "st1", SnapshotUpdate: &structs.VolumeSnapshotUpdateEntry{
+		ID: snap.Snapshot.ID, FromStatus: []string{structs.SnapshotCreating}, Status: structs.SnapshotAvailable}}, &structs.GenericResponse{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clone, err := createVolume(s, "p1", &structs.Volume{SizeGB: 2, SnapshotID: snap.Snapshot.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clone.Host != "st1" {
+		t.Fatalf("volume from a snapshot on %s, want the snapshot's st1", clone.Host)
+	}
+	// The storage agent's read lists st1's volumes and snapshot.
+	var hv structs.VolumeHostResponse
+	if err := s.RPC("Volume.HostVolumes", &structs.VolumeHostRequest{HostID: "st1"}, &hv); err != nil {
+		t.Fatal(err)
+	}
+	if len(hv.Volumes) != 2 || len(hv.Snapshots) != 1 {
+		t.Fatalf("st1 keeps %d volumes, %d snapshots", len(hv.Volumes), len(hv.Snapshots))
+	}
+	// A volume with a snapshot cannot be deleted.
+	err = s.RPC("Volume.Delete", &structs.VolumeDeleteRequest{VolumeID: small.ID, ProjectID: "p1"}, &structs.GenericResponse{})
+	if structs.KindOf(err) != structs.KindInvalid {
+		t.Fatalf("delete of a volume with a snapshot: %v", err)
 	}
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-
 	"github.com/google/uuid"
 	memdb "github.com/hashicorp/go-memdb"
 
