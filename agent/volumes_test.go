@@ -325,3 +325,34 @@ func checkVolumeScopes(t *testing.T, a *Agent, base, admin, demo string) {
 	volumeCall(t, a, "DELETE", "/volume/v3/volumes/"+adminVol, admin, "", nil).want(t, http.StatusAccepted)
 
 }
+
+func TestVolumeFromImage(t *testing.T) {
+	t.Parallel()
+	a, pool := volumeAgent(t)
+	waitDevImages(t, a)
+	demo := keystoneToken(t, a, "demo")
+	base := "/volume/v3/" + projectOf(t, a, demo)
+	r := volumeCall(t, a, "POST", base+"/volumes", demo, "", map[string]any{"volume": map[string]any{
+		"size": 1, "name": "boot", "imageRef": devImageID}}).want(t, http.StatusAccepted)
+	id := r.body["volume"].(map[string]any)["id"].(string)
+	vol := waitVolumeStatus(t, a, base, demo, id, "available")
+	meta, _ := vol["volume_image_metadata"].(map[string]any)
+	if vol["bootable"] != "true" || meta["image_id"] != devImageID {
+		t.Fatalf("volume from the dev image %v", vol)
+	}
+	out, err := exec.Command("qemu-img", "info", "--output=json", "-U", filepath.Join(pool, "volume-"+id+".qcow2")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct {
+		VirtualSize int64 `json:"virtual-size"`
+		ActualSize  int64 `json:"actual-size"`
+	}
+	if err := json.Unmarshal(out, &info); err != nil || info.VirtualSize != 1<<30 || info.ActualSize == 0 {
+		t.Fatalf("volume file %s: %v", out, err)
+	}
+	volumeCall(t, a, "POST", base+"/volumes", demo, "", map[string]any{"volume": map[string]any{"size": 1, "imageRef": "00000000-0000-0000-0000-000000000000"}}).
+		fault(t, http.StatusNotFound, "itemNotFound", "Image 00000000-0000-0000-0000-000000000000 could not be found.")
+	volumeCall(t, a, "DELETE", base+"/volumes/"+id, demo, "", nil).want(t, http.StatusAccepted)
+	waitVolumeStatus(t, a, base, demo, id, "")
+}
