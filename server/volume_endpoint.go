@@ -273,7 +273,8 @@ func (e *Volume) prepareExtend(v *structs.Volume, newSize int, entry *structs.Vo
 }
 
 // Delete starts a volume's deletion: its storage host removes its data
-// and then its record. A volume no host holds is removed at once.
+// and then its record. A volume no host holds, or whose host was
+// removed from the cluster, is removed at once.
 // Without Force, only Cinder's deletable statuses qualify; never an
 // attached volume or one with snapshots.
 func (e *Volume) Delete(args *structs.VolumeDeleteRequest, reply *structs.GenericResponse) error {
@@ -299,7 +300,11 @@ func (e *Volume) Delete(args *structs.VolumeDeleteRequest, reply *structs.Generi
 		from = nil
 	}
 	var index uint64
-	if v.Host == "" {
+	gone, err := e.hostGone(v.Host)
+	if err != nil {
+		return err
+	}
+	if gone {
 		index, err = e.srv.apply(structs.VolumeDeleteType, &structs.VolumeDeleteEntry{ID: v.ID, FromStatus: from})
 	} else {
 		index, err = e.srv.apply(structs.VolumeUpdateType, &structs.VolumeUpdateEntry{ID: v.ID, FromStatus: from,
@@ -307,4 +312,15 @@ func (e *Volume) Delete(args *structs.VolumeDeleteRequest, reply *structs.Generi
 	}
 	reply.Index = index
 	return err
+}
+
+// hostGone reports whether a volume's storage host is none or no longer
+// registered: nothing would ever delete its data, so its record goes at
+// once.
+func (e *Volume) hostGone(hostID string) (bool, error) {
+	if hostID == "" {
+		return true, nil
+	}
+	h, err := e.srv.fsm.State().HostByID(nil, hostID)
+	return h == nil, err
 }

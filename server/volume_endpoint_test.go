@@ -230,3 +230,31 @@ func checkSnapshotPlacement(t *testing.T, s *Server, bigID string) {
 		t.Fatalf("delete of a volume with a snapshot: %v", err)
 	}
 }
+
+// TestVolumeOfARemovedHostIsDeletedAtOnce: once its storage host is
+// gone from the cluster nothing would delete a volume's data, so its
+// delete removes the record at once.
+func TestVolumeOfARemovedHostIsDeletedAtOnce(t *testing.T) {
+	t.Parallel()
+	s := testServer(t, nil)
+	waitForLeader(t, s)
+	storageHost(t, s, "st1", "10")
+	v, err := createVolume(s, "p1", &structs.Volume{SizeGB: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report(t, s, "st1", v.ID, structs.VolumeCreating, structs.VolumeAvailable)
+	if err := s.RPC("Host.ForceDown", &structs.HostForceDownRequest{HostID: "st1", ForcedDown: true}, &structs.GenericResponse{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RPC("Host.Deregister", &structs.HostDeregisterRequest{HostID: "st1"}, &structs.GenericResponse{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RPC("Volume.Delete", &structs.VolumeDeleteRequest{VolumeID: v.ID, ProjectID: "p1"}, &structs.GenericResponse{}); err != nil {
+		t.Fatal(err)
+	}
+	var got structs.SingleVolumeResponse
+	if err := s.RPC("Volume.Get", &structs.VolumeSpecificRequest{VolumeID: v.ID}, &got); structs.KindOf(err) != structs.KindNotFound {
+		t.Fatalf("volume of a removed host after delete: %v %+v", err, got.Volume)
+	}
+}

@@ -154,7 +154,11 @@ func (e *Volume) SnapshotDelete(args *structs.VolumeSnapshotDeleteRequest, reply
 		return structs.Errorf(structs.KindInvalid, "Invalid snapshot: Volume Snapshot status must be available or error, not %s.", s.Status)
 	}
 	var index uint64
-	if s.Host == "" {
+	gone, err := e.hostGone(s.Host)
+	if err != nil {
+		return err
+	}
+	if gone {
 		index, err = e.srv.apply(structs.VolumeSnapshotDeleteType, &structs.VolumeSnapshotDeleteEntry{ID: s.ID, FromStatus: snapshotDeletable})
 	} else {
 		index, err = e.srv.apply(structs.VolumeSnapshotUpdateType, &structs.VolumeSnapshotUpdateEntry{ID: s.ID,
