@@ -356,3 +356,68 @@ func TestVolumeFromImage(t *testing.T) {
 	volumeCall(t, a, "DELETE", base+"/volumes/"+id, demo, "", nil).want(t, http.StatusAccepted)
 	waitVolumeStatus(t, a, base, demo, id, "")
 }
+
+func TestVolumeMetadataUpdateBootableAndTypes(t *testing.T) {
+	t.Parallel()
+	a, _ := volumeAgent(t)
+	admin, demo := keystoneToken(t, a, "admin"), keystoneToken(t, a, "demo")
+	base := "/volume/v3/" + projectOf(t, a, demo)
+	r := volumeCall(t, a, "POST", base+"/volumes", demo, "", map[string]any{"volume": map[string]any{"size": 1, "name": "m"}}).want(t, http.StatusAccepted)
+	id := r.body["volume"].(map[string]any)["id"].(string)
+	vpath := base + "/volumes/" + id
+
+	r = volumeCall(t, a, "POST", vpath+"/metadata", demo, "", map[string]any{"metadata": map[string]string{"a": "1", "b": "2"}}).want(t, http.StatusOK)
+	if m := r.body["metadata"].(map[string]any); len(m) != 2 {
+		t.Fatalf("merged metadata %s", r.raw)
+	}
+	r = volumeCall(t, a, "PUT", vpath+"/metadata/a", demo, "", map[string]any{"meta": map[string]string{"a": "9"}}).want(t, http.StatusOK)
+	volumeCall(t, a, "PUT", vpath+"/metadata/a", demo, "", map[string]any{"meta": map[string]string{"z": "9"}}).fault(t, http.StatusBadRequest, "badRequest", "Request body and URI mismatch")
+	volumeCall(t, a, "DELETE", vpath+"/metadata/b", demo, "", nil).want(t, http.StatusOK)
+	r = volumeCall(t, a, "GET", vpath+"/metadata/a", demo, "", nil).want(t, http.StatusOK)
+	if r.body["meta"].(map[string]any)["a"] != "9" {
+		t.Fatalf("metadata item %s", r.raw)
+	}
+	volumeCall(t, a, "GET", vpath+"/metadata/b", demo, "", nil).want(t, http.StatusNotFound)
+	r = volumeCall(t, a, "PUT", vpath+"/metadata", demo, "", map[string]any{"metadata": map[string]string{"c": "3"}}).want(t, http.StatusOK)
+	if m := r.body["metadata"].(map[string]any); len(m) != 1 || m["c"] != "3" {
+		t.Fatalf("replaced metadata %s", r.raw)
+	}
+
+	r = volumeCall(t, a, "PUT", vpath, demo, "", map[string]any{"volume": map[string]any{"name": "renamed", "description": "d"}}).want(t, http.StatusOK)
+	if v := r.body["volume"].(map[string]any); v["name"] != "renamed" || v["description"] != "d" {
+		t.Fatalf("updated %s", r.raw)
+	}
+	volumeCall(t, a, "POST", vpath+"/action", demo, "", map[string]any{"os-set_bootable": map[string]any{"bootable": true}}).want(t, http.StatusOK)
+	if v := volumeCall(t, a, "GET", vpath, demo, "", nil).body["volume"].(map[string]any); v["bootable"] != "true" {
+		t.Fatalf("bootable %v", v["bootable"])
+	}
+	volumeCall(t, a, "POST", vpath+"/action", demo, "", map[string]any{"os-frobnicate": map[string]any{}}).fault(t, http.StatusBadRequest, "badRequest", "There is no such action: os-frobnicate")
+
+	// Types: admins create and delete; a volume of the type keeps it.
+	r = volumeCall(t, a, "POST", "/volume/v3/types", admin, "", map[string]any{"volume_type": map[string]any{"name": "fast",
+		"extra_specs": map[string]string{"volume_backend_name": "file"}}}).want(t, http.StatusOK)
+	typeID := r.body["volume_type"].(map[string]any)["id"].(string)
+	volumeCall(t, a, "POST", "/volume/v3/types", admin, "", map[string]any{"volume_type": map[string]any{"name": "fast"}}).want(t, http.StatusConflict)
+	r = volumeCall(t, a, "POST", base+"/volumes", demo, "", map[string]any{"volume": map[string]any{"size": 1, "volume_type": "fast"}}).want(t, http.StatusAccepted)
+	typed := r.body["volume"].(map[string]any)
+	if typed["volume_type"] != "fast" {
+		t.Fatalf("typed volume %v", typed)
+	}
+	volumeCall(t, a, "DELETE", "/volume/v3/types/"+typeID, admin, "", nil).want(t, http.StatusBadRequest)
+	volumeCall(t, a, "GET", "/volume/v3/types/default", demo, "", nil).want(t, http.StatusOK)
+	volumeCall(t, a, "POST", base+"/volumes", demo, "", map[string]any{"volume": map[string]any{"size": 1, "volume_type": "slow"}}).
+		fault(t, http.StatusNotFound, "itemNotFound", "Volume type slow could not be found.")
+
+	// Snapshot update and list by volume.
+	waitVolumeStatus(t, a, base, demo, id, "available")
+	r = volumeCall(t, a, "POST", base+"/snapshots", demo, "3.41", map[string]any{"snapshot": map[string]any{"volume_id": id}}).want(t, http.StatusAccepted)
+	snap := r.body["snapshot"].(map[string]any)
+	if snap["user_id"] == nil || snap["size"] != float64(1) {
+		t.Fatalf("snapshot at 3.41 %v", snap)
+	}
+	r = volumeCall(t, a, "PUT", base+"/snapshots/"+snap["id"].(string), demo, "", map[string]any{"snapshot": map[string]any{"name": "nightly"}}).want(t, http.StatusOK)
+	r = volumeCall(t, a, "GET", base+"/snapshots/detail?volume_id="+id, demo, "", nil).want(t, http.StatusOK)
+	if s := r.body["snapshots"].([]any); len(s) != 1 || s[0].(map[string]any)["name"] != "nightly" {
+		t.Fatalf("snapshots %s", r.raw)
+	}
+}
