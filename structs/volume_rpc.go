@@ -174,7 +174,7 @@ type VolumeReportRequest struct {
 type VolumeSnapshotCreateRequest struct {
 	ProjectID string
 	Snapshot  *VolumeSnapshot
-	Force    bool
+	Force     bool
 	WriteRequest
 }
 
