@@ -118,6 +118,14 @@ func TestGophercloudDrivesTheBlockStorageAPI(t *testing.T) {
 	if restored.Size != 2 || restored.SnapshotID != snap.ID {
 		t.Fatalf("restored %+v", restored)
 	}
+	// Pages of one volume each, by the next links.
+	pages, err = volumes.List(c, volumes.ListOpts{Limit: 1}).AllPages(ctx)
+	if err != nil {
+		t.Fatalf("paged list: %v", err)
+	}
+	if all, err := volumes.ExtractVolumes(pages); err != nil || len(all) != 2 || all[0].ID != restored.ID || all[1].ID != vol.ID {
+		t.Fatalf("paged list, newest first: %+v %v", all, err)
+	}
 
 	// Deleting a volume that still has a snapshot: Cinder's 400.
 	err = volumes.Delete(ctx, c, vol.ID, volumes.DeleteOpts{}).ExtractErr()

@@ -55,7 +55,9 @@ func (a *API) snapshotDetailList(q *request) error {
 	for _, s := range snaps {
 		out = append(out, q.snapshotDetail(s))
 	}
-	return q.json(http.StatusOK, map[string]any{"snapshots": out})
+	body := map[string]any{"snapshots": out}
+	q.pageLinks(body, "snapshots", "snapshots/detail", len(snaps), func(i int) string { return snaps[i].ID })
+	return q.json(http.StatusOK, body)
 }
 
 // snapshotCreateBody is POST /snapshots' body.

@@ -109,10 +109,23 @@ func (a *API) volumeList(q *request) error {
 		out = append(out, q.volumeSummary(v))
 	}
 	body := map[string]any{"volumes": out}
+	q.pageLinks(body, "volumes", "volumes", len(vols), func(i int) string { return vols[i].ID })
 	if q.at(mvCountInfo) && truthy(q.r.URL.Query().Get("with_count")) {
 		body["count"] = total
 	}
 	return q.json(http.StatusOK, body)
+}
+
+// pageLinks adds Cinder's "<collection>_links" next link when a page
+// filled its limit, the marker its last item, so clients page on.
+func (q *request) pageLinks(body map[string]any, collection, path string, n int, id func(int) string) {
+	qs := q.r.URL.Query()
+	limit, err := strconv.Atoi(qs.Get("limit"))
+	if err != nil || limit < 1 || n < limit {
+		return
+	}
+	qs.Set("marker", id(n-1))
+	body[collection+"_links"] = []map[string]string{{"rel": "next", "href": q.base + "/" + path + "?" + qs.Encode()}}
 }
 
 // volumeDetailList answers GET /volumes/detail.
@@ -130,6 +143,7 @@ func (a *API) volumeDetailList(q *request) error {
 		out = append(out, q.volumeDetail(v, types))
 	}
 	body := map[string]any{"volumes": out}
+	q.pageLinks(body, "volumes", "volumes/detail", len(vols), func(i int) string { return vols[i].ID })
 	if q.at(mvCountInfo) && truthy(q.r.URL.Query().Get("with_count")) {
 		body["count"] = total
 	}
