@@ -135,21 +135,7 @@ func TestGophercloudDrivesTheBlockStorageAPI(t *testing.T) {
 
 	checkVolumeQuota(t, ctx, dev, c, project)
 
-	for _, del := range []func() error{
-		func() error { return snapshots.Delete(ctx, c, snap.ID).ExtractErr() },
-		func() error { return waitGone(ctx, func() error { return snapshots.Get(ctx, c, snap.ID).Err }) },
-		func() error { return volumes.Delete(ctx, c, vol.ID, volumes.DeleteOpts{}).ExtractErr() },
-		func() error { return volumes.Delete(ctx, c, restored.ID, volumes.DeleteOpts{}).ExtractErr() },
-		func() error { return waitGone(ctx, func() error { return volumes.Get(ctx, c, vol.ID).Err }) },
-		func() error { return waitGone(ctx, func() error { return volumes.Get(ctx, c, restored.ID).Err }) },
-	} {
-		if err := del(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if left, _ := filepath.Glob(filepath.Join(pool, "*.qcow2*")); len(left) != 0 {
-		t.Fatalf("files left in the pool: %v", left)
-	}
+	deleteVolumesAndSnapshot(t, ctx, c, pool, snap.ID, vol.ID, restored.ID)
 }
 
 // waitGone waits until get answers 404.
@@ -184,5 +170,25 @@ func checkVolumeQuota(t *testing.T, ctx context.Context, dev *agentProc, c *goph
 	if err != nil || q.Volumes.Limit != 2 || q.Volumes.InUse != 2 || q.Gigabytes.InUse != 6 {
 		t.Fatalf("quota usage %+v: %v", q, err)
 	}
+}
 
+// deleteVolumesAndSnapshot deletes the snapshot, then both volumes, and
+// checks the pool has no file left.
+func deleteVolumesAndSnapshot(t *testing.T, ctx context.Context, c *gophercloud.ServiceClient, pool, snapID, volID, restoredID string) {
+	t.Helper()
+	for _, del := range []func() error{
+		func() error { return snapshots.Delete(ctx, c, snapID).ExtractErr() },
+		func() error { return waitGone(ctx, func() error { return snapshots.Get(ctx, c, snapID).Err }) },
+		func() error { return volumes.Delete(ctx, c, volID, volumes.DeleteOpts{}).ExtractErr() },
+		func() error { return volumes.Delete(ctx, c, restoredID, volumes.DeleteOpts{}).ExtractErr() },
+		func() error { return waitGone(ctx, func() error { return volumes.Get(ctx, c, volID).Err }) },
+		func() error { return waitGone(ctx, func() error { return volumes.Get(ctx, c, restoredID).Err }) },
+	} {
+		if err := del(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(pool, "*.qcow2*")); len(left) != 0 {
+		t.Fatalf("files left in the pool: %v", left)
+	}
 }
