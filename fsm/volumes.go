@@ -146,6 +146,9 @@ func (s *StateStore) UpdateVolume(index uint64, e *structs.VolumeUpdateEntry) er
 		if !slices.Contains(structs.VolumeStatuses, e.Status) {
 			return structs.Errorf(structs.KindInvalid, "unknown volume status %q", e.Status)
 		}
+		if !e.Reset && !structs.VolumeTransitionAllowed(v.Status, e.Status) {
+			return structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s cannot go from %s to %s.", v.ID, v.Status, e.Status)
+		}
 		if e.Status == structs.VolumeDeleting {
 			if len(v.Attachments) > 0 {
 				return structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s is attached", v.ID)

@@ -69,6 +69,12 @@ func (f *volumeFixture) status(id string) string {
 func TestVolumeStatusMachine(t *testing.T) {
 	f := newVolumeFixture(t)
 	f.must(f.s.CreateVolume(f.next(), f.volume("v1", "p1", 1)))
+	// Cinder's machine: a creating volume is not in use; an admin's
+	// reset steps outside the machine.
+	f.refused(f.s.UpdateVolume(f.next(), &structs.VolumeUpdateEntry{ID: "v1", Status: structs.VolumeInUse}),
+		structs.KindInvalid, "cannot go from creating to in-use")
+	f.must(f.s.UpdateVolume(f.next(), &structs.VolumeUpdateEntry{ID: "v1", Status: structs.VolumeInUse, Reset: true}))
+	f.must(f.s.UpdateVolume(f.next(), &structs.VolumeUpdateEntry{ID: "v1", Status: structs.VolumeCreating, Reset: true}))
 	// A report from another host is refused; from the volume's host it
 	// moves creating to available.
 	f.refused(f.s.UpdateVolume(f.next(), &structs.VolumeUpdateEntry{ID: "v1", Host: "h2",

@@ -231,7 +231,7 @@ func (e *Volume) Update(args *structs.VolumeUpdateRequest, reply *structs.Single
 		if !slices.Contains(structs.VolumeStatuses, args.ResetStatus) {
 			return structs.Errorf(structs.KindInvalid, "Invalid input received: Invalid status %s", args.ResetStatus)
 		}
-		entry.Status = args.ResetStatus
+		entry.Status, entry.Reset = args.ResetStatus, true
 	}
 	if args.NewSizeGB != 0 {
 		if err := e.prepareExtend(v, args.NewSizeGB, entry); err != nil {
@@ -307,8 +307,9 @@ func (e *Volume) Delete(args *structs.VolumeDeleteRequest, reply *structs.Generi
 	if gone {
 		index, err = e.srv.apply(structs.VolumeDeleteType, &structs.VolumeDeleteEntry{ID: v.ID, FromStatus: from})
 	} else {
+		// A forced delete steps outside the status machine.
 		index, err = e.srv.apply(structs.VolumeUpdateType, &structs.VolumeUpdateEntry{ID: v.ID, FromStatus: from,
-			Status: structs.VolumeDeleting, UpdatedAt: time.Now().UnixNano()})
+			Status: structs.VolumeDeleting, Reset: args.Force, UpdatedAt: time.Now().UnixNano()})
 	}
 	reply.Index = index
 	return err

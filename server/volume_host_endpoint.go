@@ -59,7 +59,7 @@ func (e *Volume) Report(args *structs.VolumeReportRequest, reply *structs.Generi
 	case args.Update != nil:
 		u := *args.Update
 		// An agent reports its work, never sizes or user fields.
-		u.Host, u.SizeGB, u.Name, u.Description, u.Bootable = args.HostID, 0, nil, nil, nil
+		u.Host, u.SizeGB, u.Name, u.Description, u.Bootable, u.Reset = args.HostID, 0, nil, nil, nil, false
 		u.Metadata, u.ReplaceMetadata, u.DeleteMetadata = nil, false, nil
 		t, body = structs.VolumeUpdateType, &u
 	case args.Delete != nil:

@@ -25,6 +25,31 @@ const (
 	VolumeMaintenance   = "maintenance"
 )
 
+// volumeTransitions is Cinder's volume status machine: the statuses each
+// status may move to in the normal course (an admin's os-reset_status
+// and os-force_delete step outside it). The attach statuses are
+// reserved → attaching → in-use → detaching → available.
+var volumeTransitions = map[string][]string{
+	VolumeCreating:      {VolumeAvailable, VolumeError},
+	VolumeAvailable:     {VolumeReserved, VolumeAttaching, VolumeExtending, VolumeDeleting, VolumeMaintenance},
+	VolumeReserved:      {VolumeAttaching, VolumeAvailable},
+	VolumeAttaching:     {VolumeInUse, VolumeAvailable, VolumeError},
+	VolumeInUse:         {VolumeDetaching, VolumeExtending},
+	VolumeDetaching:     {VolumeAvailable, VolumeInUse},
+	VolumeExtending:     {VolumeAvailable, VolumeInUse, VolumeErrorExtend},
+	VolumeError:         {VolumeDeleting},
+	VolumeErrorExtend:   {VolumeDeleting, VolumeExtending},
+	VolumeErrorDeleting: {VolumeDeleting},
+	VolumeDeleting:      {VolumeErrorDeleting},
+	VolumeMaintenance:   {VolumeAvailable},
+}
+
+// VolumeTransitionAllowed reports whether a volume may move from one
+// status to another in the normal course (staying put is allowed).
+func VolumeTransitionAllowed(from, to string) bool {
+	return from == to || slices.Contains(volumeTransitions[from], to)
+}
+
 // VolumeStatuses lists every status os-reset_status may set.
 var VolumeStatuses = []string{VolumeCreating, VolumeAvailable, VolumeReserved, VolumeAttaching,
 	VolumeInUse, VolumeDetaching, VolumeDeleting, VolumeError, VolumeErrorDeleting,

@@ -16,6 +16,10 @@ type VolumeUpdateEntry struct {
 	FromStatus []string
 	Host       string
 	Status     string
+	// Reset lets Status step outside the status machine
+	// (VolumeTransitionAllowed): an admin's os-reset_status or
+	// os-force_delete.
+	Reset bool
 	// SizeGB, when above the volume's size, extends it; the growth is
 	// checked against the gigabytes quotas.
 	SizeGB      int
