@@ -30,6 +30,15 @@ func TestOpenStackCLIVolumes(t *testing.T) {
 	if out := mustOS(t, bin, env, "volume", "list", "-f", "value", "-c", "Name", "-c", "Status"); !strings.Contains(out, "cli-vol available") {
 		t.Fatalf("volume list: %s", out)
 	}
+	if out := mustOS(t, bin, env, "volume", "type", "list", "-f", "value", "-c", "Name"); strings.TrimSpace(out) != "__DEFAULT__" {
+		t.Fatalf("volume type list: %s", out)
+	}
+	if out := mustOS(t, bin, env, "availability", "zone", "list", "--volume", "-f", "value"); !strings.Contains(out, "nova available") {
+		t.Fatalf("availability zone list --volume: %s", out)
+	}
+	if out := mustOS(t, bin, env, "limits", "show", "--absolute", "-f", "value"); !strings.Contains(out, "maxTotalVolumes") {
+		t.Fatalf("limits show: %s", out)
+	}
 	mustOS(t, bin, env, "volume", "set", "--size", "2", "cli-vol")
 	waitCLIStatus(t, bin, env, "volume", "cli-vol", "available")
 	osJSONVol(t, bin, env, &vol, "volume", "show", "cli-vol")
