@@ -283,6 +283,17 @@ func TestVolumeQuotasThroughTheAPI(t *testing.T) {
 	if v := r.body["quota_set"].(map[string]any)["volumes"].(map[string]any); v["limit"] != float64(1) || v["in_use"] != float64(1) {
 		t.Fatalf("usage %s", r.raw)
 	}
+	// The default class's limits apply to what a project did not set.
+	volumeCall(t, a, "PUT", base+"/os-quota-class-sets/default", demo, "", map[string]any{"quota_class_set": map[string]any{"snapshots": 3}}).want(t, http.StatusForbidden)
+	r = volumeCall(t, a, "PUT", "/volume/v3/os-quota-class-sets/default", admin, "", map[string]any{"quota_class_set": map[string]any{"snapshots": 3}}).want(t, http.StatusOK)
+	if c := r.body["quota_class_set"].(map[string]any); c["snapshots"] != float64(3) {
+		t.Fatalf("quota class update %s", r.raw)
+	}
+	volumeCall(t, a, "GET", "/volume/v3/os-quota-class-sets/gold", admin, "", nil).want(t, http.StatusNotFound)
+	r = volumeCall(t, a, "GET", base+"/os-quota-sets/"+project, demo, "", nil).want(t, http.StatusOK)
+	if s := r.body["quota_set"].(map[string]any); s["snapshots"] != float64(3) || s["volumes"] != float64(1) {
+		t.Fatalf("demo's limits after the class changed %s", r.raw)
+	}
 	r = volumeCall(t, a, "GET", base+"/limits", demo, "", nil).want(t, http.StatusOK)
 	abs := r.body["limits"].(map[string]any)["absolute"].(map[string]any)
 	if abs["maxTotalVolumes"] != float64(1) || abs["totalVolumesUsed"] != float64(1) || abs["totalGigabytesUsed"] != float64(1) {

@@ -3,6 +3,7 @@ package cinder
 import (
 	"encoding/json"
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -77,22 +78,21 @@ func (a *API) quotaDefaults(q *request) error {
 	return q.json(http.StatusOK, map[string]any{"quota_set": set})
 }
 
-// quotaUpdate answers PUT /os-quota-sets/{project} (admins): the
-// project's limits after the change.
-func (a *API) quotaUpdate(q *request) error {
-	var body struct {
-		Set map[string]json.RawMessage `json:"quota_set"`
-	}
+// readQuotaLimits reads {"<key>": {…}} of volume limits, refusing
+// resources Cinder does not know.
+func (q *request) readQuotaLimits(key string) (map[string]int64, error) {
+	var body map[string]map[string]json.RawMessage
 	if err := q.decode(&body); err != nil {
-		return err
+		return nil, err
 	}
-	if body.Set == nil {
-		return errorf(http.StatusBadRequest, "Missing required element 'quota_set' in request body.")
+	set, ok := body[key]
+	if !ok || set == nil {
+		return nil, errorf(http.StatusBadRequest, "Missing required element '%s' in request body.", key)
 	}
 	limits := map[string]int64{}
 	var bad []string
-	for k, raw := range body.Set {
-		if k == "tenant_id" || k == "id" {
+	for k, raw := range set {
+		if k == "tenant_id" || k == "id" || k == "class_name" {
 			continue
 		}
 		if _, ok := structs.VolumeDefaultQuotas[k]; !ok {
@@ -101,15 +101,26 @@ func (a *API) quotaUpdate(q *request) error {
 		}
 		n, err := intField(raw, k)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if n < -1 {
-			return errorf(http.StatusBadRequest, "Invalid input received: Quota limit %d for %s must be -1 or greater.", n, k)
+			return nil, errorf(http.StatusBadRequest, "Invalid input received: Quota limit %d for %s must be -1 or greater.", n, k)
 		}
 		limits[k] = int64(n)
 	}
 	if len(bad) > 0 {
-		return errorf(http.StatusBadRequest, "Invalid input received: Bad key(s) in quota set: %s", strings.Join(bad, ", "))
+		sort.Strings(bad)
+		return nil, errorf(http.StatusBadRequest, "Invalid input received: Bad key(s) in quota set: %s", strings.Join(bad, ", "))
+	}
+	return limits, nil
+}
+
+// quotaUpdate answers PUT /os-quota-sets/{project} (admins): the
+// project's limits after the change.
+func (a *API) quotaUpdate(q *request) error {
+	limits, err := q.readQuotaLimits("quota_set")
+	if err != nil {
+		return err
 	}
 	p := q.param("project")
 	if err := q.call("Volume.QuotaUpdate", &structs.VolumeQuotaUpdateRequest{ProjectID: p, Limits: limits}, &structs.GenericResponse{}); err != nil {
@@ -125,6 +136,58 @@ func (a *API) quotaUpdate(q *request) error {
 	}
 	delete(set, "id")
 	return q.json(http.StatusOK, map[string]any{"quota_set": set})
+}
+
+// quotaClass checks the class of an os-quota-class-sets call: only
+// "default", the defaults every project without its own limits has.
+func (q *request) quotaClass() (string, error) {
+	if c := q.param("class"); c != structs.QuotaDefaultClass {
+		return "", errorf(http.StatusNotFound, "Quota class %s could not be found.", c)
+	}
+	return structs.QuotaDefaultClass, nil
+}
+
+// quotaClassShow answers GET /os-quota-class-sets/default (admins).
+func (a *API) quotaClassShow(q *request) error {
+	class, err := q.quotaClass()
+	if err != nil {
+		return err
+	}
+	var out structs.VolumeQuotaResponse
+	if err := q.call("Volume.QuotaGet", &structs.VolumeQuotaRequest{Defaults: true}, &out); err != nil {
+		return err
+	}
+	set, err := q.quotaSet(class, out.Limits, nil, false)
+	if err != nil {
+		return err
+	}
+	return q.json(http.StatusOK, map[string]any{"quota_class_set": set})
+}
+
+// quotaClassUpdate answers PUT /os-quota-class-sets/default (admins):
+// the defaults change for every project without its own limits.
+func (a *API) quotaClassUpdate(q *request) error {
+	class, err := q.quotaClass()
+	if err != nil {
+		return err
+	}
+	limits, err := q.readQuotaLimits("quota_class_set")
+	if err != nil {
+		return err
+	}
+	if err := q.call("Volume.QuotaUpdate", &structs.VolumeQuotaUpdateRequest{Class: class, Limits: limits}, &structs.GenericResponse{}); err != nil {
+		return err
+	}
+	var out structs.VolumeQuotaResponse
+	if err := q.call("Volume.QuotaGet", &structs.VolumeQuotaRequest{Defaults: true}, &out); err != nil {
+		return err
+	}
+	set, err := q.quotaSet(class, out.Limits, nil, false)
+	if err != nil {
+		return err
+	}
+	delete(set, "id")
+	return q.json(http.StatusOK, map[string]any{"quota_class_set": set})
 }
 
 // limits answers GET /limits: the caller's absolute limits and usage.

@@ -49,6 +49,8 @@ func (a *API) routes() []route.Route[handler] {
 		{Pattern: "GET /v3/os-quota-sets/{project}", Access: reader, Policy: "volume_extension:quotas:show", Handle: a.quotaShow},
 		{Pattern: "GET /v3/os-quota-sets/{project}/defaults", Access: reader, Policy: "volume_extension:quotas:show", Handle: a.quotaDefaults},
 		{Pattern: "PUT /v3/os-quota-sets/{project}", Access: admin, Policy: "volume_extension:quotas:update", Handle: a.quotaUpdate},
+		{Pattern: "GET /v3/os-quota-class-sets/{class}", Access: admin, Policy: "volume_extension:quota_classes", Handle: a.quotaClassShow},
+		{Pattern: "PUT /v3/os-quota-class-sets/{class}", Access: admin, Policy: "volume_extension:quota_classes", Handle: a.quotaClassUpdate},
 		{Pattern: "GET /v3/limits", Access: reader, Policy: "limits_extension:used_limits", Handle: a.limits},
 		{Pattern: "GET /v3/os-availability-zone", Access: reader, Policy: "volume_extension:availability_zone_list", Handle: a.zones},
 	}
