@@ -258,3 +258,27 @@ func TestVolumeOfARemovedHostIsDeletedAtOnce(t *testing.T) {
 		t.Fatalf("volume of a removed host after delete: %v %+v", err, got.Volume)
 	}
 }
+
+// TestVolumesWaitForTheUpgrade: until every server's FSM knows volume
+// entries (FSM level 4) the servers refuse volume writes, unavailable,
+// instead of proposing entries an older server could not apply.
+func TestVolumesWaitForTheUpgrade(t *testing.T) {
+	t.Parallel()
+	s := testServer(t, nil)
+	waitForLeader(t, s)
+	storageHost(t, s, "st1", "10")
+	if err := s.setAdvertisedFSMLevel(structs.FSMLevelSegments); err != nil {
+		t.Fatal(err)
+	}
+	waitClusterFSMLevel(t, s, structs.FSMLevelSegments)
+	if _, err := createVolume(s, "p1", &structs.Volume{SizeGB: 1}); structs.KindOf(err) != structs.KindUnavailable {
+		t.Fatalf("create during the upgrade: %v", err)
+	}
+	if err := s.setAdvertisedFSMLevel(structs.CurrentFSMLevel); err != nil {
+		t.Fatal(err)
+	}
+	waitClusterFSMLevel(t, s, structs.CurrentFSMLevel)
+	if _, err := createVolume(s, "p1", &structs.Volume{SizeGB: 1}); err != nil {
+		t.Fatalf("create after the upgrade: %v", err)
+	}
+}
