@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/stratus-cloud/stratus/agent/cinder"
 	"github.com/stratus-cloud/stratus/agent/console"
 	"github.com/stratus-cloud/stratus/agent/glance"
 	"github.com/stratus-cloud/stratus/agent/guest"
@@ -84,7 +85,9 @@ type Agent struct {
 	neutron *neutron.API
 	// glance serves the Image API (Glance v2) under /image; imageData
 	// streams image data to and from the servers.
-	glance    *glance.API
+	glance *glance.API
+	// cinder serves the Block Storage API (Cinder v3) under /volume.
+	cinder    *cinder.API
 	imageData *imageData
 	// s3 serves the S3 object store API under /s3 and, when configured,
 	// on a dedicated listener (s3Server at s3Addr).
@@ -214,6 +217,7 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 	a.startGuests()
 	a.nova.SetGuests(a.guests)
 	a.neutron = neutron.New(neutron.Config{RPC: a.rpc, Verifier: a.Identity(), Logger: a.logger.Named("neutron")})
+	a.cinder = cinder.New(cinder.Config{RPC: a.rpc, Verifier: a.Identity(), Logger: a.logger.Named("cinder")})
 	a.glance = glance.New(glance.Config{RPC: a.rpc, Verifier: a.Identity(), Data: a.imageData, Logger: a.logger.Named("glance")})
 	if err := a.startS3(); err != nil {
 		_ = ln.Close()

@@ -259,6 +259,9 @@ type ClientConfig struct {
 	// ImageCache configures the cache of image files that drivers
 	// building disks from images (libvirt) boot from.
 	ImageCache *ImageCacheConfig `hcl:"image_cache,block"`
+	// Storage makes the agent's host a storage host: it keeps a volume
+	// pool for the Block Storage API (agent/storage.go).
+	Storage *StorageConfig `hcl:"storage,block"`
 	// SimulatedHosts adds that many fake hosts behind this agent, for
 	// watching scheduling across many hosts (--dev-hosts).
 	SimulatedHosts int      `hcl:"simulated_hosts,optional"`
@@ -283,6 +286,15 @@ type ClientConfig struct {
 	FakeSpawnLatency string `hcl:"fake_spawn_latency,optional"`
 	// Console configures the console proxies (see ConsoleConfig).
 	Console *ConsoleConfig `hcl:"console,block"`
+}
+
+// StorageConfig is the client's storage block.
+type StorageConfig struct {
+	// PoolDir holds the volumes and snapshots (qcow2 files). Required.
+	PoolDir string `hcl:"pool_dir"`
+	// CapacityGB is how much the pool may hold; 0 is the size of the
+	// file system under PoolDir.
+	CapacityGB int64 `hcl:"capacity_gb,optional"`
 }
 
 // ImageCacheConfig is the client's image_cache block.
@@ -430,6 +442,9 @@ func (c *Config) Finalize() error {
 	}
 	if c.Client.Driver == "" {
 		c.Client.Driver = "fake"
+	}
+	if st := c.Client.Storage; st != nil && (st.PoolDir == "" || st.CapacityGB < 0) {
+		return fmt.Errorf("client storage block needs a pool_dir and a capacity_gb of 0 (the file system's) or more")
 	}
 	if c.Client.SimulatedHosts < 0 || c.Client.SimulatedHosts > 10000 {
 		return fmt.Errorf("simulated hosts must be between 0 and 10000")

@@ -63,6 +63,10 @@ func (a *Agent) startHosts() error {
 	if err != nil {
 		return fmt.Errorf("start hosts: %w", err)
 	}
+	pool, poolGB, err := a.openStoragePool()
+	if err != nil {
+		return fmt.Errorf("start hosts: %w", err)
+	}
 	names := []string{cfg.NodeName}
 	for i := 1; i <= cfg.Client.SimulatedHosts; i++ {
 		names = append(names, fmt.Sprintf("%s-sim-%03d", cfg.NodeName, i))
@@ -86,12 +90,18 @@ func (a *Agent) startHosts() error {
 			a.drivers = append(a.drivers, closer)
 		}
 		// Drivers that build disks from image data get the image cache.
+		// So does a storage host, for volumes made from images.
 		var files client.ImageFiles
 		var c *client.Client
-		if drv.Name() != "fake" {
+		storageHere := i == 0 && pool != nil
+		if drv.Name() != "fake" || storageHere {
 			if files, err = a.newImageCache(dir, func() map[string]bool { return c.ImagesInUse() }); err != nil {
 				return fmt.Errorf("start host %s: %w", name, err)
 			}
+		}
+		var hostPoolGB int64
+		if storageHere {
+			hostPoolGB = poolGB
 		}
 		c, err = client.New(client.Config{
 			DataDir: dir, NodeName: cfg.NodeName, HostName: name, Region: cfg.Region, AZ: cfg.AZ,
@@ -100,34 +110,45 @@ func (a *Agent) startHosts() error {
 			CPUAllocationRatio: cfg.Client.CPUAllocationRatio, RAMAllocationRatio: cfg.Client.RAMAllocationRatio,
 			DiskAllocationRatio: cfg.Client.DiskAllocationRatio, ReservedMemoryMB: cfg.Client.ReservedHostMemoryMB,
 			ReservedVCPUs: cfg.Client.ReservedHostCPUs, ReservedDiskGB: cfg.Client.ReservedHostDiskGB,
-			TunnelIP: a.tunnelIP(i),
+			TunnelIP: a.tunnelIP(i), StorageCapacityGB: hostPoolGB,
 		})
 		if err != nil {
 			return fmt.Errorf("start host %s: %w", name, err)
 		}
 		a.clients = append(a.clients, c)
 		a.diskExports.add(c)
-		if cache, ok := files.(*imagecache.Cache); ok {
-			p := imagecache.NewPrecacher(a.nodeRPC(), c.HostID, cache, a.logger.Named("precache").With("host", name), a.shutdownCh)
-			a.bgWG.Add(1)
-			go func() {
-				defer a.bgWG.Done()
-				p.Run()
-			}()
-		}
 		if i == 0 {
 			if err := a.startDataplane(c, dir); err != nil {
 				return err
 			}
 		}
-		a.hostDrivers = append(a.hostDrivers, hostDriver{client: c, driver: drv})
+		if storageHere {
+			if err := a.startStorage(c, pool, files, secret); err != nil {
+				return fmt.Errorf("start host %s: %w", name, err)
+			}
+		}
+		a.runHost(name, c, drv, files)
+	}
+	return nil
+}
+
+// runHost runs host c's agent, and its image pre-cacher when it has an
+// image cache, until shutdown.
+func (a *Agent) runHost(name string, c *client.Client, drv virt.Driver, files client.ImageFiles) {
+	if cache, ok := files.(*imagecache.Cache); ok {
+		p := imagecache.NewPrecacher(a.nodeRPC(), c.HostID, cache, a.logger.Named("precache").With("host", name), a.shutdownCh)
 		a.bgWG.Add(1)
 		go func() {
 			defer a.bgWG.Done()
-			if err := c.Start(); err != nil {
-				a.logger.Error("hypervisor agent stopped", "host", name, "error", err)
-			}
+			p.Run()
 		}()
 	}
-	return nil
+	a.hostDrivers = append(a.hostDrivers, hostDriver{client: c, driver: drv})
+	a.bgWG.Add(1)
+	go func() {
+		defer a.bgWG.Done()
+		if err := c.Start(); err != nil {
+			a.logger.Error("hypervisor agent stopped", "host", name, "error", err)
+		}
+	}()
 }

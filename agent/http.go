@@ -3,6 +3,7 @@ package agent
 import (
 	"net/http"
 
+	"github.com/stratus-cloud/stratus/agent/cinder"
 	"github.com/stratus-cloud/stratus/agent/glance"
 	"github.com/stratus-cloud/stratus/agent/identity"
 	"github.com/stratus-cloud/stratus/agent/native"
@@ -36,6 +37,10 @@ func (a *Agent) routes() http.Handler {
 	}
 	if a.s3 != nil {
 		mux.Handle(s3api.MountPath+"/", a.s3.Handler(s3api.MountPath))
+	}
+	if a.cinder != nil {
+		mux.Handle(cinder.MountPath, a.cinder.Handler())
+		mux.Handle(cinder.MountPath+"/", a.cinder.Handler())
 	}
 	if a.glance != nil {
 		mux.Handle(glance.MountPath, a.glance.Handler())

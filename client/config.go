@@ -73,6 +73,11 @@ type Config struct {
 	// servers; nil refuses them.
 	ImageUploader ImageUploader
 
+	// StorageCapacityGB, above 0, makes the host a storage host with a
+	// volume pool of that size (HostCapabilityVolumes); the storage
+	// agent (client/storage) drives its volumes.
+	StorageCapacityGB int64
+
 	// Allocation ratios (Nova's defaults: CPU 4.0, RAM 1.0, disk 1.0).
 	CPUAllocationRatio, RAMAllocationRatio, DiskAllocationRatio float64
 	// ReservedMemoryMB is kept for the host itself (default 512, capped

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -23,6 +24,11 @@ func (c *Client) fingerprint() (*structs.Host, error) {
 	h := buildHost(&c.cfg, c.hostID, c.driver.Name(), hostCapabilities(c.driver.Capabilities()), info)
 	if _, ok := c.driver.(virt.DiskMover); ok && c.cfg.DiskExportURL != "" {
 		h.Attributes[structs.HostAttrDiskExportURL] = c.cfg.DiskExportURL
+	}
+	if c.cfg.StorageCapacityGB > 0 {
+		// A storage host: the leader places volumes on it.
+		h.Capabilities = slices.Sorted(slices.Values(append(h.Capabilities, structs.HostCapabilityVolumes)))
+		h.Attributes[structs.HostAttrStorageCapacityGB] = strconv.FormatInt(c.cfg.StorageCapacityGB, 10)
 	}
 	return h, nil
 }

@@ -198,6 +198,7 @@ func populate(t *testing.T, s *StateStore) {
 	populateImageCache(t, s)
 	populateCreateRequests(t, s)
 	populateTaskRequests(t, s)
+	populateVolumes(t, s)
 }
 
 func dump(t *testing.T, s *StateStore) map[string][]any {

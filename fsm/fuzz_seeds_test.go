@@ -70,6 +70,15 @@ var fuzzEntryBodies = map[structs.MessageType]any{
 	structs.CreateRequestPurgeType:      &structs.CreateRequestPurgeEntry{},
 	structs.EvalReapType:                &structs.EvalReapEntry{},
 	structs.DeletedPurgeType:            &structs.DeletedPurgeEntry{},
+	structs.VolumeCreateType:            &structs.VolumeCreateEntry{},
+	structs.VolumeUpdateType:            &structs.VolumeUpdateEntry{},
+	structs.VolumeDeleteType:            &structs.VolumeDeleteEntry{},
+	structs.VolumeSnapshotCreateType:    &structs.VolumeSnapshotCreateEntry{},
+	structs.VolumeSnapshotUpdateType:    &structs.VolumeSnapshotUpdateEntry{},
+	structs.VolumeSnapshotDeleteType:    &structs.VolumeSnapshotDeleteEntry{},
+	structs.VolumeTypeUpsertType:        &structs.VolumeTypeUpsertEntry{},
+	structs.VolumeTypeDeleteType:        &structs.VolumeTypeDeleteEntry{},
+	structs.VolumeQuotaUpdateType:       &structs.QuotaEntry{},
 }
 
 // fuzzIDs are the ids populate's objects have, chosen for fields by

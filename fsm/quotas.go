@@ -50,13 +50,19 @@ func init() {
 
 // UpdateQuotas sets or drops a project's or a class's limits.
 func (s *StateStore) UpdateQuotas(index uint64, e *structs.QuotaEntry) error {
+	return s.updateQuotaSet(index, e, structs.DefaultQuotas, structs.NetworkDefaultQuotas)
+}
+
+// updateQuotaSet is UpdateQuotas for the resources the known tables
+// name.
+func (s *StateStore) updateQuotaSet(index uint64, e *structs.QuotaEntry, known ...map[string]int64) error {
 	if e.Scope != structs.QuotaScopeProject && e.Scope != structs.QuotaScopeClass {
 		return structs.Errorf(structs.KindInvalid, "unknown quota scope %q", e.Scope)
 	}
 	if e.ID == "" {
 		return structs.Errorf(structs.KindInvalid, "quota update without a project or class")
 	}
-	if err := checkLimits(e.Set, structs.DefaultQuotas, structs.NetworkDefaultQuotas); err != nil {
+	if err := checkLimits(e.Set, known...); err != nil {
 		return err
 	}
 	txn := s.writeTxn()
@@ -141,6 +147,9 @@ func classLimit(txn *memdb.Txn, ws memdb.WatchSet, class, resource string) int64
 		return v
 	}
 	if v, ok := structs.NetworkDefaultQuotas[resource]; ok {
+		return v
+	}
+	if v, ok := structs.VolumeDefaultQuotas[resource]; ok {
 		return v
 	}
 	return structs.QuotaUnlimited

@@ -53,5 +53,9 @@ func (s *Server) endpoints() map[string]any {
 
 		// The certificate authority behind os-certificates.
 		"CA": &CA{srv: s},
+
+		// Block storage: volumes, snapshots, types, volume quotas, and
+		// the storage agents' reads and reports.
+		"Volume": &Volume{srv: s},
 	}
 }

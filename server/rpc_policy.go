@@ -274,6 +274,29 @@ var rpcRules = map[string]rpcRule{
 
 	"CA.Root":      ruleAnyone,
 	"CA.IssueUser": {users: policy.Anyone, ownProject: true, ownUser: true},
+
+	"Volume.Create": {users: policy.Member, ownProject: true},
+	"Volume.List":   {users: policy.Reader, ownProject: true},
+	"Volume.Get":    {users: policy.Reader, ownProject: true},
+	"Volume.Update": {users: policy.Member, ownProject: true, userCheck: checkVolumeResetStatus,
+		doc: "os-reset_status admins only"},
+	"Volume.Delete": {users: policy.Member, ownProject: true, userCheck: checkVolumeResetStatus,
+		doc: "os-force_delete admins only"},
+	"Volume.SnapshotCreate": {users: policy.Member, ownProject: true},
+	"Volume.SnapshotList":   {users: policy.Reader, ownProject: true},
+	"Volume.SnapshotGet":    {users: policy.Reader, ownProject: true},
+	"Volume.SnapshotUpdate": {users: policy.Member, ownProject: true, userCheck: checkVolumeResetStatus,
+		doc: "os-reset_status admins only"},
+	"Volume.SnapshotDelete": {users: policy.Member, ownProject: true},
+	"Volume.TypeList":       ruleAnyone,
+	"Volume.TypeGet":        ruleAnyone,
+	"Volume.TypeUpsert":     ruleAdmin,
+	"Volume.TypeDelete":     ruleAdmin,
+	"Volume.QuotaGet":       {users: policy.Reader, ownProject: true},
+	"Volume.QuotaUpdate":    ruleAdmin,
+	"Volume.Zones":          ruleAnyone,
+	"Volume.HostVolumes":    ruleNode,
+	"Volume.Report":         ruleNode,
 }
 
 // netDoc says how the Net endpoint's own policy applies: Neutron's

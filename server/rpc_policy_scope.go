@@ -468,3 +468,24 @@ func hostDirectory(hosts map[string]bool) rpc.ReplyFilter {
 		}
 	}
 }
+
+// checkVolumeResetStatus keeps os-reset_status, which sets any status,
+// and os-force_delete, which deletes from any status, to admins (the
+// hook runs it for non-admins only).
+func checkVolumeResetStatus(_ *Server, _ *rpcCredential, args any) error {
+	reset := ""
+	switch req := args.(type) {
+	case *structs.VolumeUpdateRequest:
+		reset = req.ResetStatus
+	case *structs.VolumeSnapshotUpdateRequest:
+		reset = req.ResetStatus
+	case *structs.VolumeDeleteRequest:
+		if req.Force {
+			return structs.Errorf(structs.KindPermission, "Policy doesn't allow volume_extension:volume_admin_actions:force_delete to be performed.")
+		}
+	}
+	if reset != "" {
+		return structs.Errorf(structs.KindPermission, "Policy doesn't allow os-reset_status to be performed.")
+	}
+	return nil
+}

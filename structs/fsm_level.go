@@ -78,6 +78,11 @@ const (
 	// it, creating one is refused (KindUnavailable) and none exists to
 	// delete.
 	FSMLevelAppCreds = FSMLevelDiskCopy
+	// FSMLevelVolumes, of the same release, adds block storage: volumes,
+	// their snapshots, volume types and volume quotas. Until every server
+	// has it the servers refuse volume writes (the Block Storage API
+	// answers 503).
+	FSMLevelVolumes = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy
@@ -149,6 +154,15 @@ var messageTypeLevels = map[MessageType]FSMLevel{
 	DeletedPurgeType:       FSMLevelBatched,
 
 	ApplicationCredentialType: FSMLevelAppCreds,
+	VolumeCreateType:          FSMLevelVolumes,
+	VolumeUpdateType:          FSMLevelVolumes,
+	VolumeDeleteType:          FSMLevelVolumes,
+	VolumeSnapshotCreateType:  FSMLevelVolumes,
+	VolumeSnapshotUpdateType:  FSMLevelVolumes,
+	VolumeSnapshotDeleteType:  FSMLevelVolumes,
+	VolumeTypeUpsertType:      FSMLevelVolumes,
+	VolumeTypeDeleteType:      FSMLevelVolumes,
+	VolumeQuotaUpdateType:     FSMLevelVolumes,
 }
 
 // MessageTypeLevel returns the level that introduced t (the ignorable

@@ -25,7 +25,14 @@ const (
 	HostCapabilityConsole     = "console_output"
 	HostCapabilityCrashDump   = "crash_dump"
 	HostCapabilityPassword    = "set_password"
+	// HostCapabilityVolumes marks a storage host: its agent keeps a
+	// volume pool (client config storage { pool_dir = … }).
+	HostCapabilityVolumes = "volumes"
 )
+
+// HostAttrStorageCapacityGB is the attribute in which a storage host
+// gives its pool's size in GiB.
+const HostAttrStorageCapacityGB = "storage_capacity_gb"
 
 // HasCapability reports whether the host's driver supports c.
 func (h *Host) HasCapability(c string) bool {

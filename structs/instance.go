@@ -63,7 +63,7 @@ const (
 	// a shelve's snapshot steps (Nova's names).
 	TaskShelvingImagePendingUpload = "shelving_image_pending_upload"
 	TaskShelvingImageUploading     = "shelving_image_uploading"
-	TaskUnshelving         = "unshelving"
+	TaskUnshelving                 = "unshelving"
 )
 
 // BuildAttempt is one try at building an instance on a host.

@@ -93,8 +93,19 @@ const (
 	EvalReapType           MessageType = 82
 	// 83: the purge of deleted instances' records past their retention.
 	DeletedPurgeType MessageType = 83
-	// 92: Keystone application credentials.
-	ApplicationCredentialType MessageType = 92
+	// 89-97 are block storage (volumes, their snapshots, types and
+	// quotas).
+	VolumeCreateType         MessageType = 89
+	VolumeUpdateType         MessageType = 90
+	VolumeDeleteType         MessageType = 91
+	VolumeSnapshotCreateType MessageType = 92
+	VolumeSnapshotUpdateType MessageType = 93
+	VolumeSnapshotDeleteType MessageType = 94
+	VolumeTypeUpsertType     MessageType = 95
+	VolumeTypeDeleteType     MessageType = 96
+	VolumeQuotaUpdateType    MessageType = 97
+	// 98: Keystone application credentials.
+	ApplicationCredentialType MessageType = 98
 )
 
 // String names a message type for logs and errors.
@@ -172,6 +183,15 @@ var messageTypeNames = map[MessageType]string{
 	EvalReapType:           "EvalReap",
 	DeletedPurgeType:       "DeletedPurge",
 
+	VolumeCreateType:          "VolumeCreate",
+	VolumeUpdateType:          "VolumeUpdate",
+	VolumeDeleteType:          "VolumeDelete",
+	VolumeSnapshotCreateType:  "VolumeSnapshotCreate",
+	VolumeSnapshotUpdateType:  "VolumeSnapshotUpdate",
+	VolumeSnapshotDeleteType:  "VolumeSnapshotDelete",
+	VolumeTypeUpsertType:      "VolumeTypeUpsert",
+	VolumeTypeDeleteType:      "VolumeTypeDelete",
+	VolumeQuotaUpdateType:     "VolumeQuotaUpdate",
 	ApplicationCredentialType: "ApplicationCredential",
 }
 
@@ -273,6 +293,10 @@ const (
 	CreateRequestSnapshot SnapshotType = 80
 	// 85: idempotent task submissions (task request records by key).
 	TaskRequestSnapshot SnapshotType = 85
+	// 89-91: block storage.
+	VolumeRecordSnapshot     SnapshotType = 89
+	VolumeSnapRecordSnapshot SnapshotType = 90
+	VolumeTypeRecordSnapshot SnapshotType = 91
 	// 92: Keystone application credentials.
 	ApplicationCredentialSnapshot SnapshotType = 92
 )

@@ -81,7 +81,8 @@ func TestIssuePasswordTokenScopedByName(t *testing.T) {
 		urls[get(svc, "type").(string)+"/"+get(svc, "name").(string)] = get(eps[0], "url").(string)
 	}
 	if urls["compute/nova"] != e.http.URL+"/compute/v2.1" || urls["identity/keystone"] != e.http.URL+"/identity/v3" ||
-		urls["image/glance"] != e.http.URL+"/image" || urls["network/neutron"] != e.http.URL+"/network" || len(urls) != 4 {
+		urls["image/glance"] != e.http.URL+"/image" || urls["network/neutron"] != e.http.URL+"/network" ||
+		urls["volumev3/cinderv3"] != e.http.URL+"/volume/v3" || urls["block-storage/cinder"] != e.http.URL+"/volume/v3" || len(urls) != 6 {
 		t.Fatalf("catalog urls %v", urls)
 	}
 	// What the token carries verifies on this agent.
@@ -134,7 +135,7 @@ func TestIssueUnscopedThenRescopeWithTokenMethod(t *testing.T) {
 	}
 	tok := r.header.Get("X-Subject-Token")
 	r = e.do(t, "GET", "/identity/v3/auth/catalog", "", "X-Auth-Token: "+tok).want(t, http.StatusOK)
-	if len(r.body["catalog"].([]any)) != 4 {
+	if len(r.body["catalog"].([]any)) != 6 {
 		t.Fatalf("catalog %s", r.raw)
 	}
 	// demo has no role on admin: scoping there fails like bad credentials.

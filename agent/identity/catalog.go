@@ -23,6 +23,8 @@ func (s *Service) catalogServices(r *http.Request) []catalogService {
 		{"compute", "nova", "Compute Service", base + "/compute/v2.1"},
 		{"image", "glance", "Image Service", base + "/image"},
 		{"network", "neutron", "Networking Service", base + "/network"},
+		{"volumev3", "cinderv3", "Block Storage Service v3", base + "/volume/v3"},
+		{"block-storage", "cinder", "Block Storage Service", base + "/volume/v3"},
 		{"identity", "keystone", "Identity Service", base + "/identity/v3"},
 	}
 }

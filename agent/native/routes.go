@@ -40,6 +40,12 @@ func (a *API) routes() []route.Route[handler] {
 		{Pattern: "POST /v1/instances/{id}/snapshot", Access: policy.Member, Handle: a.instanceSnapshot},
 		{Pattern: "GET /v1/migrations", Access: policy.Admin, Handle: a.migrationList},
 
+		{Pattern: "GET /v1/volumes", Access: policy.Reader, Handle: a.volumeList},
+		{Pattern: "POST /v1/volumes", Access: policy.Member, Handle: a.volumeCreate},
+		{Pattern: "GET /v1/volumes/{id}", Access: policy.Reader, Handle: a.volumeGet},
+		{Pattern: "DELETE /v1/volumes/{id}", Access: policy.Member, Handle: a.volumeDelete},
+		{Pattern: "POST /v1/volumes/{id}/snapshot", Access: policy.Member, Handle: a.volumeSnapshot},
+
 		// Hosts and scheduling.
 		{Pattern: "GET /v1/hosts", Access: policy.Admin, Handle: a.hostList},
 		{Pattern: "GET /v1/hosts/{id}", Access: policy.Admin, Handle: a.hostGet},

@@ -15,7 +15,7 @@ import (
 // agent nor a concrete virt driver (virt's interfaces and errors are
 // theirs to use).
 var httpAPIs = []string{
-	"agent/native", "agent/nova", "agent/glance", "agent/neutron", "agent/identity",
+	"agent/native", "agent/nova", "agent/glance", "agent/cinder", "agent/neutron", "agent/identity",
 	"agent/s3", "agent/metadata", "agent/console", "agent/guest",
 }
 

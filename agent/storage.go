@@ -1,0 +1,55 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/stratus-cloud/stratus/client"
+	"github.com/stratus-cloud/stratus/client/storage"
+)
+
+// openStoragePool opens the volume pool of the client's storage block
+// and says how large it is; nil when the agent keeps none.
+func (a *Agent) openStoragePool() (*storage.FilePool, int64, error) {
+	st := a.config.Client.Storage
+	if st == nil {
+		return nil, 0, nil
+	}
+	pool, err := storage.NewFilePool(st.PoolDir)
+	if err != nil {
+		return nil, 0, err
+	}
+	capacity := st.CapacityGB
+	if capacity == 0 {
+		if capacity, err = pool.CapacityGB(); err != nil {
+			return nil, 0, err
+		}
+	}
+	if capacity < 1 {
+		return nil, 0, fmt.Errorf("storage pool %s has less than 1 GB", st.PoolDir)
+	}
+	return pool, capacity, nil
+}
+
+// startStorage runs the storage agent of host c until shutdown: it
+// drives the volumes the servers place on the host, fetching images
+// through files.
+func (a *Agent) startStorage(c *client.Client, pool *storage.FilePool, files storage.ImageFiles, secret string) error {
+	sa, err := storage.New(storage.Config{HostID: c.HostID(), Region: a.config.Region, NodeSecret: secret,
+		RPC: a.nodeRPC(), Backend: pool, Images: files, Logger: a.logger.Named("storage")})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a.bgWG.Add(2)
+	go func() {
+		defer a.bgWG.Done()
+		<-a.shutdownCh
+		cancel()
+	}()
+	go func() {
+		defer a.bgWG.Done()
+		sa.Run(ctx)
+	}()
+	return nil
+}

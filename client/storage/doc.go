@@ -1,0 +1,18 @@
+// Package storage is the storage agent: the part of an agent that keeps
+// a volume pool (client config storage { pool_dir = … }). It watches
+// the volumes and volume snapshots the servers assigned to its host
+// with a blocking query, as the hypervisor agent watches allocations,
+// drives each to the state its status asks for through a Backend
+// (create, extend, snapshot, delete), and reports the outcome to the
+// servers, which record it through Raft.
+//
+// The embedded backend, FilePool, keeps volumes as qcow2 files in the
+// pool directory, made and changed with qemu-img. It records every file
+// it creates before creating it, so that a restarted agent finishes or
+// repeats its work without harm, and it never deletes a file it did not
+// create.
+//
+// The storage agent must not decide placement (the leader chooses the
+// storage host) and must not touch server state except through its
+// reports (Volume.Report).
+package storage

@@ -1,0 +1,40 @@
+package storage
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// testPool is a pool in a temporary directory; qemu-img must be there
+// (a failure under CI=true, a skip elsewhere).
+func testPool(t *testing.T) *FilePool {
+	t.Helper()
+	if _, err := exec.LookPath("qemu-img"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("qemu-img (qemu-utils) is required under CI=true: %v", err)
+		}
+		t.Skip("qemu-img (qemu-utils) is not installed")
+	}
+	p, err := NewFilePool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// qemuIO runs a qemu-io command on a qcow2 file and returns its output.
+func qemuIO(t *testing.T, path, command string) string {
+	t.Helper()
+	if _, err := exec.LookPath("qemu-io"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("qemu-io (qemu-utils) is required under CI=true: %v", err)
+		}
+		t.Skip("qemu-io (qemu-utils) is not installed")
+	}
+	out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", command, path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("qemu-io %q %s: %v: %s", command, path, err, out)
+	}
+	return string(out)
+}
