@@ -21,32 +21,32 @@ func (a *Agent) routes() http.Handler {
 	a.mountConsoleProxy(mux)
 	a.mountDiskExports(mux)
 	if a.identity != nil {
-		mux.Handle(identity.MountPath, a.identity.Handler())
-		mux.Handle(identity.MountPath+"/", a.identity.Handler())
+		mux.Handle(identity.MountPath, a.observed("identity", a.identity.Handler()))
+		mux.Handle(identity.MountPath+"/", a.observed("identity", a.identity.Handler()))
 	}
 	if a.nova != nil {
 		// /compute itself is the versions list, as Nova under a web
 		// server at /compute: keystoneauth does not follow a relative
 		// redirect to /compute/ (novaclient's version-list asks there).
-		mux.Handle(nova.MountPath, a.nova.Handler())
-		mux.Handle(nova.MountPath+"/", a.nova.Handler())
+		mux.Handle(nova.MountPath, a.observed("compute", a.nova.Handler()))
+		mux.Handle(nova.MountPath+"/", a.observed("compute", a.nova.Handler()))
 	}
 	if a.neutron != nil {
-		mux.Handle(neutron.MountPath, a.neutron.Handler())
-		mux.Handle(neutron.MountPath+"/", a.neutron.Handler())
+		mux.Handle(neutron.MountPath, a.observed("network", a.neutron.Handler()))
+		mux.Handle(neutron.MountPath+"/", a.observed("network", a.neutron.Handler()))
 	}
 	if a.s3 != nil {
-		mux.Handle(s3api.MountPath+"/", a.s3.Handler(s3api.MountPath))
+		mux.Handle(s3api.MountPath+"/", a.observed("s3", a.s3.Handler(s3api.MountPath)))
 	}
 	if a.cinder != nil {
-		mux.Handle(cinder.MountPath, a.cinder.Handler())
-		mux.Handle(cinder.MountPath+"/", a.cinder.Handler())
+		mux.Handle(cinder.MountPath, a.observed("volume", a.cinder.Handler()))
+		mux.Handle(cinder.MountPath+"/", a.observed("volume", a.cinder.Handler()))
 	}
 	if a.glance != nil {
-		mux.Handle(glance.MountPath, a.glance.Handler())
-		mux.Handle(glance.MountPath+"/", a.glance.Handler())
+		mux.Handle(glance.MountPath, a.observed("image", a.glance.Handler()))
+		mux.Handle(glance.MountPath+"/", a.observed("image", a.glance.Handler()))
 	}
-	mux.Handle(native.MountPath, a.native.Handler())
+	mux.Handle(native.MountPath, a.observed("native", a.native.Handler()))
 	return mux
 }
 

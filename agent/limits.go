@@ -70,6 +70,8 @@ type httpLimits struct {
 	idle                 time.Duration
 	limiter              *ratelimit.Limiter
 	logger               hclog.Logger
+	// onLimited, when set, counts a request the rate limit refused.
+	onLimited func(apiInterface)
 }
 
 // finalizeLimits applies the limits block's defaults and checks it.
@@ -179,6 +181,15 @@ func (a *Agent) httpLimits() *httpLimits {
 			// falls back to the defaults.
 			a.logger.Warn("invalid limits block, using the defaults", "error", err)
 			l, _ = newHTTPLimits(&Config{}, a.logger)
+		}
+		l.onLimited = func(iface apiInterface) {
+			if m := a.metrics; m != nil {
+				name := string(iface)
+				if name == "" {
+					name = "other"
+				}
+				m.rateLimited.WithLabelValues(name).Inc()
+			}
 		}
 		a.limits = l
 	}

@@ -94,6 +94,9 @@ func (l *httpLimits) middleware(next http.Handler, fixed apiInterface) http.Hand
 					secs = 1
 				}
 				l.logger.Debug("http request rate limited", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+				if l.onLimited != nil {
+					l.onLimited(iface)
+				}
 				writeOverLimit(w, r, iface, http.StatusTooManyRequests, secs)
 				return
 			}

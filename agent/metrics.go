@@ -16,6 +16,11 @@ type metrics struct {
 	registry     *prometheus.Registry
 	httpRequests *prometheus.CounterVec
 	httpDuration *prometheus.HistogramVec
+	// apiRequests and apiDuration cover every HTTP API (http_metrics.go);
+	// rateLimited counts the requests the rate limit refused.
+	apiRequests *prometheus.CounterVec
+	apiDuration *prometheus.HistogramVec
+	rateLimited *prometheus.CounterVec
 }
 
 func newMetrics(a *Agent) *metrics {
@@ -28,11 +33,21 @@ func newMetrics(a *Agent) *metrics {
 			Name: "stratus_http_request_duration_seconds", Help: "HTTP request latency by route.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}, []string{"route"}),
+		apiRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stratus_api_requests_total", Help: "HTTP API requests by API, route template and status code.",
+		}, []string{"api", "route", "code"}),
+		apiDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "stratus_api_request_duration_seconds", Help: "HTTP API request latency by API and route template.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"api", "route"}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stratus_http_rate_limited_total", Help: "HTTP requests refused by the per-client rate limit, by interface.",
+		}, []string{"interface"}),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.httpRequests, m.httpDuration,
+		m.httpRequests, m.httpDuration, m.apiRequests, m.apiDuration, m.rateLimited,
 		&clusterCollector{a: a},
 	)
 	return m

@@ -138,7 +138,7 @@ func (a *API) dispatch(q *request) error {
 	if err := q.negotiate(); err != nil {
 		return err
 	}
-	m, err := a.table.Match(route.Request{Method: q.r.Method, Path: path, Version: q.version})
+	m, err := a.table.Match(route.Request{Method: q.r.Method, Path: path, Version: q.version, Ctx: q.r.Context()})
 	var na *route.MethodNotAllowedError
 	switch {
 	case errors.As(err, &na):

@@ -69,7 +69,7 @@ func (a *API) dispatch(q *request) error {
 	if strings.HasSuffix(rest, "/") && !slashRoots[strings.Join(path, "/")] {
 		return errNotFound()
 	}
-	m, err := a.table.Match(route.Request{Method: q.r.Method, Path: path})
+	m, err := a.table.Match(route.Request{Method: q.r.Method, Path: path, Ctx: q.r.Context()})
 	var na *route.MethodNotAllowedError
 	switch {
 	case errors.As(err, &na):

@@ -108,7 +108,7 @@ func (s *Service) dispatch(w http.ResponseWriter, r *http.Request) (int, any, er
 	if strings.HasSuffix(rest, "/") && !slashRoots[strings.Join(path, "/")] {
 		return 0, nil, errNoRoute()
 	}
-	m, err := s.table.Match(route.Request{Method: r.Method, Path: path})
+	m, err := s.table.Match(route.Request{Method: r.Method, Path: path, Ctx: r.Context()})
 	var na *route.MethodNotAllowedError
 	switch {
 	case errors.As(err, &na):

@@ -64,7 +64,7 @@ func (s *Service) routes() []route.Route[handler] {
 // else to the instance the request comes from.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := path.Clean("/" + r.URL.Path)
-	m, err := s.table.Match(route.Request{Method: r.Method, Path: segments(p)})
+	m, err := s.table.Match(route.Request{Method: r.Method, Path: segments(p), Ctx: r.Context()})
 	if err != nil {
 		// Nova's metadata service answers GET and HEAD (and a password's
 		// POST), whatever the path.

@@ -62,7 +62,7 @@ func (a *API) match(r *http.Request) (*route.Match[handler], error) {
 	if slices.Contains(segs, "") {
 		return nil, route.ErrNotFound
 	}
-	return a.table.Match(route.Request{Method: r.Method, Path: segs, Query: r.URL.Query()})
+	return a.table.Match(route.Request{Method: r.Method, Path: segs, Query: r.URL.Query(), Ctx: r.Context()})
 }
 
 // allowOrder is the order methods are listed in an Allow header.

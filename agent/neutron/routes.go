@@ -63,7 +63,7 @@ func (a *API) dispatch(q *request) (*reply, error) {
 		path[n-1] = strings.TrimSuffix(path[n-1], ".json")
 	}
 	// Neutron declares no HEAD route: HEAD is GET throughout.
-	m, err := a.table.Match(route.Request{Method: q.r.Method, Path: path})
+	m, err := a.table.Match(route.Request{Method: q.r.Method, Path: path, Ctx: q.r.Context()})
 	var na *route.MethodNotAllowedError
 	switch {
 	case errors.As(err, &na):

@@ -126,7 +126,7 @@ func (a *API) match(q *request, path []string) (*route.Match[handler], error) {
 	if method == http.MethodHead {
 		method = http.MethodGet
 	}
-	m, err := a.table.Match(route.Request{Method: method, Path: path, Query: q.r.URL.Query(), Version: q.mv})
+	m, err := a.table.Match(route.Request{Method: method, Path: path, Query: q.r.URL.Query(), Version: q.mv, Ctx: q.r.Context()})
 	var na *route.MethodNotAllowedError
 	switch {
 	case err == nil:

@@ -71,7 +71,7 @@ var errMethodNotAllowed = s3Error(codeMethodNotAllowed, "The specified method is
 // dispatch picks the operation from the method, the path's shape and
 // the query, and runs it.
 func (q *request) dispatch() error {
-	m, err := q.api.table.Match(route.Request{Method: q.r.Method, Path: shape(q.bucket, q.key), Query: q.r.URL.Query()})
+	m, err := q.api.table.Match(route.Request{Method: q.r.Method, Path: shape(q.bucket, q.key), Query: q.r.URL.Query(), Ctx: q.r.Context()})
 	var na *route.MethodNotAllowedError
 	switch {
 	case errors.As(err, &na), errors.Is(err, route.ErrNotFound):

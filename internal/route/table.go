@@ -1,6 +1,7 @@
 package route
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -84,6 +85,9 @@ type Request struct {
 	Path    []string
 	Query   url.Values
 	Version int
+	// Ctx, when set, is the request's context: a match is recorded in
+	// its Slot for the request metrics (observe.go).
+	Ctx context.Context
 }
 
 // Match is the route a request matched and its parameters.
@@ -116,6 +120,14 @@ func (e *MethodNotAllowedError) AllowHeader() string { return strings.Join(e.All
 // "statistics"), and a method the path has only at other versions is a
 // 404 rather than a 405. HEAD falls back to GET.
 func (t *Table[H]) Match(req Request) (*Match[H], error) {
+	m, err := t.matchMethod(req)
+	if err == nil {
+		observe(req.Ctx, m.Route.Pattern)
+	}
+	return m, err
+}
+
+func (t *Table[H]) matchMethod(req Request) (*Match[H], error) {
 	if req.Method == "HEAD" {
 		// A HEAD route of its own wins; otherwise HEAD is GET in every
 		// respect, its 404s and 405s included.

@@ -1,0 +1,66 @@
+package agent
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/stratus-cloud/stratus/internal/route"
+)
+
+// Every HTTP API's requests are counted and timed by API, route
+// template and status code (stratus_api_requests_total,
+// stratus_api_request_duration_seconds): the API's dispatch names the
+// route it matched (route.Slot); a request no route took is labelled
+// "unmatched", so raw paths never become label values.
+
+// observed wraps an API's handler with its request metrics.
+func (a *Agent) observed(api string, h http.Handler) http.Handler {
+	m := a.metrics
+	if m == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ctx, slot := route.WithSlot(r.Context())
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(rec, r.WithContext(ctx))
+		pattern := slot.Pattern()
+		if pattern == "" {
+			pattern = "unmatched"
+		}
+		m.apiRequests.WithLabelValues(api, pattern, strconv.Itoa(rec.status)).Inc()
+		m.apiDuration.WithLabelValues(api, pattern).Observe(time.Since(start).Seconds())
+	})
+}
+
+// statusRecorder remembers the status code a handler wrote. Unwrap
+// keeps http.ResponseController's flushes and hijacks working.
+type statusRecorder struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wroteHeader {
+		s.status, s.wroteHeader = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	s.wroteHeader = true
+	return s.ResponseWriter.Write(b)
+}
+
+// Flush passes flushes through, for streamed answers (image data, S3
+// objects, blocking queries).
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap is the wrapped writer, for http.ResponseController.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

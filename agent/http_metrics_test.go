@@ -1,0 +1,55 @@
+package agent
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestAPIRequestMetrics: every API's requests are counted by API, route
+// template and status, a request no route took as "unmatched" (never
+// its raw path), and rate-limited requests by interface.
+func TestAPIRequestMetrics(t *testing.T) {
+	t.Parallel()
+	rate, burst := 1.0, 40
+	a := testAgent(t, func(c *Config) { c.Limits = &LimitsConfig{HTTPRate: &rate, HTTPBurst: &burst} })
+	tok := keystoneToken(t, a, "admin")
+	get := func(path string) int {
+		req, err := http.NewRequest(http.MethodGet, a.url(path), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Auth-Token", tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get("/compute/v2.1/flavors/1"); code != http.StatusOK {
+		t.Fatalf("GET flavor: %d", code)
+	}
+	get("/compute/v2.1/no-such-thing/0b9a3c")
+	get("/image/v2/images")
+	for get("/network/v2.0/networks") != http.StatusTooManyRequests {
+	}
+	_, _, body := do(t, "GET", a.url("/v1/metrics"), nil)
+	text := string(body)
+	for _, want := range []string{
+		`stratus_api_requests_total{api="compute",code="200",route="GET /flavors/{id}"}`,
+		`stratus_api_requests_total{api="compute",code="404",route="unmatched"}`,
+		`stratus_api_requests_total{api="image",code="200",route="GET /v2/images"}`,
+		`stratus_api_requests_total{api="identity",code="201",route="POST /v3/auth/tokens"}`,
+		`stratus_api_request_duration_seconds_count{api="network",route="GET /v2.0/networks"}`,
+		`stratus_http_rate_limited_total{interface="network"}`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if regexp.MustCompile(`route="[^"]*0b9a3c`).MatchString(text) {
+		t.Error("a raw path became a route label")
+	}
+}
