@@ -1,10 +1,13 @@
 package agent
 
 import (
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // TestAPIRequestMetrics: every API's requests are counted by API, route
@@ -51,5 +54,42 @@ func TestAPIRequestMetrics(t *testing.T) {
 	}
 	if regexp.MustCompile(`route="[^"]*0b9a3c`).MatchString(text) {
 		t.Error("a raw path became a route label")
+	}
+}
+
+// TestRaftAndGossipMetrics: Raft's and memberlist's own metrics (through
+// go-metrics) are served at /v1/metrics beside the agent's.
+func TestRaftAndGossipMetrics(t *testing.T) {
+	t.Parallel()
+	a := testAgent(t, nil)
+	waitFor(t, "raft and memberlist metrics", func() error {
+		_, _, body := do(t, "GET", a.url("/v1/metrics"), nil)
+		text := string(body)
+		for _, prefix := range []string{"stratus_raft_apply", "stratus_raft_commitTime", "stratus_memberlist_", "stratus_raft_leader "} {
+			if !strings.Contains(text, prefix) {
+				return fmt.Errorf("no %s metric yet", prefix)
+			}
+		}
+		return nil
+	})
+}
+
+// TestGoMetricsDoNotCollide: the agent's registry and go-metrics' gather
+// together without a clash of names.
+func TestGoMetricsDoNotCollide(t *testing.T) {
+	t.Parallel()
+	a := testAgent(t, nil)
+	g, err := goMetricsGatherer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "raft metrics", func() error {
+		if _, _, body := do(t, "GET", a.url("/v1/metrics"), nil); !strings.Contains(string(body), "stratus_raft_apply") {
+			return fmt.Errorf("no raft metrics yet")
+		}
+		return nil
+	})
+	if _, err := (prometheus.Gatherers{a.metrics.registry, g}).Gather(); err != nil {
+		t.Fatalf("gathering the agent's and go-metrics' figures: %v", err)
 	}
 }

@@ -53,8 +53,14 @@ func newMetrics(a *Agent) *metrics {
 	return m
 }
 
+// handler serves the agent's registry and the process's go-metrics
+// (metrics_gometrics.go).
 func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+	gatherers := prometheus.Gatherers{m.registry}
+	if g, err := goMetricsGatherer(); err == nil {
+		gatherers = append(gatherers, g)
+	}
+	return promhttp.HandlerFor(gatherers, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
 // ObserveHTTP counts and times one request of an API route (the native
