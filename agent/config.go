@@ -43,6 +43,9 @@ type Config struct {
 	// bytes; every member of the pool needs the same one.
 	Encrypt string `hcl:"encrypt,optional"`
 	LogJSON bool   `hcl:"log_json,optional"`
+	// EnableDebug serves the Go profiler at /v1/agent/pprof/ to admins
+	// (Nomad's enable_debug); off by default.
+	EnableDebug bool `hcl:"enable_debug,optional"`
 
 	Ports *PortsConfig `hcl:"ports,block"`
 

@@ -70,6 +70,7 @@ func (a *Agent) startNative() {
 			HTTPAddr: a.httpAddr, RPCAddr: a.RPCAddr(), GossipAddr: a.gossip.Addr(), Version: a.config.Version,
 		},
 		Gossip: a.gossip, WriteRetry: a.writeRetry, Logger: a.logger.Named("native"),
+		EnableDebug: a.config.EnableDebug,
 	}
 	if a.devReady != nil {
 		cfg.Readiness = a.devReady

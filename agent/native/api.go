@@ -121,6 +121,8 @@ type Config struct {
 	Agent     AgentInfo
 	Gossip    Members
 	RaftStats func() map[string]string
+	// EnableDebug serves the Go profiler to admins (pprof.go).
+	EnableDebug bool
 	// WriteRetry is how long an idempotent write (a keyed create, a
 	// delete) is retried across leader elections; zero sends it once.
 	WriteRetry time.Duration

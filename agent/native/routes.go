@@ -18,6 +18,8 @@ func (a *API) routes() []route.Route[handler] {
 		{Pattern: "GET /v1/status/ready", Access: policy.Public, Handle: a.statusReady},
 		{Pattern: "GET /v1/agent/self", Access: policy.Admin, Handle: a.agentSelf},
 		{Pattern: "GET /v1/agent/members", Access: policy.Admin, Handle: a.agentMembers},
+		{Pattern: "GET /v1/agent/pprof", Access: policy.Admin, Handle: a.pprofIndex},
+		{Pattern: "GET /v1/agent/pprof/{profile}", Access: policy.Admin, Handle: a.pprofProfile},
 
 		{Pattern: "GET /v1/flavors", Access: policy.Anyone, Handle: a.flavorList},
 		{Pattern: "POST /v1/flavors", Access: policy.Admin, Handle: a.flavorCreate},
