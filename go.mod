@@ -27,6 +27,8 @@ require (
 	libvirt.org/go/libvirtxml v1.12008.0
 )
 
+require gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
+
 require (
 	github.com/agext/levenshtein v1.2.1 // indirect
 	github.com/anishathalye/porcupine v1.3.1

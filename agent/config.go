@@ -43,6 +43,18 @@ type Config struct {
 	// bytes; every member of the pool needs the same one.
 	Encrypt string `hcl:"encrypt,optional"`
 	LogJSON bool   `hcl:"log_json,optional"`
+	// LogFile, when set, is a file the log is written to as well as
+	// stderr, rotated at LogRotateBytes (default 100 MiB) and every
+	// LogRotateDuration ("24h"; default never), keeping
+	// LogRotateMaxFiles old files (default 5; -1 keeps all).
+	LogFile           string `hcl:"log_file,optional"`
+	LogRotateBytes    int64  `hcl:"log_rotate_bytes,optional"`
+	LogRotateDuration string `hcl:"log_rotate_duration,optional"`
+	LogRotateMaxFiles int    `hcl:"log_rotate_max_files,optional"`
+	// AccessLog is the level the HTTP APIs' access log is written at
+	// ("trace", "debug", "info"; default "debug", so it shows with
+	// log_level = "debug"), or "off".
+	AccessLog string `hcl:"access_log,optional"`
 	// EnableDebug serves the Go profiler at /v1/agent/pprof/ to admins
 	// (Nomad's enable_debug); off by default.
 	EnableDebug bool `hcl:"enable_debug,optional"`
@@ -534,6 +546,11 @@ func (c *Config) Finalize() error {
 	}
 	if t := c.TLS; t != nil && t.VerifyHTTPSClient && (!t.HTTP || t.CAFile == "") {
 		return fmt.Errorf("tls verify_https_client needs http = true and ca_file, the CA client certificates are checked against")
+	}
+	switch c.AccessLog {
+	case "", "off", "trace", "debug", "info":
+	default:
+		return fmt.Errorf("access_log %q: want off, trace, debug or info", c.AccessLog)
 	}
 	if c.LogLevel == "" {
 		c.LogLevel = "info"

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/stratus-cloud/stratus/internal/route"
 )
 
@@ -14,12 +16,15 @@ import (
 // route it matched (route.Slot); a request no route took is labelled
 // "unmatched", so raw paths never become label values.
 
-// observed wraps an API's handler with its request metrics.
+// observed wraps an API's handler with its request metrics and the
+// access log.
 func (a *Agent) observed(api string, h http.Handler) http.Handler {
 	m := a.metrics
 	if m == nil {
 		return h
 	}
+	level := a.accessLogLevel()
+	access := a.logger.Named("http")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ctx, slot := route.WithSlot(r.Context())
@@ -29,9 +34,32 @@ func (a *Agent) observed(api string, h http.Handler) http.Handler {
 		if pattern == "" {
 			pattern = "unmatched"
 		}
+		took := time.Since(start)
 		m.apiRequests.WithLabelValues(api, pattern, strconv.Itoa(rec.status)).Inc()
-		m.apiDuration.WithLabelValues(api, pattern).Observe(time.Since(start).Seconds())
+		m.apiDuration.WithLabelValues(api, pattern).Observe(took.Seconds())
+		if level != hclog.Off && level >= access.GetLevel() {
+			access.Log(level, "request", "api", api, "method", r.Method, "route", pattern, "status", rec.status,
+				"duration", took, "request_id", requestID(rec.Header()), "remote", r.RemoteAddr)
+		}
 	})
+}
+
+// accessLogLevel is the configured access_log level.
+func (a *Agent) accessLogLevel() hclog.Level {
+	if a.config.AccessLog == "" {
+		return hclog.Debug
+	}
+	return hclog.LevelFromString(a.config.AccessLog)
+}
+
+// requestID is the request ID an API answered with, "" for none.
+func requestID(h http.Header) string {
+	for _, k := range []string{"X-Openstack-Request-Id", "X-Compute-Request-Id", "X-Amz-Request-Id"} {
+		if v := h.Get(k); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // statusRecorder remembers the status code a handler wrote. Unwrap

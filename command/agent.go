@@ -174,7 +174,15 @@ func runAgent(e *env, f *agentFlags) int {
 		fmt.Fprintf(e.ui.Stderr, "Error starting agent: unknown log level %q\n", cfg.LogLevel)
 		return 1
 	}
-	logger := hclog.New(&hclog.LoggerOptions{Name: "agent", Level: level, JSONFormat: cfg.LogJSON, Output: e.ui.Stderr})
+	logFile, err := cfg.OpenLogFile()
+	if err != nil {
+		fmt.Fprintf(e.ui.Stderr, "Error starting agent: %v\n", err)
+		return 1
+	}
+	if logFile != nil {
+		defer logFile.Close()
+	}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "agent", Level: level, JSONFormat: cfg.LogJSON, Output: agent.LogOutput(e.ui.Stderr, logFile)})
 
 	sigCh := make(chan os.Signal, 2)
 	signal.Notify(sigCh, syscall.SIGINT, syscall.SIGTERM)
