@@ -93,3 +93,26 @@ func TestGoMetricsDoNotCollide(t *testing.T) {
 		t.Fatalf("gathering the agent's and go-metrics' figures: %v", err)
 	}
 }
+
+// TestStateMetrics: a server's metrics count hosts by status, the
+// cluster's capacity and use per resource class, and the scheduling
+// queues.
+func TestStateMetrics(t *testing.T) {
+	t.Parallel()
+	a := testAgent(t, nil)
+	waitFor(t, "state metrics", func() error {
+		_, _, body := do(t, "GET", a.url("/v1/metrics"), nil)
+		text := string(body)
+		for _, want := range []string{
+			`stratus_hosts{enabled="true",status="up"} 1`,
+			`stratus_capacity{class="VCPU",kind="total"}`,
+			`stratus_capacity{class="MEMORY_MB",kind="used"}`,
+			`stratus_scheduler_queue{queue="evals_ready"}`,
+		} {
+			if !strings.Contains(text, want) {
+				return fmt.Errorf("metrics lack %s", want)
+			}
+		}
+		return nil
+	})
+}
