@@ -1,12 +1,19 @@
 package agent
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -115,4 +122,107 @@ func TestStateMetrics(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestGrafanaDashboardMetricsExist: every stratus_* metric the Grafana
+// dashboard in website/grafana queries is one an agent serves, so the
+// dashboard stays true.
+func TestGrafanaDashboardMetricsExist(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("..", "website", "grafana", "stratus-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatalf("the dashboard is not JSON: %v", err)
+	}
+	want := map[string]string{}
+	nameRE := regexp.MustCompile(`stratus_[a-zA-Z_]+`)
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			for _, name := range nameRE.FindAllString(tg.Expr, -1) {
+				want[strings.TrimSuffix(name, "_bucket")] = p.Title
+			}
+		}
+	}
+	if len(want) < 10 {
+		t.Fatalf("the dashboard queries only %d metrics", len(want))
+	}
+	rate, burst := 1.0, 40
+	a := testAgent(t, func(c *Config) { c.Limits = &LimitsConfig{HTTPRate: &rate, HTTPBurst: &burst} })
+	if code, _, body := do(t, "POST", a.url("/v1/instances"), strings.NewReader(`{"Name":"dash","Image":"cirros","Flavor":"m1.tiny","Count":1}`)); code != http.StatusOK && code != http.StatusAccepted {
+		t.Fatalf("boot: %d %s", code, body)
+	}
+	for { // some traffic, up to a rate-limited request
+		if code, _, _ := do(t, "GET", a.url("/compute/v2.1/"), nil); code == http.StatusTooManyRequests {
+			break
+		}
+	}
+	waitFor(t, "every metric the dashboard queries", func() error {
+		_, _, body := do(t, "GET", a.url("/v1/metrics"), nil)
+		for name, panel := range want {
+			if !regexp.MustCompile(`(?m)^` + name + `(_bucket|_count|_sum)?[ {]`).Match(body) {
+				return fmt.Errorf("panel %q queries %s, which the agent does not serve", panel, name)
+			}
+		}
+		return nil
+	})
+}
+
+// TestAccessLog: with access_log = "info" every API request is logged
+// with its route template, status and request ID.
+func TestAccessLog(t *testing.T) {
+	t.Parallel()
+	var buf syncBuf
+	a := startDevAgent(t, func(c *Config) { c.AccessLog = "info" })
+	a.logger = hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Info})
+	h := a.observed("compute", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Openstack-Request-Id", "req-42")
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/compute/v2.1/servers/abc/action", nil))
+	line := buf.String()
+	for _, want := range []string{"http: request", "api=compute", "method=POST", "route=unmatched", "status=202", "request_id=req-42"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("access log %q lacks %q", line, want)
+		}
+	}
+	if cfg := (&Config{AccessLog: "loud", DataDir: t.TempDir(), DevMode: true}); cfg.Finalize() == nil {
+		t.Error("access_log = loud was accepted")
+	}
+	buf.reset()
+	a.config.AccessLog = "off"
+	a.observed("compute", http.NotFoundHandler()).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/x", nil))
+	if buf.String() != "" {
+		t.Errorf("access_log = off logged %q", buf.String())
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuf) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.Reset()
 }
