@@ -49,11 +49,14 @@ func (s *Server) monitorLeadership() {
 // membership changes, until stopCh closes.
 func (s *Server) leaderLoop(stopCh chan struct{}) {
 	for {
-		if err := s.raft.Barrier(raftApplyTimeout).Error(); err == nil {
-			break
-		} else {
-			s.logger.Warn("leader barrier failed", "error", err)
+		stopped, err := s.barrier(stopCh)
+		if stopped {
+			return
 		}
+		if err == nil {
+			break
+		}
+		s.logger.Warn("leader barrier failed", "error", err)
 		select {
 		case <-stopCh:
 			return
@@ -123,4 +126,21 @@ func (s *Server) establishLeadership(stopCh chan struct{}) error {
 func (s *Server) revokeLeadership() {
 	s.evalBroker.SetEnabled(false)
 	s.leaderWG.Wait()
+}
+
+// barrier waits for a Raft barrier, or for leadership to end: a barrier
+// caught in Raft's own shutdown can stay unanswered, and the server's
+// shutdown waits for this loop (stopped is then true).
+func (s *Server) barrier(stopCh chan struct{}) (stopped bool, err error) {
+	f := s.raft.Barrier(raftApplyTimeout)
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return false, err
+	case <-stopCh:
+		return true, nil
+	case <-s.shutdownCh:
+		return true, nil
+	}
 }
