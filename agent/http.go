@@ -3,6 +3,7 @@ package agent
 import (
 	"net/http"
 
+	ec2api "github.com/stratus-cloud/stratus/agent/ec2"
 	"github.com/stratus-cloud/stratus/agent/glance"
 	"github.com/stratus-cloud/stratus/agent/identity"
 	"github.com/stratus-cloud/stratus/agent/native"
@@ -36,6 +37,9 @@ func (a *Agent) routes() http.Handler {
 	}
 	if a.s3 != nil {
 		mux.Handle(s3api.MountPath+"/", a.s3.Handler(s3api.MountPath))
+	}
+	if a.ec2 != nil {
+		mux.Handle(ec2api.MountPath+"/", a.ec2.Handler(ec2api.MountPath))
 	}
 	if a.glance != nil {
 		mux.Handle(glance.MountPath, a.glance.Handler())

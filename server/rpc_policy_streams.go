@@ -200,11 +200,12 @@ func nodeImages(state *fsm.StateStore, hosts map[string]bool) (map[string]bool, 
 }
 
 // exchangeable reports whether a token may be exchanged for another
-// (Identity.IssueToken, method token): a user's, not an S3 request's,
-// a server's credential or a node introduction, whose uses are bounded.
+// (Identity.IssueToken, method token): a user's, not an S3 or EC2
+// request's, a server's credential or a node introduction, whose uses
+// are bounded.
 func exchangeable(c *structs.TokenClaims) bool {
 	for _, m := range c.Methods {
-		if m == structs.S3TokenMethod || m == serverTokenMethod || m == structs.NodeIntroMethod {
+		if m == structs.S3TokenMethod || m == structs.EC2TokenMethod || m == serverTokenMethod || m == structs.NodeIntroMethod {
 			return false
 		}
 	}

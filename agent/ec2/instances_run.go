@@ -1,0 +1,132 @@
+package ec2
+
+import (
+	"encoding/base64"
+	"encoding/xml"
+	"strconv"
+	"strings"
+
+	"github.com/stratus-cloud/stratus/internal/retry"
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// clientTokenKey is the metadata key RunInstances records a ClientToken
+// under, for DescribeInstances's clientToken; it is no tag.
+const clientTokenKey = "aws:ec2:client-token"
+
+// maxUserData is EC2's limit on user data (16 KiB before base64).
+const maxUserData = 16 << 10
+
+// runInstances answers RunInstances with Instance.Create, as the Compute
+// API boots servers: ImageId (ami-…) resolved against the images the
+// project may use, InstanceType a flavor's name, MaxCount instances
+// (MinCount at most that), KeyName, SecurityGroupId.n (Stratus security
+// group ids or names), UserData (base64), Placement.AvailabilityZone,
+// TagSpecification.n of resource type instance as metadata (Name also
+// names the server), and ClientToken as the boot's idempotency key: a
+// retry with the same token answers the instances it made.
+func runInstances(q *request) error {
+	args, err := q.runArgs()
+	if err != nil {
+		return err
+	}
+	var out structs.InstanceCreateResponse
+	err = retry.DoFor(q.r.Context(), q.api.writeRetry, func(bool) error {
+		out, args.Forwarded = structs.InstanceCreateResponse{}, false
+		return q.call("Instance.Create", args, &out)
+	})
+	if err != nil {
+		return runError(err)
+	}
+	resp := &runInstancesResponse{OwnerID: q.caller.ProjectID}
+	if rs := reservations(out.Instances); len(rs) > 0 {
+		resp.ReservationID, resp.Instances = rs[0].ReservationID, rs[0].Instances
+	}
+	return q.reply(resp)
+}
+
+// runArgs reads RunInstances's parameters into a create request.
+func (q *request) runArgs() (*structs.InstanceCreateRequest, error) {
+	image, err := q.required("ImageId")
+	if err != nil {
+		return nil, err
+	}
+	minCount, err := q.intParam("MinCount", 1)
+	if err != nil {
+		return nil, err
+	}
+	maxCount, err := q.intParam("MaxCount", minCount)
+	if err != nil {
+		return nil, err
+	}
+	if minCount < 1 || maxCount < minCount {
+		return nil, ec2Error(codeInvalidParameterValue, "MinCount (%d) must be at least 1 and at most MaxCount (%d).", minCount, maxCount)
+	}
+	args := &structs.InstanceCreateRequest{FlavorID: q.params.Get("InstanceType"), Count: maxCount,
+		AZ: q.params.Get("Placement.AvailabilityZone"), KeyName: q.params.Get("KeyName"),
+		ProjectID: q.caller.ProjectID, UserID: q.caller.UserID, Metadata: map[string]string{}}
+	if args.FlavorID == "" {
+		args.FlavorID = "m1.small"
+	}
+	if args.ImageID, err = q.resolveImage(image); err != nil {
+		return nil, err
+	}
+	if ud := q.params.Get("UserData"); ud != "" {
+		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(ud))
+		if err != nil {
+			return nil, ec2Error(codeInvalidParameterValue, "Invalid BASE64 encoding of user data.")
+		}
+		if len(raw) > maxUserData {
+			return nil, ec2Error(codeInvalidParameterValue, "User data is limited to 16384 bytes")
+		}
+		args.UserData = string(raw)
+	}
+	args.SecurityGroups = append(q.list("SecurityGroupId"), q.list("SecurityGroup")...)
+	if q.params.Get("SubnetId") != "" {
+		return nil, ec2Error(codeUnsupported, "SubnetId is not supported yet: instances are attached to the project's default network.")
+	}
+	for _, i := range q.indices("TagSpecification") {
+		p := "TagSpecification." + strconv.Itoa(i) + "."
+		if rt := q.params.Get(p + "ResourceType"); rt != "instance" {
+			return nil, ec2Error(codeInvalidParameterValue, "'%s' is not a valid taggable resource type for this operation.", rt)
+		}
+		for k, v := range q.tagSet(p) {
+			args.Metadata[k] = v
+		}
+	}
+	args.Name = args.Metadata["Name"]
+	if args.Name == "" {
+		args.Name = "ec2-instance"
+	}
+	if tok := q.params.Get("ClientToken"); tok != "" {
+		args.IdempotencyKey = "ec2:" + tok
+		if err := structs.ValidateIdempotencyKey(args.IdempotencyKey); err != nil || len(tok) > 64 {
+			return nil, ec2Error(codeInvalidParameterValue, "The ClientToken must be 1-64 printable ASCII characters.")
+		}
+		args.Metadata[clientTokenKey] = tok
+	} else {
+		args.IdempotencyKey = retry.NewKey()
+	}
+	return args, nil
+}
+
+// runError maps a refused boot to EC2's codes.
+func runError(err error) error {
+	msg := structs.Message(err)
+	switch {
+	case structs.KindOf(err) == structs.KindNotFound && strings.Contains(strings.ToLower(msg), "flavor"):
+		return ec2Error(codeInvalidParameterValue, "Invalid value for InstanceType: %s", msg)
+	case strings.Contains(msg, "No valid host"):
+		return ec2Error(codeInsufficientCapacity, "Insufficient capacity: %s", msg)
+	}
+	return err
+}
+
+type runInstancesResponse struct {
+	XMLName xml.Name `xml:"RunInstancesResponse"`
+	meta
+	ReservationID string         `xml:"reservationId"`
+	OwnerID       string         `xml:"ownerId"`
+	Groups        []struct{}     `xml:"groupSet>item"`
+	Instances     []instanceItem `xml:"instancesSet>item"`
+}
