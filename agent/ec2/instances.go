@@ -5,25 +5,46 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-// instancesOf lists the caller's project's instances (Instance.List,
-// bound to the token's project by the servers too).
+// terminatedVisible is how long a terminated instance stays listed, as
+// EC2 shows one for about an hour.
+const terminatedVisible = time.Hour
+
+// instancesOf lists the caller's project's instances: the live ones and
+// those terminated within terminatedVisible, from their usage records
+// (Instance.Usage, bound to the token's project by the servers too),
+// oldest first.
 func (q *request) instancesOf() ([]*structs.Instance, error) {
-	var out structs.InstanceListResponse
-	if err := q.call("Instance.List", &structs.InstanceListRequest{ProjectID: q.caller.ProjectID}, &out); err != nil {
+	var out structs.InstanceUsageResponse
+	if err := q.call("Instance.Usage", &structs.InstanceUsageRequest{ProjectID: q.caller.ProjectID}, &out); err != nil {
 		return nil, err
 	}
 	insts := out.Instances
+	since := q.api.now().Add(-terminatedVisible).UnixNano()
+	for _, u := range out.Deleted {
+		if u.DeletedAt >= since {
+			insts = append(insts, terminatedInstance(u))
+		}
+	}
 	sort.Slice(insts, func(i, j int) bool {
-		if insts[i].CreateIndex != insts[j].CreateIndex {
-			return insts[i].CreateIndex < insts[j].CreateIndex
+		if insts[i].CreatedAt != insts[j].CreatedAt {
+			return insts[i].CreatedAt < insts[j].CreatedAt
 		}
 		return insts[i].ID < insts[j].ID
 	})
 	return insts, nil
+}
+
+// terminatedInstance is what a deleted instance's usage record tells of
+// it: its id, name, flavor and times; its image, key and tags are gone
+// with it.
+func terminatedInstance(u *structs.InstanceUsage) *structs.Instance {
+	return &structs.Instance{ID: u.InstanceID, Name: u.Name, ProjectID: u.ProjectID, UserID: u.UserID,
+		FlavorID: u.FlavorName, VMState: structs.VMStateDeleted, CreatedAt: u.CreatedAt, TerminatedAt: u.DeletedAt}
 }
 
 // resolveInstances maps EC2 instance ids to the caller's instances, in
