@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,21 +74,45 @@ func TestEC2WithTheGoSDK(t *testing.T) {
 		t.Fatalf("instance types %+v %v", types_, err)
 	}
 
-	// Run three instances with tags and a client token; a retry with
+	// Key pairs: one made by the API, one imported.
+	made, err := cli.CreateKeyPair(ctx, &ec2.CreateKeyPairInput{KeyName: aws.String("made")})
+	if err != nil || !strings.Contains(aws.ToString(made.KeyMaterial), "BEGIN RSA PRIVATE KEY") {
+		t.Fatalf("create key pair %+v %v", made, err)
+	}
+	if _, err := cli.CreateKeyPair(ctx, &ec2.CreateKeyPairInput{KeyName: aws.String("made")}); ec2Code(err) != "InvalidKeyPair.Duplicate" {
+		t.Fatalf("a second key pair of that name: %v", err)
+	}
+	pub := "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFJqPp8z1Xl5rj0Kq3y0JkH3mB2Q9nX8o6Zr9sYQbBQb test"
+	imported, err := cli.ImportKeyPair(ctx, &ec2.ImportKeyPairInput{KeyName: aws.String("imported"), PublicKeyMaterial: []byte(pub)})
+	if err != nil || aws.ToString(imported.KeyFingerprint) == "" {
+		t.Fatalf("import %+v %v", imported, err)
+	}
+	keys, err := cli.DescribeKeyPairs(ctx, &ec2.DescribeKeyPairsInput{})
+	if err != nil || len(keys.KeyPairs) != 2 {
+		t.Fatalf("key pairs %+v %v", keys, err)
+	}
+	if _, err := cli.DescribeKeyPairs(ctx, &ec2.DescribeKeyPairsInput{KeyNames: []string{"nope"}}); ec2Code(err) != "InvalidKeyPair.NotFound" {
+		t.Fatalf("describe a missing key pair: %v", err)
+	}
+	if _, err := cli.DeleteKeyPair(ctx, &ec2.DeleteKeyPairInput{KeyName: aws.String("imported")}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Run three instances with tags, a key and a client token; a retry with
 	// the token answers the same instances.
-	run := &ec2.RunInstancesInput{ImageId: aws.String(ami), InstanceType: "m1.tiny", MinCount: aws.Int32(1), MaxCount: aws.Int32(3),
-		ClientToken: aws.String("ec2-test-token"),
+	run := &ec2.RunInstancesInput{ImageId: aws.String(ami), InstanceType: "m1.tiny", MinCount: aws.Int32(1), MaxCount: aws.Int32(6),
+		ClientToken: aws.String("ec2-test-token"), KeyName: aws.String("made"),
 		TagSpecifications: []types.TagSpecification{{ResourceType: types.ResourceTypeInstance,
 			Tags: []types.Tag{{Key: aws.String("Name"), Value: aws.String("web")}, {Key: aws.String("tier"), Value: aws.String("front")}}}}}
 	out, err := cli.RunInstances(ctx, run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Instances) != 3 {
+	if len(out.Instances) != 6 {
 		t.Fatalf("ran %d instances", len(out.Instances))
 	}
 	again, err := cli.RunInstances(ctx, run)
-	if err != nil || len(again.Instances) != 3 || aws.ToString(again.Instances[0].InstanceId) != aws.ToString(out.Instances[0].InstanceId) {
+	if err != nil || len(again.Instances) != 6 || aws.ToString(again.Instances[0].InstanceId) != aws.ToString(out.Instances[0].InstanceId) {
 		t.Fatalf("a retry with the client token: %+v %v", again, err)
 	}
 	var ids []string
@@ -99,12 +124,13 @@ func TestEC2WithTheGoSDK(t *testing.T) {
 		t.Fatalf("waiting for running: %v", err)
 	}
 
-	// Pagination: two pages of at most 5… of 3 instances is one page;
-	// the filters page too.
+	// Pagination: six instances are two pages of at most five, the
+	// filters applied before the cut.
 	pages := ec2.NewDescribeInstancesPaginator(cli, &ec2.DescribeInstancesInput{MaxResults: aws.Int32(5),
 		Filters: []types.Filter{{Name: aws.String("tag:tier"), Values: []string{"front"}}, {Name: aws.String("instance-state-name"), Values: []string{"running"}}}})
-	seen := 0
+	seen, npages := 0, 0
 	for pages.HasMorePages() {
+		npages++
 		page, err := pages.NextPage(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -118,12 +144,29 @@ func TestEC2WithTheGoSDK(t *testing.T) {
 			}
 		}
 	}
-	if seen != 3 {
-		t.Fatalf("paged through %d instances, want 3", seen)
+	if seen != 6 || npages != 2 {
+		t.Fatalf("paged through %d instances in %d pages, want 6 in 2", seen, npages)
 	}
 	status, err := cli.DescribeInstanceStatus(ctx, &ec2.DescribeInstanceStatusInput{InstanceIds: ids[:1]})
 	if err != nil || len(status.InstanceStatuses) != 1 || status.InstanceStatuses[0].InstanceState.Name != types.InstanceStateNameRunning {
 		t.Fatalf("status %+v %v", status, err)
+	}
+
+	// Tags: set, read, filter, delete.
+	if _, err := cli.CreateTags(ctx, &ec2.CreateTagsInput{Resources: ids[:2], Tags: []types.Tag{{Key: aws.String("env"), Value: aws.String("prod")}}}); err != nil {
+		t.Fatal(err)
+	}
+	tags, err := cli.DescribeTags(ctx, &ec2.DescribeTagsInput{Filters: []types.Filter{{Name: aws.String("key"), Values: []string{"env"}}}})
+	if err != nil || len(tags.Tags) != 2 || aws.ToString(tags.Tags[0].Value) != "prod" {
+		t.Fatalf("tags %+v %v", tags, err)
+	}
+	if _, err := cli.DeleteTags(ctx, &ec2.DeleteTagsInput{Resources: ids[:1], Tags: []types.Tag{{Key: aws.String("env")}}}); err != nil {
+		t.Fatal(err)
+	}
+	prod, err := cli.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []types.Filter{{Name: aws.String("tag:env"), Values: []string{"prod"}}}})
+	if err != nil || len(prod.Reservations) != 1 || len(prod.Reservations[0].Instances) != 1 ||
+		aws.ToString(prod.Reservations[0].Instances[0].InstanceId) != ids[1] || aws.ToString(prod.Reservations[0].Instances[0].KeyName) != "made" {
+		t.Fatalf("instances tagged env=prod: %+v %v", prod, err)
 	}
 
 	// Stop and start one.
@@ -156,7 +199,7 @@ func TestEC2WithTheGoSDK(t *testing.T) {
 
 	// Terminate them all.
 	term, err := cli.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: ids})
-	if err != nil || len(term.TerminatingInstances) != 3 {
+	if err != nil || len(term.TerminatingInstances) != 6 {
 		t.Fatalf("terminate %+v %v", term, err)
 	}
 	terminated := ec2.NewInstanceTerminatedWaiter(cli, fastWaits(func(o *ec2.InstanceTerminatedWaiterOptions, lo, hi time.Duration) { o.MinDelay, o.MaxDelay = lo, hi }))

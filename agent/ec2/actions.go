@@ -28,6 +28,17 @@ func (a *API) table() []action {
 		{Name: "RebootInstances", Access: policy.Member, Handle: rebootInstances},
 		{Name: "GetConsoleOutput", Access: policy.Reader, Handle: getConsoleOutput},
 
+		// Key pairs (keypairs.go).
+		{Name: "CreateKeyPair", Access: policy.Member, Handle: createKeyPair},
+		{Name: "ImportKeyPair", Access: policy.Member, Handle: importKeyPair},
+		{Name: "DescribeKeyPairs", Access: policy.Reader, Handle: describeKeyPairs},
+		{Name: "DeleteKeyPair", Access: policy.Member, Handle: deleteKeyPair},
+
+		// Tags (tags.go).
+		{Name: "CreateTags", Access: policy.Member, Handle: createTags},
+		{Name: "DeleteTags", Access: policy.Member, Handle: deleteTags},
+		{Name: "DescribeTags", Access: policy.Reader, Handle: describeTags},
+
 		// The catalog: images, regions, zones, instance types
 		// (catalog.go).
 		{Name: "DescribeImages", Access: policy.Reader, Handle: describeImages},

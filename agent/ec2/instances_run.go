@@ -71,6 +71,15 @@ func (q *request) runArgs() (*structs.InstanceCreateRequest, error) {
 	if args.ImageID, err = q.resolveImage(image); err != nil {
 		return nil, err
 	}
+	if args.KeyName != "" {
+		var kp structs.SingleKeyPairResponse
+		err := q.call("KeyPair.Get", &structs.KeyPairSpecificRequest{UserID: q.caller.UserID, Name: args.KeyName}, &kp)
+		if structs.KindOf(err) == structs.KindNotFound {
+			return nil, ec2Error(codeKeyPairNotFound, "The key pair '%s' does not exist", args.KeyName)
+		} else if err != nil {
+			return nil, err
+		}
+	}
 	if ud := q.params.Get("UserData"); ud != "" {
 		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(ud))
 		if err != nil {
