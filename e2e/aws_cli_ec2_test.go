@@ -105,9 +105,18 @@ func TestAWSCLIEC2(t *testing.T) {
 		return nil
 	})
 	env = ec2Env(t, dev.http, "demo")
+	// Debian's AWS CLI (2.9) predates AWS_ENDPOINT_URL_EC2: the endpoint
+	// goes on the command line, as --endpoint-url.
+	endpoint := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "AWS_ENDPOINT_URL_EC2="); ok {
+			endpoint = v
+		}
+	}
+	ec2 := func(args ...string) []string { return append([]string{"--endpoint-url", endpoint, "ec2"}, args...) }
 	aws := func(out any, args ...string) {
 		t.Helper()
-		awsJSON(t, bin, env, out, append([]string{"ec2"}, args...)...)
+		awsJSON(t, bin, env, out, ec2(args...)...)
 	}
 
 	var images struct {
@@ -140,9 +149,9 @@ func TestAWSCLIEC2(t *testing.T) {
 		}
 	}
 	eventually(t, "a boot accepted", 60*time.Second, func() error {
-		stdout, stderr, code := runCmd(t, bin, env, "ec2", "run-instances", "--image-id", ami, "--instance-type", "m1.tiny",
+		stdout, stderr, code := runCmd(t, bin, env, ec2("run-instances", "--image-id", ami, "--instance-type", "m1.tiny",
 			"--count", "2", "--key-name", "cli-key", "--client-token", "cli-run-1", "--output", "json",
-			"--tag-specifications", "ResourceType=instance,Tags=[{Key=Name,Value=cli},{Key=team,Value=blue}]")
+			"--tag-specifications", "ResourceType=instance,Tags=[{Key=Name,Value=cli},{Key=team,Value=blue}]")...)
 		if code != 0 {
 			return fmt.Errorf("run-instances: %s %s", stdout, stderr)
 		}
@@ -189,11 +198,11 @@ func TestAWSCLIEC2(t *testing.T) {
 	}
 
 	// EC2's error codes reach the CLI.
-	if _, stderr, code := runCmd(t, bin, env, "ec2", "describe-instances", "--instance-ids", "i-0123456789abcdef0"); code == 0 || !strings.Contains(stderr, "InvalidInstanceID.NotFound") {
+	if _, stderr, code := runCmd(t, bin, env, ec2("describe-instances", "--instance-ids", "i-0123456789abcdef0")...); code == 0 || !strings.Contains(stderr, "InvalidInstanceID.NotFound") {
 		t.Fatalf("an unknown instance: exit %d %s", code, stderr)
 	}
 	bad := append(append([]string{}, env...), "AWS_SECRET_ACCESS_KEY=wrong")
-	if _, stderr, code := runCmd(t, bin, bad, "ec2", "describe-instances"); code == 0 || !strings.Contains(stderr, "SignatureDoesNotMatch") {
+	if _, stderr, code := runCmd(t, bin, bad, ec2("describe-instances")...); code == 0 || !strings.Contains(stderr, "SignatureDoesNotMatch") {
 		t.Fatalf("a wrong secret: exit %d %s", code, stderr)
 	}
 

@@ -14,6 +14,8 @@
 #   - cloud-init and genisoimage (isoinfo), whose readers check the
 #     metadata service's answers and config drives (agent/metadata,
 #     virt/configdrive), which fail under CI=true without them.
+#   - awscli, the unmodified AWS CLI the EC2 API is tested with
+#     (e2e/aws_cli_ec2_test.go), which fails under CI=true without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v go >/dev/null || { echo "go is not installed" >&2; exit 1; }
@@ -29,6 +31,9 @@ command -v chromedriver >/dev/null || need+=(chromium-driver)
 # (agent/metadata); isoinfo (genisoimage) reads config drive images.
 [ -d /usr/lib/python3/dist-packages/cloudinit ] || need+=(cloud-init)
 command -v isoinfo >/dev/null || need+=(genisoimage)
+# Debian's AWS CLI, at /usr/bin/aws (another aws on the path may be any
+# version).
+[ -x /usr/bin/aws ] || need+=(awscli)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
