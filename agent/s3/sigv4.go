@@ -36,9 +36,8 @@ func parseSigV4(r *http.Request) (*sigRequest, bool, error) {
 	return sig, true, nil
 }
 
-// hmacSHA256 and uriEncode are sigv4's, for the chunk signatures.
+// hmacSHA256 and isHexSig are sigv4's, for the chunk signatures.
 var (
 	hmacSHA256 = sigv4.HMACSHA256
-	uriEncode  = sigv4.URIEncode
 	isHexSig   = sigv4.IsHexSig
 )
