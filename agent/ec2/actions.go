@@ -39,6 +39,18 @@ func (a *API) table() []action {
 		{Name: "DeleteTags", Access: policy.Member, Handle: deleteTags},
 		{Name: "DescribeTags", Access: policy.Reader, Handle: describeTags},
 
+		// Security groups (security_groups.go, security_group_rules.go)
+		// and VPCs (vpcs.go).
+		{Name: "DescribeSecurityGroups", Access: policy.Reader, Handle: describeSecurityGroups},
+		{Name: "CreateSecurityGroup", Access: policy.Member, Handle: createSecurityGroup},
+		{Name: "DeleteSecurityGroup", Access: policy.Member, Handle: deleteSecurityGroup},
+		{Name: "AuthorizeSecurityGroupIngress", Access: policy.Member, Handle: authorizeIngress},
+		{Name: "AuthorizeSecurityGroupEgress", Access: policy.Member, Handle: authorizeEgress},
+		{Name: "RevokeSecurityGroupIngress", Access: policy.Member, Handle: revokeIngress},
+		{Name: "RevokeSecurityGroupEgress", Access: policy.Member, Handle: revokeEgress},
+		{Name: "DescribeVpcs", Access: policy.Reader, Handle: describeVpcs},
+		{Name: "DescribeSubnets", Access: policy.Reader, Handle: describeSubnets},
+
 		// The catalog: images, regions, zones, instance types
 		// (catalog.go).
 		{Name: "DescribeImages", Access: policy.Reader, Handle: describeImages},

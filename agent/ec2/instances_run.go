@@ -90,9 +90,21 @@ func (q *request) runArgs() (*structs.InstanceCreateRequest, error) {
 		}
 		args.UserData = string(raw)
 	}
-	args.SecurityGroups = append(q.list("SecurityGroupId"), q.list("SecurityGroup")...)
-	if q.params.Get("SubnetId") != "" {
-		return nil, ec2Error(codeUnsupported, "SubnetId is not supported yet: instances are attached to the project's default network.")
+	for _, id := range q.list("SecurityGroupId") {
+		g, _, err := q.resolveGroup(id, "")
+		if err != nil {
+			return nil, err
+		}
+		args.SecurityGroups = append(args.SecurityGroups, g.ID)
+	}
+	args.SecurityGroups = append(args.SecurityGroups, q.list("SecurityGroup")...)
+	if id := q.params.Get("SubnetId"); id != "" {
+		sub, err := q.resolveSubnet(id)
+		if err != nil {
+			return nil, err
+		}
+		args.NetworksMode = structs.NetworksList
+		args.Networks = []*structs.InstanceNetworkRequest{{NetworkID: sub.NetworkID}}
 	}
 	for _, i := range q.indices("TagSpecification") {
 		p := "TagSpecification." + strconv.Itoa(i) + "."
