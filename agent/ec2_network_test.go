@@ -82,6 +82,34 @@ func TestEC2SecurityGroupsAndVpcsWithTheGoSDK(t *testing.T) {
 	if err := running.Wait(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	// An elastic IP: allocated, associated with the instance, released
+	// only once disassociated.
+	eip, err := cli.AllocateAddress(ctx, &ec2.AllocateAddressInput{Domain: types.DomainTypeVpc})
+	if err != nil || aws.ToString(eip.PublicIp) == "" {
+		t.Fatalf("allocate %+v %v", eip, err)
+	}
+	assoc, err := cli.AssociateAddress(ctx, &ec2.AssociateAddressInput{AllocationId: eip.AllocationId, InstanceId: aws.String(id)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs, err := cli.DescribeAddresses(ctx, &ec2.DescribeAddressesInput{AllocationIds: []string{aws.ToString(eip.AllocationId)}})
+	if err != nil || len(addrs.Addresses) != 1 || aws.ToString(addrs.Addresses[0].InstanceId) != id ||
+		aws.ToString(addrs.Addresses[0].AssociationId) != aws.ToString(assoc.AssociationId) || aws.ToString(addrs.Addresses[0].PrivateIpAddress) == "" {
+		t.Fatalf("addresses %+v %v", addrs, err)
+	}
+	if _, err := cli.ReleaseAddress(ctx, &ec2.ReleaseAddressInput{AllocationId: eip.AllocationId}); ec2Code(err) != "InvalidIPAddress.InUse" {
+		t.Fatalf("releasing an address in use: %v", err)
+	}
+	if _, err := cli.DisassociateAddress(ctx, &ec2.DisassociateAddressInput{AssociationId: assoc.AssociationId}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.ReleaseAddress(ctx, &ec2.ReleaseAddressInput{AllocationId: eip.AllocationId}); err != nil {
+		t.Fatal(err)
+	}
+	if addrs, err := cli.DescribeAddresses(ctx, &ec2.DescribeAddressesInput{}); err != nil || len(addrs.Addresses) != 0 {
+		t.Fatalf("addresses after release %+v %v", addrs, err)
+	}
+
 	if _, err := cli.DeleteSecurityGroup(ctx, &ec2.DeleteSecurityGroupInput{GroupId: aws.String(sg)}); ec2Code(err) != "DependencyViolation" {
 		t.Fatalf("deleting a group in use: %v", err)
 	}

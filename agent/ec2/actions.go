@@ -51,6 +51,13 @@ func (a *API) table() []action {
 		{Name: "DescribeVpcs", Access: policy.Reader, Handle: describeVpcs},
 		{Name: "DescribeSubnets", Access: policy.Reader, Handle: describeSubnets},
 
+		// Elastic IPs (addresses.go).
+		{Name: "AllocateAddress", Access: policy.Member, Handle: allocateAddress},
+		{Name: "AssociateAddress", Access: policy.Member, Handle: associateAddress},
+		{Name: "DisassociateAddress", Access: policy.Member, Handle: disassociateAddress},
+		{Name: "ReleaseAddress", Access: policy.Member, Handle: releaseAddress},
+		{Name: "DescribeAddresses", Access: policy.Reader, Handle: describeAddresses},
+
 		// The catalog: images, regions, zones, instance types
 		// (catalog.go).
 		{Name: "DescribeImages", Access: policy.Reader, Handle: describeImages},
