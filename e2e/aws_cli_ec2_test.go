@@ -87,8 +87,8 @@ func (d awsInstances) states() map[string]string {
 
 // TestAWSCLIEC2 drives the EC2 API with the unmodified AWS CLI, its
 // endpoint and credential from `cloudctl openrc -format ec2`: key pairs,
-// run, describe with filters, stop, start, tags, terminate, and EC2's
-// error codes.
+// run, describe with filters, stop, start, tags, security groups,
+// elastic IPs, terminate, and EC2's error codes.
 func TestAWSCLIEC2(t *testing.T) {
 	t.Parallel()
 	bin := requireAWSCLI(t)
@@ -196,6 +196,42 @@ func TestAWSCLIEC2(t *testing.T) {
 	if len(tags.Tags) != 1 || tags.Tags[0].Value != "prod" {
 		t.Fatalf("describe-tags: %+v", tags)
 	}
+
+	// A security group and an elastic IP.
+	var sg struct {
+		GroupID string `json:"GroupId"`
+	}
+	aws(&sg, "create-security-group", "--group-name", "cli-web", "--description", "web servers")
+	aws(nil, "authorize-security-group-ingress", "--group-id", sg.GroupID, "--protocol", "tcp", "--port", "443", "--cidr", "0.0.0.0/0")
+	var groups struct {
+		SecurityGroups []struct {
+			GroupName     string
+			IPPermissions []struct{ FromPort int } `json:"IpPermissions"`
+		}
+	}
+	aws(&groups, "describe-security-groups", "--group-ids", sg.GroupID)
+	if len(groups.SecurityGroups) != 1 || len(groups.SecurityGroups[0].IPPermissions) != 1 || groups.SecurityGroups[0].IPPermissions[0].FromPort != 443 {
+		t.Fatalf("describe-security-groups: %+v", groups)
+	}
+	aws(nil, "revoke-security-group-ingress", "--group-id", sg.GroupID, "--protocol", "tcp", "--port", "443", "--cidr", "0.0.0.0/0")
+	aws(nil, "delete-security-group", "--group-id", sg.GroupID)
+
+	var eip struct{ PublicIP, AllocationID string }
+	aws(&eip, "allocate-address", "--domain", "vpc")
+	if eip.AllocationID == "" {
+		t.Fatalf("allocate-address: %+v", eip)
+	}
+	var assoc struct{ AssociationID string }
+	aws(&assoc, "associate-address", "--allocation-id", eip.AllocationID, "--instance-id", ids[0])
+	var addrs struct {
+		Addresses []struct{ InstanceID, PublicIP string }
+	}
+	aws(&addrs, "describe-addresses")
+	if len(addrs.Addresses) != 1 || addrs.Addresses[0].InstanceID != ids[0] {
+		t.Fatalf("describe-addresses: %+v", addrs)
+	}
+	aws(nil, "disassociate-address", "--association-id", assoc.AssociationID)
+	aws(nil, "release-address", "--allocation-id", eip.AllocationID)
 
 	// EC2's error codes reach the CLI.
 	if _, stderr, code := runCmd(t, bin, env, ec2("describe-instances", "--instance-ids", "i-0123456789abcdef0")...); code == 0 || !strings.Contains(stderr, "InvalidInstanceID.NotFound") {
