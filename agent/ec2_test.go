@@ -188,6 +188,26 @@ func TestEC2WithTheGoSDK(t *testing.T) {
 		t.Fatalf("waiting for running again: %v", err)
 	}
 
+	// An image of one, available once its host uploaded it, then
+	// deregistered.
+	img, err := cli.CreateImage(ctx, &ec2.CreateImageInput{InstanceId: aws.String(ids[1]), Name: aws.String("web-snap")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	available := ec2.NewImageAvailableWaiter(cli, fastWaits(func(o *ec2.ImageAvailableWaiterOptions, lo, hi time.Duration) { o.MinDelay, o.MaxDelay = lo, hi }))
+	if err := available.Wait(ctx, &ec2.DescribeImagesInput{ImageIds: []string{aws.ToString(img.ImageId)}}, time.Minute); err != nil {
+		t.Fatalf("waiting for the image: %v", err)
+	}
+	if mine, err := cli.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"self"}}); err != nil || len(mine.Images) != 1 || aws.ToString(mine.Images[0].Name) != "web-snap" {
+		t.Fatalf("the project's own images: %+v %v", mine, err)
+	}
+	if _, err := cli.DeregisterImage(ctx, &ec2.DeregisterImageInput{ImageId: img.ImageId}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.DescribeImages(ctx, &ec2.DescribeImagesInput{ImageIds: []string{aws.ToString(img.ImageId)}}); ec2Code(err) != "InvalidAMIID.NotFound" {
+		t.Fatalf("a deregistered image: %v", err)
+	}
+
 	// Another project's credential sees none of them and acts on none.
 	other := ec2Client(a, otherProjectUser(t, a, admin))
 	if _, err := other.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: ids[:1]}); ec2Code(err) != "InvalidInstanceID.NotFound" {

@@ -58,9 +58,11 @@ func (a *API) table() []action {
 		{Name: "ReleaseAddress", Access: policy.Member, Handle: releaseAddress},
 		{Name: "DescribeAddresses", Access: policy.Reader, Handle: describeAddresses},
 
-		// The catalog: images, regions, zones, instance types
-		// (catalog.go).
+		// The catalog: images (catalog.go, images.go), regions, zones,
+		// instance types (catalog.go).
 		{Name: "DescribeImages", Access: policy.Reader, Handle: describeImages},
+		{Name: "CreateImage", Access: policy.Member, Handle: createImage},
+		{Name: "DeregisterImage", Access: policy.Member, Handle: deregisterImage},
 		{Name: "DescribeRegions", Access: policy.Reader, Handle: describeRegions},
 		{Name: "DescribeAvailabilityZones", Access: policy.Reader, Handle: describeAvailabilityZones},
 		{Name: "DescribeInstanceTypes", Access: policy.Reader, Handle: describeInstanceTypes},
