@@ -115,6 +115,11 @@ func TestEC2WithTheGoSDK(t *testing.T) {
 	if err != nil || len(again.Instances) != 6 || aws.ToString(again.Instances[0].InstanceId) != aws.ToString(out.Instances[0].InstanceId) {
 		t.Fatalf("a retry with the client token: %+v %v", again, err)
 	}
+	mismatch := *run
+	mismatch.InstanceType = "m1.small"
+	if _, err := cli.RunInstances(ctx, &mismatch); ec2Code(err) != "IdempotentParameterMismatch" {
+		t.Fatalf("the client token with other parameters: %v", err)
+	}
 	var ids []string
 	for _, inst := range out.Instances {
 		ids = append(ids, aws.ToString(inst.InstanceId))

@@ -71,29 +71,46 @@ func (q *request) runArgs() (*structs.InstanceCreateRequest, error) {
 	if args.ImageID, err = q.resolveImage(image); err != nil {
 		return nil, err
 	}
+	for _, read := range []func(*structs.InstanceCreateRequest) error{q.runGuest, q.runNetworks, q.runTags} {
+		if err := read(args); err != nil {
+			return nil, err
+		}
+	}
+	return args, nil
+}
+
+// runGuest reads KeyName (which must exist) and UserData.
+func (q *request) runGuest(args *structs.InstanceCreateRequest) error {
 	if args.KeyName != "" {
 		var kp structs.SingleKeyPairResponse
 		err := q.call("KeyPair.Get", &structs.KeyPairSpecificRequest{UserID: q.caller.UserID, Name: args.KeyName}, &kp)
 		if structs.KindOf(err) == structs.KindNotFound {
-			return nil, ec2Error(codeKeyPairNotFound, "The key pair '%s' does not exist", args.KeyName)
+			return ec2Error(codeKeyPairNotFound, "The key pair '%s' does not exist", args.KeyName)
 		} else if err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if ud := q.params.Get("UserData"); ud != "" {
 		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(ud))
 		if err != nil {
-			return nil, ec2Error(codeInvalidParameterValue, "Invalid BASE64 encoding of user data.")
+			return ec2Error(codeInvalidParameterValue, "Invalid BASE64 encoding of user data.")
 		}
 		if len(raw) > maxUserData {
-			return nil, ec2Error(codeInvalidParameterValue, "User data is limited to 16384 bytes")
+			return ec2Error(codeInvalidParameterValue, "User data is limited to 16384 bytes")
 		}
 		args.UserData = string(raw)
 	}
+	return nil
+}
+
+// runNetworks reads SecurityGroupId.n (sg- ids), SecurityGroup.n
+// (names) and SubnetId (the subnet's network; without it the project's
+// default network, as the Compute API boots).
+func (q *request) runNetworks(args *structs.InstanceCreateRequest) error {
 	for _, id := range q.list("SecurityGroupId") {
 		g, _, err := q.resolveGroup(id, "")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		args.SecurityGroups = append(args.SecurityGroups, g.ID)
 	}
@@ -101,15 +118,22 @@ func (q *request) runArgs() (*structs.InstanceCreateRequest, error) {
 	if id := q.params.Get("SubnetId"); id != "" {
 		sub, err := q.resolveSubnet(id)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		args.NetworksMode = structs.NetworksList
 		args.Networks = []*structs.InstanceNetworkRequest{{NetworkID: sub.NetworkID}}
 	}
+	return nil
+}
+
+// runTags reads TagSpecification.n (instance tags as metadata; Name
+// names the servers) and ClientToken (the idempotency key, per project
+// on the servers).
+func (q *request) runTags(args *structs.InstanceCreateRequest) error {
 	for _, i := range q.indices("TagSpecification") {
 		p := "TagSpecification." + strconv.Itoa(i) + "."
 		if rt := q.params.Get(p + "ResourceType"); rt != "instance" {
-			return nil, ec2Error(codeInvalidParameterValue, "'%s' is not a valid taggable resource type for this operation.", rt)
+			return ec2Error(codeInvalidParameterValue, "'%s' is not a valid taggable resource type for this operation.", rt)
 		}
 		for k, v := range q.tagSet(p) {
 			args.Metadata[k] = v
@@ -119,16 +143,17 @@ func (q *request) runArgs() (*structs.InstanceCreateRequest, error) {
 	if args.Name == "" {
 		args.Name = "ec2-instance"
 	}
-	if tok := q.params.Get("ClientToken"); tok != "" {
-		args.IdempotencyKey = "ec2:" + tok
-		if err := structs.ValidateIdempotencyKey(args.IdempotencyKey); err != nil || len(tok) > 64 {
-			return nil, ec2Error(codeInvalidParameterValue, "The ClientToken must be 1-64 printable ASCII characters.")
-		}
-		args.Metadata[clientTokenKey] = tok
-	} else {
+	tok := q.params.Get("ClientToken")
+	if tok == "" {
 		args.IdempotencyKey = retry.NewKey()
+		return nil
 	}
-	return args, nil
+	args.IdempotencyKey = "ec2:" + tok
+	if err := structs.ValidateIdempotencyKey(args.IdempotencyKey); err != nil || len(tok) > 64 {
+		return ec2Error(codeInvalidParameterValue, "The ClientToken must be 1-64 printable ASCII characters.")
+	}
+	args.Metadata[clientTokenKey] = tok
+	return nil
 }
 
 // runError maps a refused boot to EC2's codes.
@@ -137,6 +162,8 @@ func runError(err error) error {
 	switch {
 	case structs.KindOf(err) == structs.KindNotFound && strings.Contains(strings.ToLower(msg), "flavor"):
 		return ec2Error(codeInvalidParameterValue, "Invalid value for InstanceType: %s", msg)
+	case structs.KindOf(err) == structs.KindConflict && strings.Contains(msg, "Idempotency-Key"):
+		return ec2Error(codeIdempotentMismatch, "The client token was already used for a different request.")
 	case strings.Contains(msg, "No valid host"):
 		return ec2Error(codeInsufficientCapacity, "Insufficient capacity: %s", msg)
 	}
