@@ -97,6 +97,14 @@ func TestEC2SecurityGroupsAndVpcsWithTheGoSDK(t *testing.T) {
 		aws.ToString(addrs.Addresses[0].AssociationId) != aws.ToString(assoc.AssociationId) || aws.ToString(addrs.Addresses[0].PrivateIpAddress) == "" {
 		t.Fatalf("addresses %+v %v", addrs, err)
 	}
+	shown, err := cli.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst := shown.Reservations[0].Instances[0]; aws.ToString(inst.SubnetId) != subnet || aws.ToString(inst.PrivateIpAddress) == "" ||
+		aws.ToString(inst.PublicIpAddress) != aws.ToString(eip.PublicIp) {
+		t.Fatalf("the instance's addresses: subnet %s private %s public %s", aws.ToString(inst.SubnetId), aws.ToString(inst.PrivateIpAddress), aws.ToString(inst.PublicIpAddress))
+	}
 	if _, err := cli.ReleaseAddress(ctx, &ec2.ReleaseAddressInput{AllocationId: eip.AllocationId}); ec2Code(err) != "InvalidIPAddress.InUse" {
 		t.Fatalf("releasing an address in use: %v", err)
 	}

@@ -120,6 +120,10 @@ type instanceItem struct {
 	VirtualizationType string   `xml:"virtualizationType"`
 	Hypervisor         string   `xml:"hypervisor"`
 	ClientToken        string   `xml:"clientToken,omitempty"`
+	PrivateIPAddress   string   `xml:"privateIpAddress,omitempty"`
+	IPAddress          string   `xml:"ipAddress,omitempty"`
+	SubnetID           string   `xml:"subnetId,omitempty"`
+	VpcID              string   `xml:"vpcId,omitempty"`
 	TagSet             []tagRef `xml:"tagSet>item"`
 }
 

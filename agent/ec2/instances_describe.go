@@ -22,7 +22,13 @@ func describeInstances(q *request) error {
 	if err != nil {
 		return err
 	}
-	return q.reply(&describeInstancesResponse{Reservations: reservations(page), NextToken: next})
+	nets, err := q.networksOf(page)
+	if err != nil {
+		return err
+	}
+	rs := reservations(page)
+	withNetworks(rs, nets, page)
+	return q.reply(&describeInstancesResponse{Reservations: rs, NextToken: next})
 }
 
 // selectInstances is the instances InstanceId.n and Filter.n select.
