@@ -56,6 +56,11 @@ func TestEC2WithTheGoSDK(t *testing.T) {
 	if err != nil || len(regions.Regions) != 1 || aws.ToString(regions.Regions[0].RegionName) != a.config.Region {
 		t.Fatalf("regions %+v %v", regions, err)
 	}
+	// The endpoint without its trailing slash is served as it is.
+	noSlash := ec2Client(a, cred, func(o *ec2.Options) { o.BaseEndpoint = aws.String(a.url("/ec2")) })
+	if zones, err := noSlash.DescribeAvailabilityZones(ctx, &ec2.DescribeAvailabilityZonesInput{}); err != nil || len(zones.AvailabilityZones) == 0 {
+		t.Fatalf("zones at /ec2: %+v %v", zones, err)
+	}
 	images, err := cli.DescribeImages(ctx, &ec2.DescribeImagesInput{})
 	if err != nil {
 		t.Fatal(err)

@@ -39,6 +39,10 @@ func (a *Agent) routes() http.Handler {
 		mux.Handle(s3api.MountPath+"/", a.s3.Handler(s3api.MountPath))
 	}
 	if a.ec2 != nil {
+		// /ec2 itself too: an endpoint URL without the slash is signed
+		// and answered as it is, not redirected (a redirected POST
+		// loses its body).
+		mux.Handle(ec2api.MountPath, a.ec2.Handler(ec2api.MountPath))
 		mux.Handle(ec2api.MountPath+"/", a.ec2.Handler(ec2api.MountPath))
 	}
 	if a.glance != nil {
