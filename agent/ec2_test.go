@@ -227,6 +227,20 @@ func TestEC2WithTheGoSDK(t *testing.T) {
 		t.Fatalf("another project lists %+v %v", listed, err)
 	}
 
+	// Termination protection is Nova's lock.
+	protect := func(on bool) {
+		t.Helper()
+		if _, err := cli.ModifyInstanceAttribute(ctx, &ec2.ModifyInstanceAttributeInput{InstanceId: aws.String(ids[2]),
+			DisableApiTermination: &types.AttributeBooleanValue{Value: aws.Bool(on)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	protect(true)
+	if _, err := cli.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: ids[2:3]}); ec2Code(err) != "OperationNotPermitted" {
+		t.Fatalf("terminating a protected instance: %v", err)
+	}
+	protect(false)
+
 	// Terminate them all.
 	term, err := cli.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: ids})
 	if err != nil || len(term.TerminatingInstances) != 6 {

@@ -27,6 +27,7 @@ func (a *API) table() []action {
 		{Name: "StopInstances", Access: policy.Member, Handle: stopInstances},
 		{Name: "RebootInstances", Access: policy.Member, Handle: rebootInstances},
 		{Name: "GetConsoleOutput", Access: policy.Reader, Handle: getConsoleOutput},
+		{Name: "ModifyInstanceAttribute", Access: policy.Member, Handle: modifyInstanceAttribute},
 
 		// Key pairs (keypairs.go).
 		{Name: "CreateKeyPair", Access: policy.Member, Handle: createKeyPair},

@@ -3,6 +3,7 @@ package ec2
 import (
 	"encoding/base64"
 	"encoding/xml"
+	"strings"
 	"time"
 
 	"github.com/stratus-cloud/stratus/internal/retry"
@@ -48,7 +49,11 @@ func terminateInstances(q *request) error {
 			return q.call("Instance.Delete", args, &structs.GenericResponse{})
 		})
 		if err != nil {
-			return err
+			named := make([]string, len(ids))
+			for i, id := range ids {
+				named[i] = instanceID(id)
+			}
+			return lockedError(err, strings.Join(named, ", "))
 		}
 	}
 	return q.reply(resp)
@@ -96,7 +101,7 @@ func (q *request) powerChange(name, op string, from, to, settled instanceState) 
 		if prev == settled {
 			cur = settled
 		} else if err := q.task(inst.ID, op); err != nil {
-			return err
+			return lockedError(err, instanceID(inst.ID))
 		}
 		resp.Items = append(resp.Items, stateChange{InstanceID: instanceID(inst.ID), CurrentState: cur, PreviousState: prev})
 	}
