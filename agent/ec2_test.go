@@ -227,6 +227,14 @@ func TestEC2WithTheGoSDK(t *testing.T) {
 		t.Fatalf("another project lists %+v %v", listed, err)
 	}
 
+	console, err := cli.GetConsoleOutput(ctx, &ec2.GetConsoleOutputInput{InstanceId: aws.String(ids[1])})
+	if err != nil || aws.ToString(console.InstanceId) != ids[1] {
+		t.Fatalf("console output %+v %v", console, err)
+	}
+	if _, err := cli.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: ids[1:2], DryRun: aws.Bool(true)}); ec2Code(err) != "DryRunOperation" {
+		t.Fatalf("a dry run: %v", err)
+	}
+
 	// Termination protection is Nova's lock.
 	protect := func(on bool) {
 		t.Helper()

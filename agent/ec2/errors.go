@@ -46,8 +46,10 @@ var statusOf = map[string]int{
 	codeRequestExpired:        http.StatusBadRequest,
 	codeUnauthorizedOperation: http.StatusForbidden,
 	codeRequestLimitExceeded:  http.StatusServiceUnavailable,
-	codeUnavailable:           http.StatusServiceUnavailable,
-	codeInternalError:         http.StatusInternalServerError,
+	// EC2 answers a permitted dry run with 412 and this code.
+	"DryRunOperation": http.StatusPreconditionFailed,
+	codeUnavailable:   http.StatusServiceUnavailable,
+	codeInternalError: http.StatusInternalServerError,
 }
 
 // apiError is an error answered with an EC2 code.
