@@ -18,6 +18,7 @@ import (
 
 	"github.com/stratus-cloud/stratus/agent/cinder"
 	"github.com/stratus-cloud/stratus/agent/console"
+	ec2api "github.com/stratus-cloud/stratus/agent/ec2"
 	"github.com/stratus-cloud/stratus/agent/glance"
 	"github.com/stratus-cloud/stratus/agent/guest"
 	"github.com/stratus-cloud/stratus/agent/identity"
@@ -94,6 +95,8 @@ type Agent struct {
 	s3       *s3api.API
 	s3Server *http.Server
 	s3Addr   string
+	// ec2 serves the EC2 Query API under /ec2/.
+	ec2 *ec2api.API
 
 	// consoles serves console output and the console proxies;
 	// hostDrivers are the hosts whose consoles this agent proxies.
@@ -218,6 +221,10 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 	a.nova.SetGuests(a.guests)
 	a.neutron = neutron.New(neutron.Config{RPC: a.rpc, Verifier: a.Identity(), Logger: a.logger.Named("neutron")})
 	a.cinder = cinder.New(cinder.Config{RPC: a.rpc, Verifier: a.Identity(), Logger: a.logger.Named("cinder")})
+	// The EC2 API calls with the token the servers issue per verified
+	// request (S3.Verify, service ec2), never with the agent's own.
+	a.ec2 = ec2api.New(ec2api.Config{RPC: a.rpc, Region: a.config.Region, Zone: a.config.AZ, WriteRetry: a.writeRetry,
+		Consoles: a.consoles, Logger: a.logger.Named("ec2")})
 	a.glance = glance.New(glance.Config{RPC: a.rpc, Verifier: a.Identity(), Data: a.imageData, Logger: a.logger.Named("glance")})
 	if err := a.startS3(); err != nil {
 		_ = ln.Close()

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/stratus-cloud/stratus/agent/cinder"
+	ec2api "github.com/stratus-cloud/stratus/agent/ec2"
 	"github.com/stratus-cloud/stratus/agent/glance"
 	"github.com/stratus-cloud/stratus/agent/identity"
 	"github.com/stratus-cloud/stratus/agent/native"
@@ -41,6 +42,13 @@ func (a *Agent) routes() http.Handler {
 	if a.cinder != nil {
 		mux.Handle(cinder.MountPath, a.observed("volume", a.cinder.Handler()))
 		mux.Handle(cinder.MountPath+"/", a.observed("volume", a.cinder.Handler()))
+	}
+	if a.ec2 != nil {
+		// /ec2 itself too: an endpoint URL without the slash is signed
+		// and answered as it is, not redirected (a redirected POST
+		// loses its body).
+		mux.Handle(ec2api.MountPath, a.observed("ec2", a.ec2.Handler(ec2api.MountPath)))
+		mux.Handle(ec2api.MountPath+"/", a.observed("ec2", a.ec2.Handler(ec2api.MountPath)))
 	}
 	if a.glance != nil {
 		mux.Handle(glance.MountPath, a.observed("image", a.glance.Handler()))

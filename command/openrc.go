@@ -19,6 +19,9 @@ var openrcCommand = (&spec{
   -format clouds-yaml prints a clouds.yaml instead, for tools that read
   one (openstack --os-cloud, Terraform, gophercloud's clientconfig):
     cloudctl openrc -format clouds-yaml > ~/.config/openstack/clouds.yaml
+  -format ec2 issues an EC2 credential of the user on the project and
+  prints the AWS_* variables the AWS CLI and SDKs read for the EC2 API:
+    eval "$(cloudctl openrc -format ec2 --user demo)"; aws ec2 describe-instances
 
   Dev mode seeds the users admin (project admin, role admin) and demo
   (project demo, role member), each with its name as password; that is
@@ -29,7 +32,7 @@ var openrcCommand = (&spec{
 		project := fs.String("project", "", "Project name (default: the user name, as dev mode seeds them).")
 		password := fs.String("password", "", "Password (default: the dev-mode password, the user name).")
 		region := fs.String("region", "RegionOne", "Region of the catalog.")
-		format := fs.String("format", "shell", "Output format: shell (exports) or clouds-yaml.")
+		format := fs.String("format", "shell", "Output format: shell (exports), clouds-yaml, or ec2 (AWS_* exports with a new EC2 credential).")
 		cloud := fs.String("cloud", "stratus", "With -format clouds-yaml: the cloud's name (openstack --os-cloud NAME).")
 		return func(e *env, _ []string) int {
 			if *user == "" || strings.ContainsAny(*user, "'\n") {
@@ -47,6 +50,8 @@ var openrcCommand = (&spec{
 			cacert := caCertFile(e)
 			switch *format {
 			case "shell":
+			case "ec2":
+				return openrcEC2(e, *user, proj)
 			case "clouds-yaml":
 				out := cloudsYAML(*cloud, authURL, *user, pass, proj, *region)
 				if cacert != "" {
@@ -56,7 +61,7 @@ var openrcCommand = (&spec{
 				fmt.Fprint(e.ui.Stdout, out)
 				return 0
 			default:
-				return e.usage("-format must be shell or clouds-yaml, got %q", *format)
+				return e.usage("-format must be shell, clouds-yaml or ec2, got %q", *format)
 			}
 			vars := [][2]string{
 				{"OS_AUTH_URL", authURL},

@@ -50,7 +50,7 @@ func TestOpenrcCloudsYAML(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
 	errb.Reset()
-	if code := Run([]string{"openrc", "-format", "ini"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-format must be shell or clouds-yaml") {
+	if code := Run([]string{"openrc", "-format", "ini"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-format must be shell, clouds-yaml or ec2") {
 		t.Errorf("bad format: exit %d, %s", code, errb.String())
 	}
 }

@@ -17,6 +17,8 @@
 #   - OpenTofu and the Terraform OpenStack provider (scripts/tofu-setup.sh),
 #     for the Terraform smoke test (e2e/tofu_test.go), which fails under
 #     CI=true without them.
+#   - awscli, the unmodified AWS CLI the EC2 API is tested with
+#     (e2e/aws_cli_ec2_test.go), which fails under CI=true without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v go >/dev/null || { echo "go is not installed" >&2; exit 1; }
@@ -38,6 +40,9 @@ command -v chromedriver >/dev/null || need+=(chromium-driver)
 # (agent/metadata); isoinfo (genisoimage) reads config drive images.
 [ -d /usr/lib/python3/dist-packages/cloudinit ] || need+=(cloud-init)
 command -v isoinfo >/dev/null || need+=(genisoimage)
+# Debian's AWS CLI, at /usr/bin/aws (another aws on the path may be any
+# version).
+[ -x /usr/bin/aws ] || need+=(awscli)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"

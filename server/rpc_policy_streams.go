@@ -200,16 +200,16 @@ func nodeImages(state *fsm.StateStore, hosts map[string]bool) (map[string]bool, 
 }
 
 // exchangeable reports whether a token may be exchanged for another
-// (Identity.IssueToken, method token): a user's, not an S3 request's,
-// a server's credential or a node introduction, whose uses are bounded,
-// nor an application credential's, whose roles are a subset of its
-// user's (Keystone does not rescope them either).
+// (Identity.IssueToken, method token): a user's, not an S3 or EC2
+// request's, a server's credential or a node introduction, whose uses
+// are bounded, nor an application credential's, whose roles are a
+// subset of its user's (Keystone does not rescope them either).
 func exchangeable(c *structs.TokenClaims) bool {
 	if c.AppCredID != "" {
 		return false
 	}
 	for _, m := range c.Methods {
-		if m == structs.S3TokenMethod || m == serverTokenMethod || m == structs.NodeIntroMethod {
+		if m == structs.S3TokenMethod || m == structs.EC2TokenMethod || m == serverTokenMethod || m == structs.NodeIntroMethod {
 			return false
 		}
 	}

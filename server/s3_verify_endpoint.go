@@ -16,7 +16,7 @@ import (
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-// S3 request authentication. The servers, not the agents, check an S3
+// S3 and EC2 request authentication. The servers, not the agents, check an S3
 // request's AWS Signature Version 4, as Keystone's s3tokens API does for
 // swift3: the agent sends the canonical request, the credential scope
 // and the signature; the server derives the signing key from the
@@ -72,7 +72,7 @@ func (e *S3) Verify(args *structs.S3VerifyRequest, reply *structs.S3VerifyRespon
 	if err != nil {
 		return err
 	}
-	if args.Service != "s3" || !strings.HasPrefix(args.AmzDate, args.ScopeDate) || len(args.ScopeDate) != 8 {
+	if args.Service != "s3" && args.Service != "ec2" || !strings.HasPrefix(args.AmzDate, args.ScopeDate) || len(args.ScopeDate) != 8 {
 		return s3SignatureMismatch()
 	}
 	key := s3SigningKey(cred.Secret, args.ScopeDate, args.Region, args.Service)
@@ -89,10 +89,14 @@ func (e *S3) Verify(args *structs.S3VerifyRequest, reply *structs.S3VerifyRespon
 		return err
 	}
 	reply.Access, reply.UserID, reply.UserName, reply.ProjectID, reply.Roles = cred.Access, cred.UserID, userName, cred.ProjectID, roles
-	if s3ChunkSigned(args.CanonicalRequest) {
+	if args.Service == "s3" && s3ChunkSigned(args.CanonicalRequest) {
 		reply.SigningKey = key
 	}
-	reply.Token, err = e.srv.s3Token(cred, userName, roles)
+	method := structs.S3TokenMethod
+	if args.Service == "ec2" {
+		method = structs.EC2TokenMethod
+	}
+	reply.Token, err = e.srv.s3Token(cred, userName, roles, method)
 	return err
 }
 
@@ -185,10 +189,12 @@ func s3ChunkSigned(canonical string) bool {
 	return payload == "STREAMING-AWS4-HMAC-SHA256-PAYLOAD" || payload == "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"
 }
 
-// s3Token signs a token of a credential's user on its project, for the
-// S3 store only. "" with ACLs off while no signing key exists (nothing
+// s3Token signs a token of a credential's user on its project, with
+// method: S3TokenMethod reaches the S3 store only; EC2TokenMethod (an EC2
+// Query API request) what the user's own tokens reach, as Keystone's
+// ec2tokens answers a full token. "" with ACLs off while no signing key exists (nothing
 // checks it then).
-func (s *Server) s3Token(c *structs.EC2Credential, userName string, roles []string) (string, error) {
+func (s *Server) s3Token(c *structs.EC2Credential, userName string, roles []string, method string) (string, error) {
 	keys, err := s.fsm.State().SigningKeys(nil)
 	if err != nil {
 		return "", err
@@ -206,7 +212,7 @@ func (s *Server) s3Token(c *structs.EC2Credential, userName string, roles []stri
 	}
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	claims := &structs.TokenClaims{UserID: c.UserID, UserName: userName, ProjectID: c.ProjectID,
-		Roles: slices.Clone(roles), Methods: []string{structs.S3TokenMethod}, IssuedAt: now,
+		Roles: slices.Clone(roles), Methods: []string{method}, IssuedAt: now,
 		ExpiresAt: now.Add(s3TokenTTL), AuditID: authtoken.NewAuditID()}
 	tok, err := authtoken.Sign(key.ID, ed25519.PrivateKey(key.Secret), claims)
 	if err != nil {

@@ -5,7 +5,15 @@ package structs
 // admit such a token only on the S3 store's methods and streams.
 const S3TokenMethod = "ec2credential"
 
-// S3VerifyRequest asks the servers to check an S3 request's AWS
+// EC2TokenMethod is the authentication method of the tokens S3.Verify
+// issues for a request signed for service "ec2" (the EC2 Query API, as
+// Keystone's ec2tokens API answers euca2ools): a token of the
+// credential's user on its project, admitted where that user's own
+// tokens are, never exchangeable for another.
+const EC2TokenMethod = "ec2signature"
+
+// S3VerifyRequest asks the servers to check an S3 (Service "s3") or EC2
+// (Service "ec2") request's AWS
 // Signature Version 4 against the secret of its access key, as
 // Keystone's s3tokens API does for swift3: the agent sends what was
 // signed, never learns the secret. AmzDate is the signed request time

@@ -158,12 +158,12 @@ func (q *request) authenticate() error {
 	if !signed {
 		return s3Error(codeAccessDenied, "Access Denied: the request is not signed (AWS Signature Version 4 is required).")
 	}
-	if err := sig.checkTime(q.api.now().UTC()); err != nil {
+	if err := sig.CheckTime(q.api.now().UTC()); err != nil {
 		return err
 	}
 	var auth structs.S3VerifyResponse
 	err = q.api.rpc.RPC("S3.Verify", &structs.S3VerifyRequest{Access: sig.AccessKey, AmzDate: sig.AmzDate.Format(amzDateFmt),
-		ScopeDate: sig.Date, Region: sig.Region, Service: sig.Service, CanonicalRequest: sig.canonicalRequest(q.r),
+		ScopeDate: sig.Date, Region: sig.Region, Service: sig.Service, CanonicalRequest: sig.CanonicalRequest(q.r),
 		Signature: sig.Signature, Presigned: sig.Presigned}, &auth)
 	if err != nil {
 		return err

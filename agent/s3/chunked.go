@@ -145,7 +145,7 @@ func (c *chunkedReader) crlf() error {
 // checkChunk verifies a chunk signature in constant time.
 func (c *chunkedReader) checkChunk(got string) error {
 	sum := sha256.Sum256(c.buf)
-	sts := "AWS4-HMAC-SHA256-PAYLOAD\n" + c.sig.AmzDate.Format(amzDateFmt) + "\n" + c.sig.scope() + "\n" +
+	sts := "AWS4-HMAC-SHA256-PAYLOAD\n" + c.sig.AmzDate.Format(amzDateFmt) + "\n" + c.sig.Scope() + "\n" +
 		c.prevSig + "\n" + emptySHA256 + "\n" + hex.EncodeToString(sum[:])
 	if !equalHexMAC(hmacSHA256(c.key, sts), got) {
 		return s3Error(codeSignatureDoesNotMatch, "The chunk signature we calculated does not match the signature you provided.")
@@ -194,7 +194,7 @@ func (c *chunkedReader) readTrailer() error {
 		return nil
 	}
 	sum := sha256.Sum256([]byte(signedText.String()))
-	sts := "AWS4-HMAC-SHA256-TRAILER\n" + c.sig.AmzDate.Format(amzDateFmt) + "\n" + c.sig.scope() + "\n" +
+	sts := "AWS4-HMAC-SHA256-TRAILER\n" + c.sig.AmzDate.Format(amzDateFmt) + "\n" + c.sig.Scope() + "\n" +
 		c.prevSig + "\n" + hex.EncodeToString(sum[:])
 	if !equalHexMAC(hmacSHA256(c.key, sts), trailerSig) {
 		return s3Error(codeSignatureDoesNotMatch, "The trailer signature we calculated does not match the signature you provided.")

@@ -13,6 +13,7 @@ import (
 	"net/http"
 
 	"github.com/stratus-cloud/stratus/internal/route"
+	"github.com/stratus-cloud/stratus/internal/sigv4"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -139,6 +140,10 @@ func toAPIError(err error) *apiError {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae
+	}
+	var se *sigv4.Error
+	if errors.As(err, &se) {
+		return &apiError{Code: se.Code, Message: se.Message}
 	}
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {

@@ -28,12 +28,12 @@ func FuzzSigV4(f *testing.F) {
 		if !ok || err != nil {
 			return
 		}
-		_ = sig.checkTime(time.Date(2013, 5, 24, 0, 0, 0, 0, time.UTC))
-		_, _ = sig.verify(r, exampleSecret)
+		_ = sig.CheckTime(time.Date(2013, 5, 24, 0, 0, 0, 0, time.UTC))
+		_, _ = sig.Verify(r, exampleSecret)
 
 		good := *sig
-		good.Signature = hex.EncodeToString(hmacSHA256(sig.signingKey(exampleSecret), sig.stringToSign(sig.canonicalRequest(r))))
-		key, err := good.verify(r, exampleSecret)
+		good.Signature = hex.EncodeToString(hmacSHA256(sig.SigningKey(exampleSecret), sig.StringToSign(sig.CanonicalRequest(r))))
+		key, err := good.Verify(r, exampleSecret)
 		if err != nil {
 			t.Fatalf("a recomputed signature does not verify: %v", err)
 		}
@@ -41,7 +41,7 @@ func FuzzSigV4(f *testing.F) {
 		flipped := []byte(good.Signature)
 		flipped[0] = "10"[flipped[0]&1]
 		bad.Signature = string(flipped)
-		if _, err := bad.verify(r, exampleSecret); err == nil {
+		if _, err := bad.Verify(r, exampleSecret); err == nil {
 			t.Fatal("a changed signature verifies")
 		}
 		for _, signed := range []bool{true, false} {

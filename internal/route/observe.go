@@ -32,6 +32,10 @@ func (s *Slot) Pattern() string {
 	return ""
 }
 
+// Observe records, for an API that dispatches without a Table (EC2's
+// actions), the name its request matched in ctx's Slot, if it has one.
+func Observe(ctx context.Context, pattern string) { observe(ctx, pattern) }
+
 // observe records pattern in ctx's Slot, if it has one.
 func observe(ctx context.Context, pattern string) {
 	if ctx == nil {
