@@ -419,6 +419,7 @@ func (c *Config) Finalize() error {
 				return err
 			}
 		}
+		c.devStorage()
 	} else if c.DevTLS {
 		return fmt.Errorf("-tls makes a dev cloud's certificates: it needs -dev (give a tls block otherwise)")
 	}
