@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"crypto/md5"
-	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -164,30 +163,9 @@ func removeNamespace(ns string) {
 // uploads a real snapshot whose data matches its checksum.
 func TestOpenStackCLIBootsUploadedImageOnLibvirt(t *testing.T) {
 	t.Parallel()
-	requireLibvirtd(t)
+	bin, env, images, ns := libvirtDevCLI(t, "oslibvirt")
 	dir := t.TempDir()
-	rnd := make([]byte, 3)
-	_, _ = rand.Read(rnd)
-	ns := "e2e" + hex.EncodeToString(rnd)
-	images, cache := filepath.Join(dir, "images"), filepath.Join(dir, "cache")
-	config := filepath.Join(dir, "agent.hcl")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(`
-client {
-  driver = "libvirt"
-  libvirt {
-    namespace  = %q
-    images_dir = %q
-  }
-  image_cache {
-    dir         = %q
-    max_size_mb = 1024
-  }
-}
-`, ns, images, cache)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { removeNamespace(ns) })
-	bin, env, _ := devCLI(t, "oslibvirt", "--driver", "libvirt", "--config", config)
+	cache := filepath.Join(filepath.Dir(images), "cache")
 
 	disk := filepath.Join(dir, "disk.qcow2")
 	if out, err := exec.Command("qemu-img", "create", "-q", "-f", "qcow2", disk, "64M").CombinedOutput(); err != nil {

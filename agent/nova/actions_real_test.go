@@ -61,7 +61,7 @@ func newRealHarnessWith(t *testing.T, tweak func(*server.Config), hosts ...strin
 		export := diskxfertest.Serve(t)
 		a, err := client.New(client.Config{DataDir: t.TempDir(), NodeName: name, Driver: drv, RPC: s,
 			Logger: hclog.NewNullLogger(), ReportInterval: 20 * time.Millisecond, PowerSyncInterval: 500 * time.Millisecond,
-			DiskExportURL: export.URL, ImageUploader: streamUploader{s}})
+			DiskExportURL: export.URL, ImageUploader: uploaderTo(s)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,10 +1,7 @@
 package nova
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -12,56 +9,18 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/client"
-	"github.com/stratus-cloud/stratus/rpc"
+	"github.com/stratus-cloud/stratus/internal/clienttest"
 	"github.com/stratus-cloud/stratus/server"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/virt/fake"
 )
-
-// streamUploader uploads snapshots to a server's image store over its
-// Blob.Put stream, as the agent does.
-type streamUploader struct{ s *server.Server }
-
-func (u streamUploader) Upload(_ context.Context, imageID string, size int64, body io.Reader) error {
-	conn, err := u.s.DialStream(u.s.RPCAddr(), structs.BlobPutStream)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	var ready structs.BlobPutReady
-	if err := rpc.WriteFrame(conn, &structs.BlobPutRequest{ImageID: imageID, Size: size}); err != nil {
-		return err
-	}
-	if err := rpc.ReadFrame(conn, &ready); err != nil || ready.Error != "" {
-		return errors.Join(err, errorOrNil(ready.Error))
-	}
-	w := rpc.NewChunkWriter(conn)
-	if _, err := io.Copy(w, body); err != nil {
-		return err
-	}
-	if err := w.Close(); err != nil {
-		return err
-	}
-	var res structs.BlobPutResult
-	if err := rpc.ReadFrame(conn, &res); err != nil {
-		return err
-	}
-	return errorOrNil(res.Error)
-}
-
-func errorOrNil(s string) error {
-	if s == "" {
-		return nil
-	}
-	return errors.New(s)
-}
 
 // addSnapshotHost starts a fake-driver agent that can upload snapshots.
 func addSnapshotHost(t *testing.T, s *server.Server, name string) {
 	t.Helper()
 	drv := fake.New(fake.Config{HostName: name})
 	a, err := client.New(client.Config{DataDir: t.TempDir(), NodeName: name, Driver: drv, RPC: s,
-		Logger: hclog.NewNullLogger(), ReportInterval: 20 * time.Millisecond, ImageUploader: streamUploader{s}})
+		Logger: hclog.NewNullLogger(), ReportInterval: 20 * time.Millisecond, ImageUploader: uploaderTo(s)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,4 +135,9 @@ func TestCreateImageAndBackup(t *testing.T) {
 	}
 	// Another project's server is not found.
 	act(h, id, otherTok, "", `{"createImage": {"name": "x"}}`).expect(t, 404)
+}
+
+// uploaderTo uploads snapshots to s's image store, as the agent does.
+func uploaderTo(s *server.Server) clienttest.Uploader {
+	return clienttest.Uploader{Server: func() *server.Server { return s }}
 }
