@@ -180,8 +180,10 @@ func TestGrafanaDashboardMetricsExist(t *testing.T) {
 func TestAccessLog(t *testing.T) {
 	t.Parallel()
 	var buf syncBuf
-	a := startDevAgent(t, func(c *Config) { c.AccessLog = "info" })
-	a.logger = hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Info})
+	// The middleware alone, on an agent value of its own: no agent runs
+	// whose logger a test could race with.
+	a := &Agent{config: &Config{AccessLog: "info"}, logger: hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Info})}
+	a.metrics = newMetrics(a)
 	h := a.observed("compute", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Openstack-Request-Id", "req-42")
 		w.WriteHeader(http.StatusAccepted)
