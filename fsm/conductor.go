@@ -328,6 +328,9 @@ func (t *taskTxn) advanceTask(inst *structs.Instance, a *structs.Allocation, u *
 		if inst.Task.Op == structs.OpSoftDelete || inst.Task.Op == structs.OpRestore {
 			return t.advanceShelve(inst, a, u)
 		}
+		if inst.Task.Op == structs.OpAttachVolume || inst.Task.Op == structs.OpDetachVolume {
+			return t.advanceVolume(inst, a, u)
+		}
 		return t.advancePower(inst, a, u)
 	case structs.TaskKindResize, structs.TaskKindMigrate, structs.TaskKindLiveMigrate, structs.TaskKindEvacuate:
 		return t.advanceMove(inst, a, u)
