@@ -147,7 +147,7 @@ func (t *taskTxn) startVolumeAction(inst *structs.Instance, e *structs.InstanceT
 		return err
 	}
 	return t.begin(inst, e, &structs.Task{Kind: structs.TaskKindPower, Step: structs.StepAgent,
-		SourceHostID: a.HostID, SourceAllocID: a.ID}, "")
+		SourceHostID: a.HostID, SourceAllocID: a.ID, VolumeID: arg.VolumeID}, "")
 }
 
 // attachDevice is the guest device an attach records: the one asked
@@ -189,11 +189,7 @@ func (t *taskTxn) advanceVolume(inst *structs.Instance, a *structs.Allocation, u
 		return nil
 	}
 	errText := u.ActionError
-	arg, err := structs.ParseVolumeActionArg(a.ActionArg)
-	if err != nil {
-		return t.end(inst, err.Error())
-	}
-	v, err := first[*structs.Volume](t.txn, nil, TableVolumes, "id", arg.VolumeID)
+	v, err := first[*structs.Volume](t.txn, nil, TableVolumes, "id", task.VolumeID)
 	if err != nil {
 		return err
 	}
