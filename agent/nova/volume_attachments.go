@@ -190,3 +190,36 @@ func (q *request) runVolumeTask(inst *structs.Instance, op string, req *structs.
 	}
 	return nil, taskFault(err, inst.ID, op, op)
 }
+
+// volumesAttachedView is a server's os-extended-volumes:volumes_attached:
+// each volume attached or attaching, with delete_on_termination from
+// 2.3. The project's volumes are read once per request; a failure to
+// read them leaves the list empty rather than failing the read, as a
+// server's addresses do.
+func (q *request) volumesAttachedView(inst *structs.Instance) []any {
+	vols, ok := q.vols[inst.ProjectID]
+	if !ok {
+		var out structs.VolumeListResponse
+		if err := q.call("Volume.List", &structs.VolumeListRequest{ProjectID: inst.ProjectID}, &out); err != nil {
+			q.api.logger.Warn("read servers' volumes", "request_id", q.id, "error", err)
+		}
+		if q.vols == nil {
+			q.vols = map[string][]*structs.Volume{}
+		}
+		vols = out.Volumes
+		q.vols[inst.ProjectID] = vols
+	}
+	list := []any{}
+	for _, v := range vols {
+		att := v.AttachmentOf(inst.ID)
+		if att == nil {
+			continue
+		}
+		item := map[string]any{"id": v.ID}
+		if q.atLeast(3) {
+			item["delete_on_termination"] = att.DeleteOnTermination
+		}
+		list = append(list, item)
+	}
+	return list
+}
