@@ -266,6 +266,11 @@ func (t *taskTxn) end(inst *structs.Instance, errText string) error {
 		if err := t.finishEvent(inst, inst.Task.RequestID, errText); err != nil {
 			return err
 		}
+		// However an attach or detach ends (the agent's report, a failed
+		// allocation, a reset), its volume settles with it.
+		if err := t.settleVolumeTask(inst, errText); err != nil {
+			return err
+		}
 		if errText == "" && relaunches(inst.Task) {
 			inst.LaunchedAt = t.at
 		}

@@ -189,18 +189,23 @@ func (t *taskTxn) advanceVolume(inst *structs.Instance, a *structs.Allocation, u
 		return nil
 	}
 	errText := u.ActionError
-	v, err := first[*structs.Volume](t.txn, nil, TableVolumes, "id", task.VolumeID)
-	if err != nil {
-		return err
-	}
-	if v != nil {
-		if err := t.settleVolume(v.Copy(), inst.ID, task.Op, errText); err != nil {
-			return err
-		}
-	}
 	inst.PowerState = u.PowerState
 	inst.VMState = derivedVMState(task.PrevVMState, u)
 	return t.end(inst, errText)
+}
+
+// settleVolumeTask records the outcome of inst's attach or detach task
+// on its volume; other tasks have none.
+func (t *taskTxn) settleVolumeTask(inst *structs.Instance, errText string) error {
+	task := inst.Task
+	if task.VolumeID == "" || (task.Op != structs.OpAttachVolume && task.Op != structs.OpDetachVolume) {
+		return nil
+	}
+	v, err := first[*structs.Volume](t.txn, nil, TableVolumes, "id", task.VolumeID)
+	if err != nil || v == nil {
+		return err
+	}
+	return t.settleVolume(v.Copy(), inst.ID, task.Op, errText)
 }
 
 // settleVolume records the outcome of an attach or detach on the

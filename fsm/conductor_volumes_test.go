@@ -180,3 +180,23 @@ func (b *bootFixture) alloc(id string) *structs.Allocation {
 	}
 	return a
 }
+
+// TestAttachEndsWithItsTask: an attach whose task ends otherwise than by
+// the agent's report of the action (the allocation failed, an admin
+// reset the instance) leaves the volume available, not attaching.
+func TestAttachEndsWithItsTask(t *testing.T) {
+	b := attachFixture(t)
+	b.putVolume(&structs.Volume{ID: "v1", ProjectID: "p1", SizeGB: 1, Status: structs.VolumeAvailable, Host: "h1", ProviderLocation: "/pool/v1"})
+	if resp := b.task(structs.OpAttachVolume, withVolume("v1", "")); resp != nil {
+		t.Fatalf("attach: %v", resp)
+	}
+	if resp := b.task(structs.OpResetState, func(e *structs.InstanceTaskEntry) { e.State = structs.VMStateActive; e.Action = nil }); resp != nil {
+		t.Fatalf("reset: %v", resp)
+	}
+	if v := b.volume("v1"); v.Status != structs.VolumeAvailable || len(v.Attachments) != 0 {
+		t.Fatalf("after the reset: %+v", v)
+	}
+	if inst := b.inst("i1"); inst.Task != nil {
+		t.Fatalf("task left: %+v", inst.Task)
+	}
+}
