@@ -186,7 +186,13 @@ func (q *request) runVolumeTask(inst *structs.Instance, op string, req *structs.
 			return nil, notFound("%s", msg)
 		}
 	case structs.KindInvalid:
-		return nil, badRequest("%s", structs.Message(err))
+		msg := structs.Message(err)
+		if strings.Contains(msg, "to reserve, but the current status is") {
+			// Nova passes on Cinder's refusal of the reservation as
+			// its client words it.
+			msg = "Invalid input received: " + msg + " (HTTP 400)"
+		}
+		return nil, badRequest("%s", msg)
 	}
 	return nil, taskFault(err, inst.ID, op, op)
 }

@@ -129,7 +129,13 @@ func TestVolumeAttachmentsAgainstARealServer(t *testing.T) {
 	if va := fmt.Sprint(srv["os-extended-volumes:volumes_attached"]); va != fmt.Sprintf("[map[delete_on_termination:true id:%s]]", vol) {
 		t.Fatalf("volumes_attached: %s", va)
 	}
-	h.req("POST", base, memberTok, "2.79", map[string]any{"volumeAttachment": map[string]any{"volumeId": vol}}).expect(t, 400)
+	h.req("POST", base, memberTok, "2.79", map[string]any{"volumeAttachment": map[string]any{"volumeId": vol}}).
+		fault(t, 400, "badRequest", "Invalid volume: volume "+vol+" already attached")
+	other := h.req("POST", "/compute/v2.1/servers", memberTok, "", map[string]any{"server": map[string]any{
+		"name": "other", "imageRef": "cirros", "flavorRef": "1"}}).expect(t, 202).obj("server")["id"].(string)
+	waitServer(h, other, "ACTIVE")
+	h.req("POST", "/compute/v2.1/servers/"+other+"/os-volume_attachments", memberTok, "2.79", map[string]any{"volumeAttachment": map[string]any{"volumeId": vol}}).
+		fault(t, 400, "badRequest", "Invalid input received: Invalid volume: Volume "+vol+" status must be available or downloading to reserve, but the current status is in-use. (HTTP 400)")
 	h.req("GET", base+"/"+missing, memberTok, "", nil).expect(t, 404)
 
 	h.req("DELETE", base+"/"+vol, memberTok, "", nil).expect(t, 202)
@@ -139,6 +145,12 @@ func TestVolumeAttachmentsAgainstARealServer(t *testing.T) {
 	}
 	waitServer(h, id, "ACTIVE")
 	h.req("DELETE", base+"/"+vol, memberTok, "", nil).expect(t, 404)
+	act(h, id, memberTok, "", `{"suspend": null}`).expect(t, 202)
+	waitServer(h, id, "SUSPENDED")
+	h.req("POST", base, memberTok, "2.79", map[string]any{"volumeAttachment": map[string]any{"volumeId": vol}}).
+		fault(t, 409, "conflictingRequest", "Cannot 'attach_volume' instance "+id+" while it is in vm_state suspended")
+	act(h, id, memberTok, "", `{"resume": null}`).expect(t, 202)
+	waitServer(h, id, "ACTIVE")
 
 	// Deleting the server detaches its volumes once it is gone (a soft
 	// delete keeps them, as Nova's does, until the reclaim);
