@@ -96,6 +96,9 @@ func (s *StateStore) StartInstanceTask(index uint64, e *structs.InstanceTaskEntr
 			return err
 		}
 	}
+	if err := t.checkVolumesStay(inst, e.Op); err != nil {
+		return err
+	}
 	if err := h(t, inst.Copy(), e); err != nil {
 		return err
 	}

@@ -104,6 +104,9 @@ func TestVolumeAttachDetachFlow(t *testing.T) {
 		t.Fatalf("instance after the attach: %+v %s", inst.Task, inst.VMState)
 	}
 	refused(structs.OpAttachVolume, "v1", structs.KindInvalid) // already attached
+	for _, op := range []string{structs.OpResize, structs.OpMigrate, structs.OpLiveMigrate, structs.OpShelve} {
+		refused(op, "v1", structs.KindConflict) // the volume's file would not follow
+	}
 
 	// A failed detach leaves the volume in use, a successful one frees it.
 	if resp := b.task(structs.OpDetachVolume, withVolume("v1", "")); resp != nil {
