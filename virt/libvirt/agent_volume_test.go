@@ -107,10 +107,12 @@ func TestAgentAttachesAndDetachesAVolume(t *testing.T) {
 	vol := c.fileVolume(h, file)
 	before := fileHash(t, file)
 
+	start := time.Now()
 	c.task(id, structs.OpAttachVolume, func(r *structs.InstanceTaskRequest) {
 		r.Volume = &structs.VolumeAttachRequest{VolumeID: vol}
 	})
 	v := c.waitVolume(vol, structs.VolumeInUse)
+	t.Logf("in-use %v after the attach was asked", time.Since(start))
 	if a := v.AttachmentOf(id); a == nil || a.Device != "/dev/sdb" {
 		t.Fatalf("attachment: %+v", v.Attachments)
 	}
@@ -120,12 +122,14 @@ func TestAgentAttachesAndDetachesAVolume(t *testing.T) {
 		t.Fatalf("the volume is not a disk of the running domain:\n%s", x)
 	}
 
+	start = time.Now()
 	c.task(id, structs.OpDetachVolume, func(r *structs.InstanceTaskRequest) {
 		r.Volume = &structs.VolumeAttachRequest{VolumeID: vol}
 	})
 	if v := c.waitVolume(vol, structs.VolumeAvailable); len(v.Attachments) != 0 {
 		t.Fatalf("attachments after the detach: %+v", v.Attachments)
 	}
+	t.Logf("available %v after the detach was asked", time.Since(start))
 	c.waitStatus(id, "ACTIVE")
 	if x := liveXML(t, h, id); strings.Contains(x, file) {
 		t.Fatalf("the volume is still a disk of the running domain:\n%s", x)
