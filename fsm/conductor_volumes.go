@@ -150,10 +150,15 @@ func (t *taskTxn) startVolumeAction(inst *structs.Instance, e *structs.InstanceT
 		SourceHostID: a.HostID, SourceAllocID: a.ID, VolumeID: arg.VolumeID}, "")
 }
 
-// attachDevice is the guest device an attach records: the one asked
-// for (Nova's /dev/ form), or the first SCSI name from sdb on that none
-// of the instance's volumes has.
+// attachDevice is the guest device an attach records: the SCSI name
+// asked for (Nova's /dev/ form), or the first SCSI name from sdb on that
+// none of the instance's volumes has. Volumes sit on a SCSI bus, so a
+// vdX or hdX name is a hint the driver cannot follow, as Nova's libvirt
+// driver ignores it: the name recorded is the one the disk gets.
 func attachDevice(t *taskTxn, instanceID, asked string) (string, error) {
+	if !strings.HasPrefix(strings.TrimPrefix(asked, "/dev/"), "sd") {
+		asked = ""
+	}
 	used := map[string]bool{}
 	vols, err := list[*structs.Volume](t.txn, nil, TableVolumes)
 	if err != nil {

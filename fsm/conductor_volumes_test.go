@@ -128,6 +128,15 @@ func TestVolumeAttachDetachFlow(t *testing.T) {
 		t.Fatalf("detached: %+v", v)
 	}
 
+	// A vdX name cannot be had on the SCSI bus: the first free sdX is.
+	if resp := b.task(structs.OpAttachVolume, withVolume("v1", "/dev/vdc"), func(e *structs.InstanceTaskEntry) { e.Action.RequestID += "-vd" }); resp != nil {
+		t.Fatalf("attach as vdc: %v", resp)
+	}
+	if v := b.volume("v1"); v.Attachments[0].Device != "/dev/sdb" {
+		t.Fatalf("vdc asked: %+v", v.Attachments[0])
+	}
+	b.reportOn("h1", "a1", structs.AllocClientRunning, structs.PowerRunning, b.alloc("a1").ActionSeq, "no such file")
+
 	// A failed attach frees the volume again.
 	if resp := b.task(structs.OpAttachVolume, withVolume("v1", "/dev/sdc"), func(e *structs.InstanceTaskEntry) { e.Action.RequestID += "-2" }); resp != nil {
 		t.Fatalf("attach again: %v", resp)
