@@ -131,6 +131,9 @@ func (r *runner) driverAction(p *pass, action string) error {
 		return err
 	case structs.ActionSnapshot:
 		return r.snapshot()
+	case structs.ActionAttachVolume, structs.ActionDetachVolume:
+		p.acted = true
+		return r.volumeAction(action)
 	case structs.ActionTriggerCrashDump:
 		cd, err := optional[virt.CrashDumper](d, caps.CrashDump, structs.HostCapabilityCrashDump)
 		if err != nil {

@@ -349,7 +349,7 @@ func (r *runner) convergeStopped(p *pass, fresh bool) bool {
 	case structs.ActionRebootSoft, structs.ActionRebootHard:
 		r.logger.Info("not rebooting a stopped instance", "action_seq", r.alloc.ActionSeq)
 		p.done = true
-	case structs.ActionSnapshot:
+	case structs.ActionSnapshot, structs.ActionAttachVolume, structs.ActionDetachVolume:
 		if !r.runAction(p, action) {
 			return false
 		}

@@ -96,6 +96,9 @@ func (s *StateStore) StartInstanceTask(index uint64, e *structs.InstanceTaskEntr
 			return err
 		}
 	}
+	if err := t.checkVolumesStay(inst, e.Op); err != nil {
+		return err
+	}
 	if err := h(t, inst.Copy(), e); err != nil {
 		return err
 	}
@@ -266,6 +269,11 @@ func (t *taskTxn) end(inst *structs.Instance, errText string) error {
 		if err := t.finishEvent(inst, inst.Task.RequestID, errText); err != nil {
 			return err
 		}
+		// However an attach or detach ends (the agent's report, a failed
+		// allocation, a reset), its volume settles with it.
+		if err := t.settleVolumeTask(inst, errText); err != nil {
+			return err
+		}
 		if errText == "" && relaunches(inst.Task) {
 			inst.LaunchedAt = t.at
 		}
@@ -327,6 +335,9 @@ func (t *taskTxn) advanceTask(inst *structs.Instance, a *structs.Allocation, u *
 	case structs.TaskKindPower:
 		if inst.Task.Op == structs.OpSoftDelete || inst.Task.Op == structs.OpRestore {
 			return t.advanceShelve(inst, a, u)
+		}
+		if inst.Task.Op == structs.OpAttachVolume || inst.Task.Op == structs.OpDetachVolume {
+			return t.advanceVolume(inst, a, u)
 		}
 		return t.advancePower(inst, a, u)
 	case structs.TaskKindResize, structs.TaskKindMigrate, structs.TaskKindLiveMigrate, structs.TaskKindEvacuate:

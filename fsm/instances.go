@@ -299,6 +299,9 @@ func purgeInstance(txn *memdb.Txn, index uint64, id string, hb *hostBatch, at in
 	if err := releaseInstancePorts(txn, index, at, id); err != nil {
 		return err
 	}
+	if err := releaseInstanceVolumes(txn, index, at, id); err != nil {
+		return err
+	}
 	acts, err := actionsOfInstance(txn, nil, id)
 	if err != nil {
 		return err

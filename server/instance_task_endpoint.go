@@ -182,6 +182,10 @@ func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.Instance
 		}
 	case structs.OpShelve:
 		entry.Offload = s.config.ShelvedOffloadTime == 0
+	case structs.OpAttachVolume, structs.OpDetachVolume:
+		if err := s.volumeTask(args, entry); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.resolveTarget(state, inst, args, entry); err != nil {
 		return nil, err

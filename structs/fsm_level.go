@@ -83,6 +83,11 @@ const (
 	// has it the servers refuse volume writes (the Block Storage API
 	// answers 503).
 	FSMLevelVolumes = FSMLevelDiskCopy
+	// FSMLevelVolumeAttach, of the same release, adds the attach_volume
+	// and detach_volume operations of InstanceTask entries, which an
+	// older server would refuse as unknown: the servers refuse them
+	// until every server has this level.
+	FSMLevelVolumeAttach = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy

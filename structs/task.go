@@ -62,6 +62,9 @@ type Task struct {
 	// SnapshotImageID is the image a shelve uploads the instance's disk
 	// to (Nova's shelved_image_id), empty when it keeps no snapshot.
 	SnapshotImageID string `json:",omitempty"`
+	// VolumeID is the volume an attach_volume or detach_volume task
+	// settles when the agent reports.
+	VolumeID string `json:",omitempty"`
 
 	// NewFlavor is the flavor a resize moves to.
 	NewFlavor *Flavor

@@ -57,6 +57,8 @@ type InstanceTaskRequest struct {
 	// Rotation is how many backups a createBackup keeps (its ImageID is
 	// the queued image that receives the data).
 	Rotation int
+	// Volume is what attach_volume and detach_volume act on.
+	Volume *VolumeAttachRequest `json:",omitempty"`
 	// Caller: Admin bypasses locks; a lock by an admin cannot be undone
 	// by the owner.
 	ProjectID string
@@ -114,7 +116,10 @@ type InstanceTaskEntry struct {
 	// (Task.DiskToken), drawn by the leader: the FSM draws nothing.
 	DiskToken string `json:",omitempty"`
 	// Rotation is how many backups a createBackup keeps.
-	Rotation  int
+	Rotation int
+	// Volume is what attach_volume and detach_volume act on; an
+	// attach's AttachmentID is drawn by the leader.
+	Volume    *VolumeAttachRequest `json:",omitempty"`
 	UpdatedAt int64
 	// Idempotency, when set, records the task by its client's key.
 	Idempotency *TaskIdempotency `json:",omitempty"`

@@ -175,7 +175,14 @@ type VolumeAttachment struct {
 	// ConnectionInfo is what the compute host needs to reach the
 	// volume (an NBD export, an RBD image).
 	ConnectionInfo map[string]string
-	AttachedAt     int64
+	// AttachedAt is set once the instance's agent attached the volume
+	// (zero while attaching).
+	AttachedAt int64
+	// Tag is the device tag the user gave (Nova 2.49+) and
+	// DeleteOnTermination whether deleting the instance deletes the
+	// volume (2.79+).
+	Tag                 string `json:",omitempty"`
+	DeleteOnTermination bool   `json:",omitempty"`
 }
 
 // AttachStatus is Cinder's attach_status: attached while any instance

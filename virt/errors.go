@@ -22,6 +22,9 @@ var (
 	// smaller than the instance's: disks only grow, as in Nova ("Unable
 	// to resize disk down").
 	ErrDiskShrink = errors.New("unable to resize disk down")
+	// ErrVolumeNotAttached means DetachVolume found no volume of that id
+	// on the instance: a detach repeated after it succeeded.
+	ErrVolumeNotAttached = errors.New("no volume of that id is attached to the instance")
 )
 
 // InvalidState is ErrInvalidState naming the operation (a verb: "pause")

@@ -34,6 +34,9 @@ type request struct {
 	allow string
 	// nets caches the networking of the servers the request shows.
 	nets map[string]*structs.InstanceNetInfo
+	// vols caches the volumes of the projects whose servers the request
+	// shows (volumes_attached).
+	vols map[string][]*structs.Volume
 	// legacy is set for Nova's legacy v2 API (/v2): 2.1 without
 	// microversion headers, unknown body properties dropped.
 	legacy bool

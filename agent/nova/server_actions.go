@@ -172,6 +172,16 @@ func (a *API) serverAction(q *request) (*reply, error) {
 // behalf, naming the instance action after this request's id. action is
 // Nova's name of it, which a refusal's message uses.
 func (q *request) runTask(inst *structs.Instance, action, op string, fill func(*structs.InstanceTaskRequest)) (*structs.InstanceTaskResponse, error) {
+	out, err := q.submitTask(inst, op, fill)
+	if err != nil {
+		return nil, taskFault(err, inst.ID, action, op)
+	}
+	return out, nil
+}
+
+// submitTask is runTask without the wording of its refusals: the
+// servers' error as it came.
+func (q *request) submitTask(inst *structs.Instance, op string, fill func(*structs.InstanceTaskRequest)) (*structs.InstanceTaskResponse, error) {
 	args := &structs.InstanceTaskRequest{InstanceID: inst.ID, Op: op, ProjectID: q.token.ProjectID,
 		UserID: q.token.UserID, Admin: q.isAdmin(), RequestID: q.id}
 	if fill != nil {
@@ -192,7 +202,7 @@ func (q *request) runTask(inst *structs.Instance, action, op string, fill func(*
 		return q.call("Instance.Task", args, &out)
 	})
 	if err != nil {
-		return nil, taskFault(err, inst.ID, action, op)
+		return nil, err
 	}
 	return &out, nil
 }

@@ -102,7 +102,7 @@ func (q *request) addFullView(s map[string]any, inst *structs.Instance, host *st
 	s["OS-EXT-STS:vm_state"] = inst.VMState
 	s["OS-EXT-STS:task_state"] = nullString(inst.TaskState)
 	s["OS-EXT-STS:power_state"] = inst.PowerState
-	s["os-extended-volumes:volumes_attached"] = []any{}
+	s["os-extended-volumes:volumes_attached"] = q.volumesAttachedView(inst)
 	if q.isAdmin() {
 		var hostName any
 		if host != nil {

@@ -85,6 +85,8 @@ type instance struct {
 	crashDumps int
 	// disks are what the guest "wrote" to each disk, by role (disks.go).
 	disks map[string][]byte
+	// volumes are the hot-plugged volumes (volumes.go); not persisted.
+	volumes []virt.Volume
 }
 
 var (
@@ -150,6 +152,8 @@ func (d *Driver) Capabilities() virt.Capabilities {
 		RemoteConsole: true,
 		// Hot-plugged NICs are recorded in the spec (interfaces.go).
 		AttachInterface: true,
+		// Hot-plugged volumes are recorded, not opened (volumes.go).
+		AttachVolume: true,
 		// Guest passwords and crash dumps (guest.go).
 		SetPassword: true,
 		CrashDump:   true,

@@ -93,15 +93,15 @@ func TestSpawnReturnsExistingAndListIsSorted(t *testing.T) {
 func TestCapabilitiesMatchInterfaces(t *testing.T) {
 	var d virt.Driver = fake.New(fake.Config{})
 	want := virt.Capabilities{Pause: true, Suspend: true, Rescue: true, Resize: true, Migrate: true, LiveMigrate: true,
-		Snapshot: true, ConsoleOutput: true, RemoteConsole: true, AttachInterface: true, SetPassword: true, CrashDump: true}
+		Snapshot: true, ConsoleOutput: true, RemoteConsole: true, AttachInterface: true, AttachVolume: true, SetPassword: true, CrashDump: true}
 	if got := d.Capabilities(); got != want {
 		t.Errorf("Capabilities = %+v, want %+v", got, want)
 	}
 	if _, ok := d.(virt.DiskMover); !ok {
 		t.Error("claims Migrate but does not implement DiskMover")
 	}
-	if _, ok := d.(virt.VolumeAttacher); ok {
-		t.Error("implements VolumeAttacher but does not claim AttachVolume")
+	if _, ok := d.(virt.VolumeAttacher); !ok {
+		t.Error("claims AttachVolume but does not implement VolumeAttacher")
 	}
 	if _, ok := d.(virt.InterfaceAttacher); !ok {
 		t.Error("claims AttachInterface but does not implement InterfaceAttacher")

@@ -42,6 +42,8 @@ type host struct {
 	agent     *client.Client
 	// export is the host's disk export (diskExport).
 	export *exportState
+	// storageGB, above 0, makes the host a storage host too.
+	storageGB int64
 }
 
 // Flavors small enough for TCG on a test machine.
@@ -121,7 +123,7 @@ func (c *cloud) startAgent(h *host) {
 	a, err := client.New(client.Config{
 		DataDir: h.dataDir, NodeName: h.name, HostName: h.name, Driver: h.drv, RPC: c.srv,
 		Logger: testLogger(c.t, "agent-"+h.name), ReportInterval: 20 * time.Millisecond, PowerSyncInterval: h.syncEvery,
-		DiskExportURL: c.diskExport(h),
+		DiskExportURL: c.diskExport(h), StorageCapacityGB: h.storageGB,
 	})
 	if err != nil {
 		c.t.Fatal(err)

@@ -21,7 +21,8 @@ import (
 // an unknown instance; test them with errors.Is.
 var (
 	// ErrVolumeNotAttached means the instance has no volume of that id.
-	ErrVolumeNotAttached = errors.New("libvirt: no volume of that id is attached to the instance")
+	// It is virt.ErrVolumeNotAttached, which callers outside virt/ test.
+	ErrVolumeNotAttached = virt.ErrVolumeNotAttached
 	// ErrDeviceInUse means the requested device name is taken by
 	// another of the instance's disks.
 	ErrDeviceInUse = errors.New("libvirt: the device name is in use by another disk of the instance")

@@ -1,0 +1,38 @@
+package client
+
+import (
+	"errors"
+
+	"github.com/stratus-cloud/stratus/structs"
+	"github.com/stratus-cloud/stratus/virt"
+)
+
+// volumeAction carries out an attach or detach action with the driver's
+// hot-plug: the volume's file (on this host) becomes a disk of the
+// instance, or stops being one. Both are idempotent, so an agent that
+// restarts mid-action and carries it out again reports the same
+// outcome: the driver keeps an attach of the same file as it is, and a
+// detach of a volume already gone is done.
+func (r *runner) volumeAction(action string) error {
+	ctx, d, id := r.c.ctx, r.c.driver, r.alloc.InstanceID
+	arg, err := structs.ParseVolumeActionArg(r.alloc.ActionArg)
+	if err != nil {
+		return err
+	}
+	va, err := optional[virt.VolumeAttacher](d, d.Capabilities().AttachVolume, "attach_volume")
+	if err != nil {
+		return err
+	}
+	if action == structs.ActionAttachVolume {
+		if arg.Path == "" {
+			return errors.New("the volume has no file on this host")
+		}
+		return va.AttachVolume(ctx, id, &virt.Volume{ID: arg.VolumeID, Path: arg.Path, Device: arg.Device})
+	}
+	err = va.DetachVolume(ctx, id, arg.VolumeID)
+	if errors.Is(err, virt.ErrVolumeNotAttached) {
+		r.logger.Info("volume already detached", "volume_id", arg.VolumeID)
+		return nil
+	}
+	return err
+}

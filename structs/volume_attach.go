@@ -1,0 +1,72 @@
+package structs
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Instance operations that attach and detach volumes (Nova's
+// os-volume_attachments), carried out by the instance's own agent.
+const (
+	OpAttachVolume = "attach_volume"
+	OpDetachVolume = "detach_volume"
+)
+
+// Allocation actions of the attach operations: the agent hot-plugs or
+// unplugs the volume that ActionArg (a VolumeActionArg) describes.
+const (
+	ActionAttachVolume = "attach_volume"
+	ActionDetachVolume = "detach_volume"
+)
+
+// VolumeActionArg is what an attach or detach action asks of the
+// instance's agent: which volume, where its data is (a file on this
+// host for now), and the guest device asked for.
+type VolumeActionArg struct {
+	VolumeID     string
+	AttachmentID string
+	// Path is the volume's file (Volume.ProviderLocation) on the
+	// instance's host.
+	Path   string
+	Device string `json:",omitempty"`
+}
+
+// String encodes the argument for Allocation.ActionArg.
+func (a VolumeActionArg) String() string {
+	b, _ := json.Marshal(a) // a struct of strings always encodes
+	return string(b)
+}
+
+// ParseVolumeActionArg decodes Allocation.ActionArg of an attach or
+// detach action.
+func ParseVolumeActionArg(s string) (VolumeActionArg, error) {
+	var a VolumeActionArg
+	if err := json.Unmarshal([]byte(s), &a); err != nil {
+		return a, fmt.Errorf("volume action argument %q: %w", s, err)
+	}
+	if a.VolumeID == "" {
+		return a, fmt.Errorf("volume action argument %q names no volume", s)
+	}
+	return a, nil
+}
+
+// AttachmentOf returns the volume's attachment to the instance, or nil.
+func (v *Volume) AttachmentOf(instanceID string) *VolumeAttachment {
+	for _, a := range v.Attachments {
+		if a.InstanceID == instanceID {
+			return a
+		}
+	}
+	return nil
+}
+
+// VolumeAttachRequest is the volume part of an attach or detach
+// operation (Nova's volumeAttachment body).
+type VolumeAttachRequest struct {
+	VolumeID string
+	// AttachmentID is the new attachment's id, chosen by the leader.
+	AttachmentID        string `json:",omitempty"`
+	Device              string `json:",omitempty"`
+	Tag                 string `json:",omitempty"`
+	DeleteOnTermination bool   `json:",omitempty"`
+}

@@ -1,0 +1,60 @@
+package fake
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/stratus-cloud/stratus/virt"
+)
+
+// AttachVolume records a hot-plugged volume on the instance (Volumes
+// shows it); the fake never opens the volume's path. Attaching a volume
+// id already attached with the same path is a no-op, with another path
+// an error; a suspended instance refuses (virt.ErrInvalidState), as
+// libvirt's does. Attached volumes are not persisted: a reopened driver
+// has none, as a restarted hypervisor would until they are attached
+// again.
+func (d *Driver) AttachVolume(ctx context.Context, id string, vol *virt.Volume) error {
+	if vol == nil || vol.ID == "" || vol.Path == "" {
+		return fmt.Errorf("fake AttachVolume %q: a volume needs an id and a path", id)
+	}
+	return d.transition(ctx, "AttachVolume", id, func(in *instance) error {
+		if i := slices.IndexFunc(in.volumes, func(v virt.Volume) bool { return v.ID == vol.ID }); i >= 0 {
+			if in.volumes[i].Path == vol.Path {
+				return nil
+			}
+			return fmt.Errorf("volume %s is already attached from %s", vol.ID, in.volumes[i].Path)
+		}
+		if in.power == virt.PowerSuspend {
+			return virt.InvalidState("attach a volume to", in.power)
+		}
+		in.volumes = append(in.volumes, *vol)
+		return nil
+	})
+}
+
+// DetachVolume forgets an attached volume; one the instance does not
+// have fails with virt.ErrVolumeNotAttached.
+func (d *Driver) DetachVolume(ctx context.Context, id string, volumeID string) error {
+	return d.transition(ctx, "DetachVolume", id, func(in *instance) error {
+		i := slices.IndexFunc(in.volumes, func(v virt.Volume) bool { return v.ID == volumeID })
+		if i < 0 {
+			return fmt.Errorf("%w: %s", virt.ErrVolumeNotAttached, volumeID)
+		}
+		in.volumes = slices.Delete(in.volumes, i, i+1)
+		return nil
+	})
+}
+
+// Volumes returns the volumes attached to an instance, in attach order
+// (nil for an unknown instance).
+func (d *Driver) Volumes(id string) []virt.Volume {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	in, ok := d.instances[id]
+	if !ok {
+		return nil
+	}
+	return slices.Clone(in.volumes)
+}
