@@ -239,6 +239,22 @@ func (c *bootCluster) benchNetwork(b *testing.B, base string) string {
 			b.Fatal(err)
 		}
 	}
+	// Neutron's port quota (500 by default) lifted, as the Nova quotas are.
+	req, err := http.NewRequest(http.MethodPut, base+"/network/v2.0/quotas/"+c.project, bytes.NewBufferString(`{"quota":{"port":-1}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("X-Auth-Token", c.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("lift the port quota: %d %s", resp.StatusCode, msg)
+	}
 	var net struct{ Network struct{ ID string } }
 	post("/network/v2.0/networks", `{"network":{"name":"bench-net"}}`, &net)
 	var sub struct{ Subnet struct{ ID string } }
