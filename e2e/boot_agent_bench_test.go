@@ -83,13 +83,13 @@ func BenchmarkBootAgentPath(b *testing.B) {
 			b.Fatal(err)
 		}
 		want := (n + 1) * requests
-		eventually(b, fmt.Sprintf("%d servers ACTIVE", want), 10*time.Minute, func() error {
+		eventually(b, fmt.Sprintf("%d servers ACTIVE", want), 3*time.Minute, func() error {
 			got, err := c.countActive(base)
 			if err != nil {
 				return err
 			}
 			if got < want {
-				return fmt.Errorf("%d of %d ACTIVE", got, want)
+				return fmt.Errorf("%d of %d ACTIVE as the Compute API lists them; every server by status: %s", got, want, c.statuses(base))
 			}
 			return nil
 		})
@@ -260,4 +260,29 @@ func (c *bootCluster) benchNetwork(b *testing.B, base string) string {
 	var sub struct{ Subnet struct{ ID string } }
 	post("/network/v2.0/subnets", fmt.Sprintf(`{"subnet":{"network_id":%q,"ip_version":4,"cidr":"10.200.0.0/16","name":"bench-subnet"}}`, net.Network.ID), &sub)
 	return net.Network.ID
+}
+
+// statuses counts every instance by status, as the native API lists
+// them: what a stalled wait reports.
+func (c *bootCluster) statuses(base string) string {
+	resp, err := c.client.Get(base + "/v1/instances")
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	var list []struct {
+		Status, TaskState string
+		Fault             *struct{ Message string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return err.Error()
+	}
+	by, faults := map[string]int{}, map[string]int{}
+	for _, i := range list {
+		by[i.Status+"/"+i.TaskState]++
+		if i.Fault != nil {
+			faults[i.Fault.Message]++
+		}
+	}
+	return fmt.Sprintf("%v; faults %v", by, faults)
 }
