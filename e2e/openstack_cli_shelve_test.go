@@ -16,6 +16,12 @@ import (
 // of its own and returns the openstack CLI's environment and the pool's
 // directory.
 func libvirtDevCLI(t *testing.T, name string) (bin string, env []string, images, ns string) {
+	return libvirtDevCLIWith(t, name, "")
+}
+
+// libvirtDevCLIWith is libvirtDevCLI with more of the client block
+// (extra, HCL; %[1]s in it is the test's directory).
+func libvirtDevCLIWith(t *testing.T, name, extra string) (bin string, env []string, images, ns string) {
 	t.Helper()
 	requireLibvirtd(t)
 	dir := t.TempDir()
@@ -35,8 +41,9 @@ client {
     dir         = %q
     max_size_mb = 1024
   }
+%s
 }
-`, ns, images, filepath.Join(dir, "cache"))), 0o644); err != nil {
+`, ns, images, filepath.Join(dir, "cache"), strings.ReplaceAll(extra, "%[1]s", dir))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { removeNamespace(ns) })

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,34 +22,8 @@ func libvirtStorageCLI(t *testing.T, name string) (bin string, env []string, ns,
 		}
 		t.Skip("qemu-img (qemu-utils) is not installed")
 	}
-	dir := t.TempDir()
-	rnd := make([]byte, 3)
-	_, _ = rand.Read(rnd)
-	ns = "e2e" + hex.EncodeToString(rnd)
-	pool = filepath.Join(dir, "pool")
-	config := filepath.Join(dir, "agent.hcl")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(`
-client {
-  driver = "libvirt"
-  libvirt {
-    namespace  = %q
-    images_dir = %q
-  }
-  image_cache {
-    dir         = %q
-    max_size_mb = 1024
-  }
-  storage {
-    pool_dir    = %q
-    capacity_gb = 20
-  }
-}
-`, ns, filepath.Join(dir, "images"), filepath.Join(dir, "cache"), pool)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { removeNamespace(ns) })
-	bin, env, _ = devCLI(t, name, "--driver", "libvirt", "--config", config)
-	return bin, env, ns, pool
+	bin, env, images, ns := libvirtDevCLIWith(t, name, "  storage {\n    pool_dir    = \"%[1]s/pool\"\n    capacity_gb = 20\n  }")
+	return bin, env, ns, filepath.Join(filepath.Dir(images), "pool")
 }
 
 // domainXML is the live XML of server id's domain in namespace ns.
