@@ -36,6 +36,14 @@ func NewStateStore() (*StateStore, error) {
 	return &StateStore{db: db, abandonCh: make(chan struct{})}, nil
 }
 
+// Snapshot returns a read-only, point-in-time copy of the store, for a
+// reader that must see several tables at one index (a host's usage and
+// its allocations, say): separate reads of the live store can straddle
+// an Apply. Writing to the copy is an error of the caller's.
+func (s *StateStore) Snapshot() *StateStore {
+	return &StateStore{db: s.db.Snapshot(), abandonCh: make(chan struct{})}
+}
+
 // AbandonCh is closed when the store has been replaced by a restore.
 func (s *StateStore) AbandonCh() <-chan struct{} { return s.abandonCh }
 

@@ -395,12 +395,15 @@ func (pb *placementBench) checkNoOvercommit(b testing.TB) {
 	}
 }
 
+// checkUsage compares one snapshot's hosts and allocations: two reads of
+// the live store can straddle a plan being applied.
 func checkUsage(s *Server) error {
-	hosts, err := s.fsm.State().Hosts(nil)
+	st := s.fsm.State().Snapshot()
+	hosts, err := st.Hosts(nil)
 	if err != nil {
 		return err
 	}
-	allocs, err := s.fsm.State().Allocations(nil)
+	allocs, err := st.Allocations(nil)
 	if err != nil {
 		return err
 	}
