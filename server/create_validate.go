@@ -141,13 +141,22 @@ func groupCreateErrors(args *structs.InstanceCreateRequest) []string {
 // the server group it joins (which must exist), the hints it keeps, and
 // the admin's target host (by id or name; "" for none).
 func (s *Server) resolveCreatePlacement(state *fsm.StateStore, args *structs.InstanceCreateRequest) (groupID string, hints *structs.SchedulerHints, targetHostID string, err error) {
-	if h := args.Hints; h != nil && (h.Group != "" || len(h.SameHost) > 0 || len(h.DifferentHost) > 0) {
+	if h := args.Hints; !h.Empty() {
+		if err := h.ValidateOther(); err != nil {
+			return "", nil, "", err
+		}
 		hints = h.Copy()
+		if l, _ := s.ClusterFSMLevel(); l < structs.FSMLevelAllHints || len(hints.Other) == 0 {
+			hints.Other = nil
+		}
 		if len(hints.SameHost) == 0 {
 			hints.SameHost = nil
 		}
 		if len(hints.DifferentHost) == 0 {
 			hints.DifferentHost = nil
+		}
+		if hints.Empty() {
+			hints = nil
 		}
 		if h.Group != "" {
 			g, err := state.ServerGroupByID(nil, h.Group)

@@ -88,6 +88,11 @@ const (
 	// older server would refuse as unknown: the servers refuse them
 	// until every server has this level.
 	FSMLevelVolumeAttach = FSMLevelDiskCopy
+	// FSMLevelAllHints, of the same release, adds a field: the
+	// SchedulerHints.Other an instance keeps for 2.100's view, which an
+	// older FSM would drop. The servers keep no such hint until every
+	// server has this level, so that all copies of an instance agree.
+	FSMLevelAllHints = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy

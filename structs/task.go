@@ -101,11 +101,60 @@ type PendingResize struct {
 	FinishedAt int64
 }
 
-// SchedulerHints are Nova's os:scheduler_hints that Stratus honours.
+// SchedulerHints are Nova's os:scheduler_hints: the ones Stratus
+// honours, and the others kept as given for the API to show.
 type SchedulerHints struct {
 	Group         string
 	SameHost      []string
 	DifferentHost []string
+	// Other holds the hints the scheduler does not act on (query, cidr,
+	// build_near_host_ip, target_cell, an operator's own…), each as a
+	// list of strings as Nova's request spec keeps them, so 2.100's
+	// server view can show every hint the user gave. Kept only from
+	// FSMLevelAllHints on; nil for none.
+	Other map[string][]string
+}
+
+// Limits on the hints kept in Other, so that a create body cannot grow
+// the replicated state without bound.
+const (
+	MaxOtherHints      = 32
+	MaxOtherHintValues = 32
+	MaxHintValueLen    = 255
+)
+
+// Honoured reports whether h carries a hint the scheduler acts on.
+func (h *SchedulerHints) Honoured() bool {
+	return h != nil && (h.Group != "" || len(h.SameHost) > 0 || len(h.DifferentHost) > 0)
+}
+
+// Empty reports whether h carries no hint at all.
+func (h *SchedulerHints) Empty() bool {
+	return !h.Honoured() && (h == nil || len(h.Other) == 0)
+}
+
+// ValidateOther checks the kept hints against the limits above.
+func (h *SchedulerHints) ValidateOther() error {
+	if h == nil {
+		return nil
+	}
+	if len(h.Other) > MaxOtherHints {
+		return Errorf(KindInvalid, "at most %d scheduler hints other than group, same_host and different_host are kept; %d were given", MaxOtherHints, len(h.Other))
+	}
+	for k, vs := range h.Other {
+		if k == "" || len(k) > MaxHintValueLen {
+			return Errorf(KindInvalid, "scheduler hint name %q must be 1 to %d characters", k, MaxHintValueLen)
+		}
+		if len(vs) > MaxOtherHintValues {
+			return Errorf(KindInvalid, "scheduler hint %s has %d values; at most %d are kept", k, len(vs), MaxOtherHintValues)
+		}
+		for _, v := range vs {
+			if len(v) > MaxHintValueLen {
+				return Errorf(KindInvalid, "a value of scheduler hint %s is %d characters; at most %d are kept", k, len(v), MaxHintValueLen)
+			}
+		}
+	}
+	return nil
 }
 
 // Copy returns a deep copy.
@@ -116,5 +165,11 @@ func (h *SchedulerHints) Copy() *SchedulerHints {
 	c := *h
 	c.SameHost = append([]string(nil), h.SameHost...)
 	c.DifferentHost = append([]string(nil), h.DifferentHost...)
+	if h.Other != nil {
+		c.Other = make(map[string][]string, len(h.Other))
+		for k, v := range h.Other {
+			c.Other[k] = append([]string(nil), v...)
+		}
+	}
 	return &c
 }

@@ -1,7 +1,9 @@
 package nova
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -169,7 +171,8 @@ func TestServerCreateSchedulerHints(t *testing.T) {
 
 	r := createServer(t, h, memberTok, "", nil, map[string]any{"os:scheduler_hints": map[string]any{
 		"group": gid, "same_host": other, "different_host": []any{other}, "query": "[\">=\",\"$free_ram_mb\",1024]", "foo": "ignored"}}).expect(t, 202)
-	if got := lastCreate(t, h).Hints; got == nil || got.Group != gid || !reflect.DeepEqual(got.SameHost, []string{other}) || !reflect.DeepEqual(got.DifferentHost, []string{other}) {
+	if got := lastCreate(t, h).Hints; got == nil || got.Group != gid || !reflect.DeepEqual(got.SameHost, []string{other}) || !reflect.DeepEqual(got.DifferentHost, []string{other}) ||
+		!reflect.DeepEqual(got.Other, map[string][]string{"query": {`[">=","$free_ram_mb",1024]`}, "foo": {"ignored"}}) {
 		t.Fatalf("hints %+v", got)
 	}
 	serverID := r.obj("server")["id"].(string)
@@ -181,15 +184,24 @@ func TestServerCreateSchedulerHints(t *testing.T) {
 	if sg := h.req("GET", "/compute/v2.1/servers/"+serverID, memberTok, "2.71", nil).obj("server")["server_groups"]; !reflect.DeepEqual(sg, []any{gid}) {
 		t.Fatalf("server_groups %v", sg)
 	}
-	// The older key works too; unknown hints alone are no hints.
+	// The older key works too; hints Stratus does not act on are kept
+	// as Nova's request spec keeps them (lists of str()), for 2.100.
 	createServer(t, h, memberTok, "", nil, map[string]any{"OS-SCH-HNT:scheduler_hints": map[string]any{"different_host": other}}).expect(t, 202)
 	if got := lastCreate(t, h).Hints; got == nil || !reflect.DeepEqual(got.DifferentHost, []string{other}) {
 		t.Fatalf("old key hints %+v", got)
 	}
-	createServer(t, h, memberTok, "", nil, map[string]any{"os:scheduler_hints": map[string]any{"build_near_host_ip": "10.0.0.1", "cidr": "/24"}}).expect(t, 202)
-	if got := lastCreate(t, h).Hints; got != nil {
-		t.Fatalf("ignored hints %+v", got)
+	createServer(t, h, memberTok, "", nil, map[string]any{"os:scheduler_hints": map[string]any{"build_near_host_ip": "10.0.0.1", "cidr": "/24",
+		"query": map[string]any{"a": []any{1, true}}, "mine": []any{"x", 2}}}).expect(t, 202)
+	if got := lastCreate(t, h).Hints; got.Honoured() || !reflect.DeepEqual(got.Other, map[string][]string{
+		"build_near_host_ip": {"10.0.0.1"}, "cidr": {"/24"}, "query": {"{'a': [1, True]}"}, "mine": {"x", "2"}}) {
+		t.Fatalf("kept hints %+v", got)
 	}
+	many := map[string]any{}
+	for i := range structs.MaxOtherHints + 1 {
+		many[fmt.Sprintf("h%d", i)] = "v"
+	}
+	createServer(t, h, memberTok, "", nil, map[string]any{"os:scheduler_hints": many}).fault(t, 400, "badRequest", "at most 32 scheduler hints")
+	createServer(t, h, memberTok, "", nil, map[string]any{"os:scheduler_hints": map[string]any{"long": strings.Repeat("x", 256)}}).fault(t, 400, "badRequest", "at most 255 are kept")
 
 	for _, tc := range []struct {
 		hints map[string]any

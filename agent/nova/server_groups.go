@@ -207,10 +207,11 @@ func checkIPAddress(s string) string {
 	return pyRepr(s) + " is not valid under any of the given schemas"
 }
 
-// schedulerHints reads the hints Stratus honours from a create body
-// (os:scheduler_hints, or the older OS-SCH-HNT:scheduler_hints): group,
-// same_host and different_host. The group must be one the caller can
-// see; the scheduler resolves the others.
+// schedulerHints reads a create body's hints (os:scheduler_hints, or
+// the older OS-SCH-HNT:scheduler_hints): group, same_host and
+// different_host, which Stratus honours, and the rest, kept for 2.100's
+// view. The group must be one the caller can see; the scheduler
+// resolves the others.
 func (q *request) schedulerHints(body map[string]any) (*structs.SchedulerHints, error) {
 	in := object(body, "os:scheduler_hints")
 	if in == nil {
@@ -230,10 +231,37 @@ func (q *request) schedulerHints(body map[string]any) (*structs.SchedulerHints, 
 		}
 		h.Group = g.ID
 	}
-	if h.Group == "" && len(h.SameHost) == 0 && len(h.DifferentHost) == 0 {
+	for k, v := range in {
+		switch k {
+		case "group", "same_host", "different_host":
+			continue
+		}
+		if h.Other == nil {
+			h.Other = map[string][]string{}
+		}
+		h.Other[k] = hintValues(v)
+	}
+	if err := h.ValidateOther(); err != nil {
+		return nil, badRequest("Invalid input for field/attribute os:scheduler_hints. %s", structs.Message(err))
+	}
+	if h.Empty() {
 		return nil, nil
 	}
 	return h, nil
+}
+
+// hintValues is how Nova's request spec keeps a hint: a list as it is,
+// anything else as a list of one, each element as Python's str() of it.
+func hintValues(v any) []string {
+	list, ok := v.([]any)
+	if !ok {
+		list = []any{v}
+	}
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		out = append(out, pyStr(e))
+	}
+	return out
 }
 
 // stringList reads a hint given as one string or a list of them.

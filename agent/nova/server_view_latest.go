@@ -54,13 +54,14 @@ func imageProperties(inst *structs.Instance) map[string]string {
 }
 
 // schedulerHintsView is 2.100's scheduler_hints: Nova's request spec
-// keeps every hint as a list of strings, {} when none was given. Stratus
-// keeps the hints it honours (group, same_host, different_host); the
-// others Nova accepts on create are validated and not kept.
+// keeps every hint as a list of strings, {} when none was given.
 func schedulerHintsView(h *structs.SchedulerHints) map[string][]string {
 	out := map[string][]string{}
 	if h == nil {
 		return out
+	}
+	for k, v := range h.Other {
+		out[k] = append([]string(nil), v...)
 	}
 	if h.Group != "" {
 		out["group"] = []string{h.Group}

@@ -53,8 +53,8 @@ func TestServerViewImagePropertiesAndSchedulerHints(t *testing.T) {
 			t.Fatal("the list has hints")
 		}
 	}
-	if got := schedulerHintsView(&structs.SchedulerHints{Group: "g", DifferentHost: []string{"a", "b"}}); !reflect.DeepEqual(got,
-		map[string][]string{"group": {"g"}, "different_host": {"a", "b"}}) {
+	if got := schedulerHintsView(&structs.SchedulerHints{Group: "g", DifferentHost: []string{"a", "b"}, Other: map[string][]string{"cidr": {"/24"}}}); !reflect.DeepEqual(got,
+		map[string][]string{"group": {"g"}, "different_host": {"a", "b"}, "cidr": {"/24"}}) {
 		t.Fatalf("hints view %v", got)
 	}
 }
