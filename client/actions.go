@@ -117,11 +117,11 @@ func (r *runner) driverAction(p *pass, action string) error {
 		p.acted = true
 		rescue := action == structs.ActionRescue
 		if rescue {
-			var image string
-			if image, err = r.c.rescueImage(r.alloc.ActionArg); err != nil { // "" is the instance's own image
+			var spec virt.RescueSpec
+			if spec, err = r.rescueSpec(); err != nil {
 				return err
 			}
-			err = rs.Rescue(ctx, id, image)
+			err = rs.Rescue(ctx, id, spec)
 		} else {
 			err = rs.Unrescue(ctx, id)
 		}

@@ -101,6 +101,22 @@ func TestRescueUnrescue(t *testing.T) {
 		t.Fatal("still rescued after unrescue")
 	}
 
+	// A rescue image with hw_rescue_device/hw_rescue_bus is a stable
+	// rescue: the driver is told the layout.
+	h.srv.mu.Lock()
+	h.srv.images = map[string]*structs.Image{"stable-img": {ID: "stable-img",
+		Properties: map[string]string{virt.PropRescueDevice: "cdrom", virt.PropRescueBus: "sata"}}}
+	h.srv.mu.Unlock()
+	seq = h.srv.action(a.ID, structs.ActionRescue, "stable-img")
+	if got := waitAction(t, h.srv, a.ID, seq); got.ActionError != "" {
+		t.Fatalf("stable rescue: reported %+v", got)
+	}
+	if dev, bus, _ := h.fake.RescueLayout(a.InstanceID); dev != "cdrom" || bus != "sata" {
+		t.Fatalf("stable rescue laid out as %q on %q", dev, bus)
+	}
+	seq = h.srv.action(a.ID, structs.ActionUnrescue, "")
+	waitAction(t, h.srv, a.ID, seq)
+
 	h.srv.setDesired(a.ID, structs.AllocDesiredStopped)
 	waitState(t, h.srv, a.ID, structs.AllocClientStopped)
 	offs := h.fake.Calls("PowerOff")
@@ -126,8 +142,8 @@ func TestRescueUnrescue(t *testing.T) {
 	if got.ClientState != structs.AllocClientStopped || got.PowerState != virt.PowerShutdown || got.ActionError != "" {
 		t.Fatalf("unrescue of a stopped instance: reported %+v", got)
 	}
-	if n := h.fake.Calls("Rescue") + h.fake.Calls("Unrescue"); n != 4 {
-		t.Fatalf("%d rescue and unrescue calls, want 4", n)
+	if n := h.fake.Calls("Rescue") + h.fake.Calls("Unrescue"); n != 6 {
+		t.Fatalf("%d rescue and unrescue calls, want 6", n)
 	}
 	st, _, _ := c.state.getAlloc(a.ID)
 	if st.Rescued {

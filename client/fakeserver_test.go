@@ -23,6 +23,8 @@ type fakeServer struct {
 	allocs    map[string]*structs.Allocation
 	instances map[string]*structs.Instance
 	hosts     map[string]bool
+	// images answer Image.Get; any other id is not found.
+	images map[string]*structs.Image
 
 	registers   []*structs.Host
 	heartbeats  int
@@ -98,6 +100,16 @@ func (s *fakeServer) RPC(method string, args, reply any) error {
 			}
 		}
 		reply.(*structs.HostRegisterResponse).HeartbeatTTL = s.ttl
+		return nil
+	case "Image.Get":
+		req := args.(*structs.ImageSpecificRequest)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		img, ok := s.images[req.ImageID]
+		if !ok {
+			return rpcErr(structs.KindNotFound, "image %s not found", req.ImageID)
+		}
+		reply.(*structs.SingleImageResponse).Image = img
 		return nil
 	case "Alloc.GetHostAllocs":
 		return s.getHostAllocs(args.(*structs.AllocHostRequest), reply.(*structs.AllocIndexResponse))

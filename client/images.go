@@ -8,6 +8,7 @@ import (
 
 	"github.com/stratus-cloud/stratus/client/imagecache"
 	"github.com/stratus-cloud/stratus/structs"
+	"github.com/stratus-cloud/stratus/virt"
 )
 
 // ImageFiles gives the local file of an image's data, downloading it
@@ -72,6 +73,35 @@ func (c *Client) rescueImage(arg string) (string, error) {
 		return arg, err
 	}
 	return path, nil
+}
+
+// rescueSpec is what the driver boots for the pending rescue: the
+// rescue image (ActionArg; "" for the instance's own) as the driver
+// takes it, with the stable layout its hw_rescue_* properties ask for.
+func (r *runner) rescueSpec() (virt.RescueSpec, error) {
+	arg := r.alloc.ActionArg
+	var props map[string]string
+	switch {
+	case arg == "" && r.inst != nil:
+		props = r.inst.ImageProperties
+	case arg != "" && !filepath.IsAbs(arg):
+		img, err := r.c.imageRecord(arg)
+		if err != nil {
+			return virt.RescueSpec{}, err
+		}
+		if img != nil {
+			props = img.Properties
+		}
+	}
+	image, err := r.c.rescueImage(arg)
+	if err != nil {
+		return virt.RescueSpec{}, err
+	}
+	spec, err := virt.RescueSpecFor(image, props)
+	if err != nil {
+		return virt.RescueSpec{}, fmt.Errorf("rescue image %s: %w", arg, err)
+	}
+	return spec, nil
 }
 
 // imagesInUse returns the ids of the images of the instances this host

@@ -50,9 +50,9 @@ type Suspender interface {
 // instance boots it; while rescued, GetInfo reports its power state as
 // usual.
 type Rescuer interface {
-	// Rescue reboots the instance from imageID, or from its own image
-	// when imageID is empty.
-	Rescue(ctx context.Context, id string, imageID string) error
+	// Rescue reboots the instance from r's image (its own when r.Image
+	// is empty), its disks laid out as r says (RescueSpec).
+	Rescue(ctx context.Context, id string, r RescueSpec) error
 	// Unrescue reboots it from its own disk; it ends RUNNING.
 	Unrescue(ctx context.Context, id string) error
 }

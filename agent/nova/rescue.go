@@ -19,12 +19,12 @@ import (
 // (Nova's COMPUTE_RESCUE_BFV trait; here the host's rescue capability);
 // otherwise "Cannot rescue a volume-backed instance" (400).
 //
-// Stratus's drivers always attach the rescue disk first and the
-// server's own disk second (Nova's legacy rescue): stable rescue's
-// device layout from hw_rescue_bus/hw_rescue_device, which keeps the
-// server's disks in place and adds the rescue disk on that bus, is
-// decided by the host's driver, and they do not lay disks out by those
-// properties yet.
+// The layout is the host's to make, as in Nova: a rescue image with
+// hw_rescue_device or hw_rescue_bus gets stable device rescue (the
+// server's disks stay in place and the rescue disk is added as that
+// device on that bus, first in the boot order; virt.RescueSpec), one
+// without gets the legacy layout (the rescue disk first, the server's
+// own disk second).
 
 // rescueSchema is Nova's rescue schema: the image is a UUID.
 var rescueSchema = &schema{types: tObject | tNull, props: map[string]*schema{

@@ -79,6 +79,10 @@ type instance struct {
 	// rescued is set while the guest runs from rescueImage (Rescue).
 	rescued     bool
 	rescueImage string
+	// rescueDevice and rescueBus are a stable rescue's layout (the
+	// rescue disk added as that device on that bus, the instance's disk
+	// staying first); both empty for the legacy layout.
+	rescueDevice, rescueBus string
 	// passwords and crashDumps record SetAdminPassword and
 	// TriggerCrashDump (guest.go); they are not persisted.
 	passwords  map[string]string

@@ -24,7 +24,7 @@ func TestRescue(t *testing.T) {
 	if rescued, img, err := d.Rescued("a"); err != nil || rescued || img != "" {
 		t.Fatalf("fresh instance: rescued %v from %q, %v", rescued, img, err)
 	}
-	if err := d.Rescue(ctx, "a", ""); err != nil {
+	if err := d.Rescue(ctx, "a", virt.RescueSpec{}); err != nil {
 		t.Fatal(err)
 	}
 	if rescued, img, _ := d.Rescued("a"); !rescued || img != "cirros" {
@@ -38,7 +38,7 @@ func TestRescue(t *testing.T) {
 		t.Errorf("console of a rescued instance:\n%s", out)
 	}
 	// A second rescue is a harmless retry: same image, no boot.
-	if err := d.Rescue(ctx, "a", "other"); err != nil {
+	if err := d.Rescue(ctx, "a", virt.RescueSpec{Image: "other"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, img, _ := d.Rescued("a"); img != "cirros" {
@@ -55,7 +55,7 @@ func TestRescue(t *testing.T) {
 	}
 
 	// A rescued guest that crashed comes back RUNNING on unrescue.
-	if err := d.Rescue(ctx, "a", "rescue-img"); err != nil {
+	if err := d.Rescue(ctx, "a", virt.RescueSpec{Image: "rescue-img"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, img, _ := d.Rescued("a"); img != "rescue-img" {
@@ -68,7 +68,7 @@ func TestRescue(t *testing.T) {
 		t.Fatalf("Unrescue of a crashed rescued guest: %v, power %d", err, power(t, d, "a"))
 	}
 
-	if err := d.Rescue(ctx, "missing", ""); !errors.Is(err, virt.ErrNotFound) {
+	if err := d.Rescue(ctx, "missing", virt.RescueSpec{}); !errors.Is(err, virt.ErrNotFound) {
 		t.Errorf("Rescue(missing) = %v, want ErrNotFound", err)
 	}
 	if _, _, err := d.Rescued("missing"); !errors.Is(err, virt.ErrNotFound) {

@@ -49,13 +49,15 @@ func move(from, to int, what string) func(*instance) error {
 	}
 }
 
-// Rescue reboots an instance from imageID (its own image when empty)
-// with its disk attached. A RUNNING or stopped instance ends RUNNING and
-// rescued, as Nova rescues ACTIVE and SHUTOFF instances; a PAUSED or
-// suspended one fails with virt.ErrInvalidState. Rescuing a rescued instance
-// is a no-op, so retries are harmless. GetInfo reports a rescued
-// instance's power state as usual; Rescued says whether it is rescued.
-func (d *Driver) Rescue(ctx context.Context, id string, imageID string) error {
+// Rescue reboots an instance from r's image (its own image when empty)
+// with its disk attached: second (legacy), or in place with the rescue
+// disk added as r's device on r's bus (stable rescue). A RUNNING or
+// stopped instance ends RUNNING and rescued, as Nova rescues ACTIVE and
+// SHUTOFF instances; a PAUSED or suspended one fails with
+// virt.ErrInvalidState. Rescuing a rescued instance is a no-op, so
+// retries are harmless. GetInfo reports a rescued instance's power
+// state as usual; Rescued and RescueLayout say how it is rescued.
+func (d *Driver) Rescue(ctx context.Context, id string, r virt.RescueSpec) error {
 	return d.transition(ctx, "Rescue", id, func(in *instance) error {
 		switch {
 		case in.rescued:
@@ -63,10 +65,12 @@ func (d *Driver) Rescue(ctx context.Context, id string, imageID string) error {
 		case in.power != virt.PowerRunning && !stopped(in.power):
 			return invalid(in, "rescue")
 		}
+		imageID := r.Image
 		if imageID == "" {
 			imageID = in.spec.ImageID
 		}
 		in.rescued, in.rescueImage = true, imageID
+		in.rescueDevice, in.rescueBus = r.Device, r.Bus
 		in.power = virt.PowerRunning
 		in.boots++
 		return nil
@@ -82,6 +86,7 @@ func (d *Driver) Unrescue(ctx context.Context, id string) error {
 			return nil
 		}
 		in.rescued, in.rescueImage = false, ""
+		in.rescueDevice, in.rescueBus = "", ""
 		in.power = virt.PowerRunning
 		in.boots++
 		return nil
@@ -99,6 +104,19 @@ func (d *Driver) Rescued(id string) (rescued bool, imageID string, err error) {
 		return false, "", wrap("Rescued", id, virt.ErrNotFound)
 	}
 	return in.rescued, in.rescueImage, nil
+}
+
+// RescueLayout returns a rescued instance's stable-rescue device and
+// bus, both "" for the legacy layout or an instance not rescued. It is a
+// test hook, like Rescued.
+func (d *Driver) RescueLayout(id string) (device, bus string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	in, ok := d.instances[id]
+	if !ok {
+		return "", "", wrap("RescueLayout", id, virt.ErrNotFound)
+	}
+	return in.rescueDevice, in.rescueBus, nil
 }
 
 // LiveMigrate sends a RUNNING or PAUSED instance to destination. The fake
@@ -223,7 +241,10 @@ func consoleLog(in *instance, host string) string {
 	for boot := max(1, in.boots-maxLoggedBoots+1); boot <= in.boots; boot++ {
 		fmt.Fprintf(&b, "[    0.000000] Linux version 6.1.0-fake (fake@%s) #%d SMP\n", host, boot)
 		fmt.Fprintf(&b, "[    0.000000] Command line: root=/dev/vda1 console=ttyS0\n")
-		if in.rescued && boot == in.boots {
+		switch {
+		case in.rescued && boot == in.boots && in.rescueDevice != "":
+			fmt.Fprintf(&b, "[    0.000000] Booting rescue image %s from a %s on %s, instance disk on /dev/vda\n", in.rescueImage, in.rescueDevice, in.rescueBus)
+		case in.rescued && boot == in.boots:
 			fmt.Fprintf(&b, "[    0.000000] Booting rescue image %s, instance disk on /dev/vdb\n", in.rescueImage)
 		}
 		fmt.Fprintf(&b, "[    0.000000] DMI: Stratus fake, BIOS 1.0, instance %s\n", in.spec.ID)

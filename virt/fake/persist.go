@@ -37,7 +37,7 @@ func Open(cfg Config) (*Driver, error) {
 			return nil, fmt.Errorf("fake: state file %s has an instance without id", cfg.StatePath)
 		}
 		d.instances[p.Spec.ID] = &instance{spec: p.Spec, power: p.Power, n: p.N, boots: p.Boots,
-			rescued: p.Rescued, rescueImage: p.RescueImage, disks: p.Disks}
+			rescued: p.Rescued, rescueImage: p.RescueImage, rescueDevice: p.RescueDevice, rescueBus: p.RescueBus, disks: p.Disks}
 	}
 	return d, nil
 }
@@ -56,6 +56,9 @@ type persistedInstance struct {
 	// rescue existed, which decode as not rescued.
 	Rescued     bool   `json:",omitempty"`
 	RescueImage string `json:",omitempty"`
+	// RescueDevice and RescueBus are a stable rescue's layout.
+	RescueDevice string `json:",omitempty"`
+	RescueBus    string `json:",omitempty"`
 	// Disks are the disks' contents (disks.go), by role.
 	Disks map[string][]byte `json:",omitempty"`
 }
@@ -69,7 +72,8 @@ func (d *Driver) saveLocked() error {
 	st := persistedState{Serial: d.serial}
 	for _, in := range d.instances {
 		st.Instances = append(st.Instances, persistedInstance{Spec: in.spec, Power: in.power, N: in.n, Boots: in.boots,
-			Rescued: in.rescued, RescueImage: in.rescueImage, Disks: cloneDisks(in.disks)})
+			Rescued: in.rescued, RescueImage: in.rescueImage, RescueDevice: in.rescueDevice, RescueBus: in.rescueBus,
+			Disks: cloneDisks(in.disks)})
 	}
 	raw, err := json.Marshal(&st)
 	if err != nil {

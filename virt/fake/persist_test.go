@@ -68,7 +68,7 @@ func TestOpenPersistsRescueAndMigration(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := d.Rescue(ctx, "a", "rescue-img"); err != nil {
+	if err := d.Rescue(ctx, "a", virt.RescueSpec{Image: "rescue-img"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.LiveMigrate(ctx, "b", "hv-2"); err != nil {

@@ -31,7 +31,7 @@ func TestTransitions(t *testing.T) {
 		unp    = op{"Unpause", func(d *fake.Driver) error { return d.Unpause(ctx, "a") }}
 		susp   = op{"Suspend", func(d *fake.Driver) error { return d.Suspend(ctx, "a") }}
 		resume = op{"Resume", func(d *fake.Driver) error { return d.Resume(ctx, "a") }}
-		rescue = op{"Rescue", func(d *fake.Driver) error { return d.Rescue(ctx, "a", "") }}
+		rescue = op{"Rescue", func(d *fake.Driver) error { return d.Rescue(ctx, "a", virt.RescueSpec{}) }}
 		unres  = op{"Unrescue", func(d *fake.Driver) error { return d.Unrescue(ctx, "a") }}
 	)
 	R, P, S, X, C := virt.PowerRunning, virt.PowerPaused, virt.PowerShutdown, virt.PowerSuspend, virt.PowerCrashed

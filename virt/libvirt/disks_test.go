@@ -209,7 +209,7 @@ func TestCreateVolumeNeverReplaces(t *testing.T) {
 	// The pool has not listed it (no refresh): the driver must look at
 	// the directory too. Rescue deletes a leftover of its own name
 	// through libvirt only, so the unlisted file stops it.
-	err := e.drv.Rescue(ctx(t), "cv", "")
+	err := e.drv.Rescue(ctx(t), "cv", virt.RescueSpec{})
 	if err == nil || !strings.Contains(err.Error(), "exists already") {
 		t.Errorf("Rescue over an unlisted file = %v, want a refusal", err)
 	}
@@ -219,7 +219,7 @@ func TestCreateVolumeNeverReplaces(t *testing.T) {
 	if err := os.Remove(squatter); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.drv.Rescue(ctx(t), "cv", ""); err != nil {
+	if err := e.drv.Rescue(ctx(t), "cv", virt.RescueSpec{}); err != nil {
 		t.Errorf("Rescue once the file is gone: %v", err)
 	}
 	if err := e.drv.Destroy(ctx(t), "cv"); err != nil {
@@ -252,7 +252,7 @@ func TestVolumesOfOldDomains(t *testing.T) {
 	}
 
 	drv := e.open() // the upgraded agent
-	if err := drv.Rescue(ctx(t), "old", ""); err != nil {
+	if err := drv.Rescue(ctx(t), "old", virt.RescueSpec{}); err != nil {
 		t.Fatal(err)
 	}
 	rescue := instanceVolume(t, e.raw, e.drv.PoolName(), name+"-disk.rescue")

@@ -64,6 +64,10 @@ type instanceMeta struct {
 	ConsoleLog string `xml:"console_log"`
 	// Rescue is set while the instance runs from a rescue disk.
 	Rescue *metaImage `xml:"rescue"`
+	// RescueDevice and RescueBus are a stable rescue's layout
+	// (rescue.go); both empty for the legacy one.
+	RescueDevice string `xml:"rescue_device,omitempty"`
+	RescueBus    string `xml:"rescue_bus,omitempty"`
 	// NICs are the instance's network interfaces (interfaces.go).
 	NICs []metaNIC `xml:"nics>nic"`
 	// Volumes are the block devices attached with AttachVolume
@@ -206,7 +210,7 @@ func (d *Driver) domainXML(m *instanceMeta, virtType, arch string) (string, erro
 	}
 	targets := diskTargets[bus]
 	var roles []string
-	if m.Rescue != nil {
+	if m.Rescue != nil && m.RescueDevice == "" {
 		roles = []string{diskRescue, diskRoot}
 	} else {
 		roles = []string{diskRoot, diskEphemeral, diskSwap}
@@ -235,6 +239,14 @@ func (d *Driver) domainXML(m *instanceMeta, virtType, arch string) (string, erro
 	if cd := m.disk(diskConfig); cd != nil {
 		disks = append(disks, configDriveDisk(cd.Path, m.Machine, arch))
 	}
+	boot := []libvirtxml.DomainBootDevice{{Dev: "hd"}}
+	if m.Rescue != nil && m.RescueDevice != "" {
+		withRescue, err := m.stableRescueDisks(disks)
+		if err != nil {
+			return "", err
+		}
+		disks, boot = withRescue, nil // per-device boot order instead
+	}
 	meta, err := m.marshal()
 	if err != nil {
 		return "", err
@@ -254,7 +266,7 @@ func (d *Driver) domainXML(m *instanceMeta, virtType, arch string) (string, erro
 		VCPU:     &libvirtxml.DomainVCPU{Placement: "static", Value: uint(m.Flavor.VCPUs)},
 		OS: &libvirtxml.DomainOS{
 			Type:        &libvirtxml.DomainOSType{Type: "hvm", Arch: arch, Machine: m.Machine},
-			BootDevices: []libvirtxml.DomainBootDevice{{Dev: "hd"}},
+			BootDevices: boot,
 			// SeaBIOS writes to the serial console too, so even a guest
 			// without an operating system logs its boot.
 			BIOS: &libvirtxml.DomainBIOS{UseSerial: "yes"},

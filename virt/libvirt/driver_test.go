@@ -349,7 +349,7 @@ func TestResizeRescueSnapshot(t *testing.T) {
 	// Rescue: the rescue disk first, the root disk second.
 	rootPath := diskOf(domainXML(t, e.raw, name, 0), "vda")
 	for range 2 {
-		if err := e.drv.Rescue(ctx(t), id, ""); err != nil {
+		if err := e.drv.Rescue(ctx(t), id, virt.RescueSpec{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -357,7 +357,7 @@ func TestResizeRescueSnapshot(t *testing.T) {
 	if !strings.HasSuffix(diskOf(x, "vda"), "-disk.rescue") || diskOf(x, "vdb") != rootPath || diskOf(x, "vdc") != "" || power() != virt.PowerRunning {
 		t.Errorf("rescued disks %q %q %q, power %d", diskOf(x, "vda"), diskOf(x, "vdb"), diskOf(x, "vdc"), power())
 	}
-	if err := e.drv.Rescue(ctx(t), id, "cirros"); err != nil {
+	if err := e.drv.Rescue(ctx(t), id, virt.RescueSpec{Image: "cirros"}); err != nil {
 		t.Errorf("rescue of a rescued instance (another image) = %v, want a no-op", err)
 	}
 	if err := e.drv.Unrescue(ctx(t), id); err != nil {
@@ -370,7 +370,8 @@ func TestResizeRescueSnapshot(t *testing.T) {
 	if instanceVolume(t, e.raw, e.drv.PoolName(), name+"-disk.rescue") != "" {
 		t.Error("rescue volume survived Unrescue")
 	}
-	if err := e.drv.Rescue(ctx(t), id, "cirros"); err == nil || !strings.Contains(err.Error(), "image service") {
+	checkStableRescue(t, e, id, rootPath)
+	if err := e.drv.Rescue(ctx(t), id, virt.RescueSpec{Image: "cirros"}); err == nil || !strings.Contains(err.Error(), "image service") {
 		t.Errorf("rescue from an image id = %v", err)
 	}
 
@@ -520,5 +521,64 @@ func TestUnavailable(t *testing.T) {
 	}
 	if _, err := libvirt.New(libvirt.Config{VirtType: "xen"}); err == nil {
 		t.Error("virt type xen accepted")
+	}
+}
+
+// checkStableRescue: a stable rescue (hw_rescue_device/hw_rescue_bus)
+// keeps every disk of the instance where it was and adds the rescue disk
+// as the asked device on the asked bus, first in the boot order; the
+// guest runs; unrescue restores the ordinary layout.
+func checkStableRescue(t *testing.T, e *env, id, rootPath string) {
+	t.Helper()
+	name := e.drv.DomainName(id)
+	bootOrder := func(d libvirtxml.DomainDisk) uint {
+		if d.Boot == nil {
+			return 0
+		}
+		return d.Boot.Order
+	}
+	for _, tc := range []struct {
+		spec       virt.RescueSpec
+		dev, bus   string
+		deviceType string
+	}{
+		{virt.RescueSpec{Device: "cdrom"}, "hda", "ide", "cdrom"},
+		{virt.RescueSpec{Bus: "scsi"}, "sda", "scsi", "disk"},
+	} {
+		if err := e.drv.Rescue(ctx(t), id, tc.spec); err != nil {
+			t.Fatalf("stable rescue %+v: %v", tc.spec, err)
+		}
+		x := domainXML(t, e.raw, name, 0)
+		if diskOf(x, "vda") != rootPath || !strings.HasSuffix(diskOf(x, tc.dev), "-disk.rescue") {
+			t.Errorf("stable rescue %+v: vda %q, %s %q", tc.spec, diskOf(x, "vda"), tc.dev, diskOf(x, tc.dev))
+		}
+		if len(x.OS.BootDevices) != 0 {
+			t.Errorf("stable rescue %+v: <os><boot> %v beside per-device boot order", tc.spec, x.OS.BootDevices)
+		}
+		for _, d := range x.Devices.Disks {
+			switch d.Target.Dev {
+			case tc.dev:
+				if d.Device != tc.deviceType || d.Target.Bus != tc.bus || bootOrder(d) != 1 {
+					t.Errorf("stable rescue %+v: rescue disk %s on %s, boot order %d", tc.spec, d.Device, d.Target.Bus, bootOrder(d))
+				}
+			case "vda":
+				if bootOrder(d) != 2 {
+					t.Errorf("stable rescue %+v: root disk boot order %d, want 2", tc.spec, bootOrder(d))
+				}
+			}
+		}
+		if info, err := e.drv.GetInfo(ctx(t), id); err != nil || info.PowerState != virt.PowerRunning {
+			t.Errorf("stable rescue %+v: power %+v %v", tc.spec, info, err)
+		}
+		if err := e.drv.Unrescue(ctx(t), id); err != nil {
+			t.Fatal(err)
+		}
+		x = domainXML(t, e.raw, name, 0)
+		if diskOf(x, "vda") != rootPath || diskOf(x, tc.dev) != "" || len(x.OS.BootDevices) == 0 {
+			t.Errorf("after stable rescue %+v: vda %q, %s %q, boot %v", tc.spec, diskOf(x, "vda"), tc.dev, diskOf(x, tc.dev), x.OS.BootDevices)
+		}
+	}
+	if err := e.drv.Rescue(ctx(t), id, virt.RescueSpec{Device: "floppy", Bus: "virtio"}); err == nil {
+		t.Error("a floppy on virtio accepted")
 	}
 }

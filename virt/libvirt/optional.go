@@ -223,22 +223,29 @@ func (d *Driver) resizeDisks(lv *golibvirt.Libvirt, p golibvirt.StoragePool, nm 
 	return nil
 }
 
-// Rescue boots an instance from a rescue disk with its own root disk
-// attached as the second disk (Nova's rescue). The rescue disk is a fresh
-// overlay on imageID when it is an absolute path to a local image file,
-// on the instance's own image when imageID is empty, and empty (nothing
-// to boot, like the instance itself) for an instance built without an
-// image; other image ids fail until the image service can resolve them.
-// A RUNNING or stopped instance ends RUNNING and rescued; a PAUSED or
-// suspended one fails with virt.ErrInvalidState. Rescuing a rescued instance
-// is a no-op.
-func (d *Driver) Rescue(ctx context.Context, id string, imageID string) error {
+// Rescue boots an instance from a rescue disk: first, with its own root
+// disk attached second (Nova's legacy rescue), or, for a stable rescue
+// (r.Stable), added as r's device on r's bus and first in the boot
+// order, every disk of the instance staying where it was. The rescue
+// disk is a fresh overlay on r.Image when it is an absolute path to a
+// local image file, on the instance's own image when r.Image is empty,
+// and empty (nothing to boot, like the instance itself) for an instance
+// built without an image; other image ids fail until the image service
+// can resolve them. A RUNNING or stopped instance ends RUNNING and
+// rescued; a PAUSED or suspended one fails with virt.ErrInvalidState.
+// Rescuing a rescued instance is a no-op.
+func (d *Driver) Rescue(ctx context.Context, id string, r virt.RescueSpec) error {
+	imageID := r.Image
 	return d.withDomain(ctx, "Rescue", id, func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) (err error) {
 		switch {
 		case m.Rescue != nil:
 			return nil
 		case s.power == virt.PowerPaused || s.power == virt.PowerSuspend:
 			return invalid("rescue", s.power)
+		}
+		layout, err := m.rescueLayout(r)
+		if err != nil {
+			return err
 		}
 		p, err := d.pool(lv)
 		if err != nil {
@@ -282,7 +289,7 @@ func (d *Driver) Rescue(ctx context.Context, id string, imageID string) error {
 			}
 			undo.add("start the instance again", func() error { return lv.DomainCreate(dom) })
 		}
-		rm.Rescue = rescue
+		rm.Rescue, rm.RescueDevice, rm.RescueBus = rescue, layout.Device, layout.Bus
 		rm.setDisk(metaDisk{Role: diskRescue, Volume: name, Path: path})
 		if err := d.redefine(lv, rm); err != nil {
 			return err
@@ -314,7 +321,7 @@ func (d *Driver) Unrescue(ctx context.Context, id string) error {
 			}
 		}
 		nm := m.clone()
-		nm.Rescue = nil
+		nm.Rescue, nm.RescueDevice, nm.RescueBus = nil, "", ""
 		rescueVol := ""
 		if rd := nm.disk(diskRescue); rd != nil {
 			rescueVol = rd.Volume

@@ -76,7 +76,7 @@ func (m *instanceMeta) volumeDisks() []libvirtxml.DomainDisk {
 
 // volumeControllers are the controllers the instance's volumes need.
 func (m *instanceMeta) volumeControllers() []libvirtxml.DomainController {
-	if len(m.Volumes) == 0 {
+	if len(m.Volumes) == 0 && (m.Rescue == nil || m.RescueBus != "scsi") {
 		return nil
 	}
 	return []libvirtxml.DomainController{volumeController}

@@ -45,7 +45,7 @@ func (s *suite) optionals(t *testing.T, d virt.Driver) []optional {
 		call{"Resume", func(ctx context.Context, id string) error { return su.Resume(ctx, id) }})
 	rs, ok := d.(virt.Rescuer)
 	add("Rescue", caps.Rescue, ok,
-		call{"Rescue", func(ctx context.Context, id string) error { return rs.Rescue(ctx, id, "") }},
+		call{"Rescue", func(ctx context.Context, id string) error { return rs.Rescue(ctx, id, virt.RescueSpec{}) }},
 		call{"Unrescue", func(ctx context.Context, id string) error { return rs.Unrescue(ctx, id) }})
 	rz, ok := d.(virt.Resizer)
 	add("Resize", caps.Resize, ok,
@@ -246,7 +246,13 @@ func (s *suite) testRescue(t *testing.T, d virt.Driver) {
 			}
 			s.waitPower(t, d, id, virt.PowerShutdown)
 		}
-		if err := rs.Rescue(s.ctx(t), id, ""); err != nil {
+		// The legacy layout from a running guest, stable rescue's (the
+		// rescue disk added as a CD-ROM) from a stopped one.
+		spec := virt.RescueSpec{}
+		if stopFirst {
+			spec = virt.RescueSpec{Device: "cdrom"}
+		}
+		if err := rs.Rescue(s.ctx(t), id, spec); err != nil {
 			t.Fatalf("Rescue (stopped first: %v): %v", stopFirst, err)
 		}
 		s.waitPower(t, d, id, virt.PowerRunning)
