@@ -507,13 +507,14 @@ func TestConsoleRoutesWithoutLibvirt(t *testing.T) {
 	if _, err := compute.Get(ctx, compute.ServiceURL("os-console-auth-tokens", "bogus"), &shown, nil); !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
 		t.Fatalf("a bogus token: %v", err)
 	}
-	// A protocol/type mismatch is Nova's 400; SPICE is 501.
+	// A protocol/type mismatch is Nova's 400; so is SPICE, as in Nova
+	// with [spice] disabled.
 	_, err = remoteconsoles.Create(ctx, compute, id, remoteconsoles.CreateOpts{Protocol: "vnc", Type: "serial"}).Extract()
 	if !gophercloud.ResponseCodeIs(err, http.StatusBadRequest) {
 		t.Fatalf("vnc/serial: %v", err)
 	}
 	_, err = remoteconsoles.Create(ctx, compute, id, remoteconsoles.CreateOpts{Protocol: "spice", Type: "spice-html5"}).Extract()
-	if !gophercloud.ResponseCodeIs(err, http.StatusNotImplemented) {
+	if !gophercloud.ResponseCodeIs(err, http.StatusBadRequest) || !strings.Contains(err.Error(), "Unavailable console type spice-html5.") {
 		t.Fatalf("spice: %v", err)
 	}
 	out2, err := servers.ShowConsoleOutput(ctx, compute, id, servers.ShowConsoleOutputOpts{Length: 1}).Extract()

@@ -89,7 +89,9 @@ func (a *API) remoteConsoleCreate(q *request) (*reply, error) {
 
 // openConsole asks the hosting agent for a console: Nova's handlers by
 // protocol, each accepting its own types ("Invalid console type" for
-// another); protocols Stratus has no proxy for are 501.
+// another). SPICE and MKS answer as Nova with [spice]/[mks] disabled
+// (Stratus has no proxy for either), RDP as Nova since it dropped
+// Hyper-V: "Unavailable console type", 400.
 func (a *API) openConsole(q *request, inst *structs.Instance, protocol, consoleType string) (string, error) {
 	switch protocol {
 	case "vnc":
@@ -100,6 +102,10 @@ func (a *API) openConsole(q *request, inst *structs.Instance, protocol, consoleT
 		if consoleType != structs.ConsoleTypeSerial {
 			return "", badRequest("Invalid console type %s", consoleType)
 		}
+	case "spice", "mks":
+		return "", badRequest("Unavailable console type %s.", consoleType)
+	case "rdp":
+		return "", badRequest("Unavailable console type rdp.")
 	default:
 		return "", notSupported()
 	}
@@ -147,6 +153,9 @@ var (
 	serialConsoleSchema = &schema{types: tObject, required: []string{"type"}, props: map[string]*schema{
 		"type": {types: tString, enum: []string{"serial"}},
 	}}
+	spiceConsoleSchema = &schema{types: tObject, required: []string{"type"}, props: map[string]*schema{
+		"type": {types: tString, enum: []string{"spice-html5"}},
+	}}
 	consoleOutputSchema = &schema{types: tObject, props: map[string]*schema{
 		"length": {types: tInteger | tString | tNull, pattern: regexp.MustCompile(`^-?[0-9]+$`), min: ptr(-1)},
 	}}
@@ -162,6 +171,11 @@ func consoleActions() map[string]*serverActionSpec {
 			do: untilVersion(5, actRemoteConsole("vnc"))},
 		"os-getSerialConsole": {rule: remoteConsolesRule, schema: func(int) *schema { return serialConsoleSchema },
 			do: untilVersion(5, actRemoteConsole("serial"))},
+		"os-getSPICEConsole": {rule: remoteConsolesRule, schema: func(int) *schema { return spiceConsoleSchema },
+			do: untilVersion(5, actRemoteConsole("spice"))},
+		// Removed with Hyper-V in Nova 29.0.0: 410 whatever the body.
+		"os-getRDPConsole": {rule: remoteConsolesRule, schema: func(int) *schema { return anyBody },
+			do: func(*request, *structs.Instance, any) (*reply, error) { return nil, faultf(http.StatusGone, msgGone) }},
 	}
 }
 

@@ -77,7 +77,11 @@ func TestConsoleAPIs(t *testing.T) {
 	act(h, id, memberTok, "2.5", `{"os-getVNCConsole": {"type": "spice-html5"}}`).expect(t, 400)
 	// The fake driver has no serial console: Nova's 501.
 	act(h, id, memberTok, "2.1", `{"os-getSerialConsole": {"type": "serial"}}`).fault(t, 501, "notImplemented", "not supported")
-	act(h, id, memberTok, "2.1", `{"os-getSPICEConsole": {"type": "spice-html5"}}`).expect(t, 501)
+	// SPICE as Nova with [spice] disabled; RDP removed with Hyper-V.
+	act(h, id, memberTok, "2.1", `{"os-getSPICEConsole": {"type": "spice-html5"}}`).fault(t, 400, "badRequest", "Unavailable console type spice-html5.")
+	act(h, id, memberTok, "2.1", `{"os-getSPICEConsole": {"type": "novnc"}}`).fault(t, 400, "badRequest", "is not one of")
+	act(h, id, memberTok, "2.6", `{"os-getSPICEConsole": {"type": "spice-html5"}}`).expect(t, 404)
+	act(h, id, memberTok, "2.1", `{"os-getRDPConsole": {"type": "rdp-html5"}}`).expect(t, 410)
 
 	// remote-consoles (2.6+): {"remote_console": {protocol, type, url}}.
 	h.req("POST", "/compute/v2.1/servers/"+id+"/remote-consoles", memberTok, "2.5",
@@ -95,17 +99,18 @@ func TestConsoleAPIs(t *testing.T) {
 		`{"remote_console": {"protocol": "vnc", "type": "webmks"}}`:        400, // webmks is 2.8+
 		`{"remote_console": {"protocol": "vnc"}}`:                          400,
 		`{"remote_console": {"protocol": "vnc", "type": "novnc", "x": 1}}`: 400,
-		`{"remote_console": {"protocol": "rdp", "type": "rdp-html5"}}`:     501,
+		`{"remote_console": {"protocol": "rdp", "type": "rdp-html5"}}`:     400,
 	} {
 		h.req("POST", "/compute/v2.1/servers/"+id+"/remote-consoles", memberTok, "2.6", body).expect(t, status)
 	}
 	h.req("POST", "/compute/v2.1/servers/"+id+"/remote-consoles", memberTok, "2.8",
-		sample(t, "os-remote-consoles/v2.8/create-mks-console-req.json")).expect(t, 501)
-	// spice-direct is a type from 2.99; Stratus has no SPICE proxy.
+		sample(t, "os-remote-consoles/v2.8/create-mks-console-req.json")).fault(t, 400, "badRequest", "Unavailable console type webmks.")
+	// spice-direct is a type from 2.99; Stratus has no SPICE proxy, so
+	// it answers as Nova with [spice] disabled.
 	spiceDirect := `{"remote_console": {"protocol": "spice", "type": "spice-direct"}}`
 	h.req("POST", "/compute/v2.1/servers/"+id+"/remote-consoles", memberTok, "2.98", spiceDirect).
 		fault(t, 400, "badRequest", "'spice-direct' is not one of")
-	h.req("POST", "/compute/v2.1/servers/"+id+"/remote-consoles", memberTok, "2.99", spiceDirect).fault(t, 501, "notImplemented", msgNotSupported)
+	h.req("POST", "/compute/v2.1/servers/"+id+"/remote-consoles", memberTok, "2.99", spiceDirect).fault(t, 400, "badRequest", "Unavailable console type spice-direct.")
 	h.req("POST", "/compute/v2.1/servers/"+id+"/remote-consoles", readerTok, "2.6",
 		sample(t, "os-remote-consoles/v2.6/create-vnc-console-req.json")).fault(t, 403, "forbidden", "os_compute_api:os-remote-consoles")
 	h.req("POST", "/compute/v2.1/servers/"+id+"/remote-consoles", otherTok, "2.6",

@@ -113,9 +113,7 @@ func init() {
 // knownActions are Nova's other server actions, which Stratus does not
 // support yet: they answer Nova's "not supported" 501, while an unknown
 // action is "There is no such action".
-var knownActions = []string{"resetNetwork", "injectNetworkInfo",
-	"os-getSPICEConsole", "os-getRDPConsole",
-	"os-resetNetwork"}
+var knownActions = []string{"resetNetwork", "injectNetworkInfo", "os-resetNetwork"}
 
 // anyBody accepts any JSON object; handlers validate their own parts.
 var anyBody = &schema{types: tObject, open: true}
