@@ -53,7 +53,7 @@ func (a *API) routeTable() *route.Table[handler] {
 		a.metadataRoutes(), a.tagRoutes(), a.keypairRoutes(), a.limitRoutes(), a.quotaRoutes(), a.zoneRoutes(),
 		a.hypervisorRoutes(), a.serviceRoutes(), a.aggregateRoutes(), a.serverGroupRoutes(), a.usageRoutes(), a.interfaceRoutes(), a.floatingIPRoutes(), a.securityGroupRoutes(),
 		a.imageRoutes(), a.serverPasswordRoutes(), a.consoleRoutes(), a.diagnosticsRoutes(), a.certificateRoutes(),
-		a.hostRoutes(), a.networkCompatRoutes(), a.usageAuditRoutes(), a.externalEventRoutes(), a.extensionRoutes(), a.topologyRoutes(), a.shareRoutes(), a.removedRoutes(),
+		a.hostRoutes(), a.networkCompatRoutes(), a.usageAuditRoutes(), a.externalEventRoutes(), a.extensionRoutes(), a.topologyRoutes(), a.shareRoutes(), a.volumeProxyRoutes(), a.removedRoutes(),
 		a.volumeAttachmentRoutes(),
 	)
 }
