@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strconv"
+	"strings"
 )
 
 // ipLink is the part of `ip -j link show` the plane reads.
@@ -78,6 +79,11 @@ func (p *Plane) ensureBridge(ctx context.Context, n *Network, existing map[strin
 	if n.MTU > 0 {
 		args = append(args, "mtu", strconv.Itoa(n.MTU))
 	}
+	// A tenant bridge's MAC is the one other hosts route to when this
+	// host holds a router's SNAT (routing_plan.go).
+	if mac := BridgeMAC(n.ID, p.cfg.Owner); !n.External && !strings.EqualFold(existing[br].Address, mac) {
+		args = append(args, "address", mac)
+	}
 	if _, err := p.run.run(ctx, "ip", append(args, "up")...); err != nil {
 		return fmt.Errorf("set up bridge %s: %w", br, err)
 	}
@@ -85,11 +91,12 @@ func (p *Plane) ensureBridge(ctx context.Context, n *Network, existing map[strin
 }
 
 // bridgeAddresses are the addresses a network's bridge holds: each
-// subnet's gateway with the subnet's prefix length, and the extras.
+// subnet's gateway with the subnet's prefix length (not an external
+// network's: the upstream router holds it), and the extras.
 func bridgeAddresses(n *Network) []string {
 	var out []string
 	for _, s := range n.Subnets {
-		if s.GatewayIP == "" {
+		if s.GatewayIP == "" || n.External {
 			continue
 		}
 		pfx, err := netip.ParsePrefix(s.CIDR)

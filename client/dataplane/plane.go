@@ -126,6 +126,9 @@ func (p *Plane) Apply(ctx context.Context, d *Desired) error {
 	if err := p.ensureOverlay(ctx, d, links); err != nil {
 		errs = append(errs, err)
 	}
+	if err := p.ensureRouting(ctx, d); err != nil {
+		errs = append(errs, err)
+	}
 	if err := p.plugTaps(ctx, d, links); err != nil {
 		errs = append(errs, err)
 	}
@@ -150,7 +153,7 @@ func (p *Plane) sysctls(ctx context.Context, d *Desired) error {
 		return nil
 	}
 	settings := []string{"net.bridge.bridge-nf-call-iptables=1", "net.bridge.bridge-nf-call-ip6tables=1"}
-	if len(d.FloatingIPs) > 0 || len(d.SNATs) > 0 {
+	if len(d.FloatingIPs) > 0 || len(d.Routers) > 0 {
 		settings = append(settings, "net.ipv4.ip_forward=1")
 	}
 	for _, s := range settings {
@@ -228,6 +231,9 @@ func (p *Plane) Teardown(ctx context.Context) error {
 	defer p.applyMu.Unlock()
 	var errs []error
 	if err := p.removeStale(ctx, &Desired{}); err != nil {
+		errs = append(errs, err)
+	}
+	if err := p.ensureRouting(ctx, &Desired{}); err != nil {
 		errs = append(errs, err)
 	}
 	var b strings.Builder
