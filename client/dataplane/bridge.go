@@ -83,6 +83,14 @@ func (p *Plane) ensureBridge(ctx context.Context, n *Network, existing map[strin
 	// host holds a router's SNAT (routing_plan.go).
 	if mac := BridgeMAC(n.ID, p.cfg.Owner); !n.External && !strings.EqualFold(existing[br].Address, mac) {
 		args = append(args, "address", mac)
+		// A bridge made by an older agent changes its MAC: its guests
+		// hear of it from a gratuitous ARP (which never crosses the
+		// overlay: the VXLAN device answers or drops all ARP).
+		if _, ok := existing[br]; ok {
+			if _, err := p.run.run(ctx, "sysctl", "-q", "-w", "net.ipv4.conf."+br+".arp_notify=1"); err != nil {
+				return fmt.Errorf("bridge %s: %w", br, err)
+			}
+		}
 	}
 	if _, err := p.run.run(ctx, "ip", append(args, "up")...); err != nil {
 		return fmt.Errorf("set up bridge %s: %w", br, err)

@@ -120,4 +120,3 @@ func TestTenantTrafficNeverLeavesUnNATed(t *testing.T) {
 		t.Fatal("a guest of a network without a router reaches the outside")
 	}
 }
-
