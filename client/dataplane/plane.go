@@ -18,7 +18,12 @@ const DefaultMetadataPort = 8775
 // Config configures a Plane.
 type Config struct {
 	// Owner names the plane (the host id): the bridges it makes are
-	// marked with it, so it only ever removes its own. Required.
+	// marked with it, so it only ever removes its own, and its tenant
+	// bridges' MACs derive from it, so the other hosts reach this one's
+	// when it holds a router's SNAT (BridgeMAC). Required.
+	//
+	// A network namespace has one plane: the policy routing rules and
+	// tables it owns (routing_plan.go) are the namespace's.
 	Owner string
 	// StateDir holds dnsmasq's files (one directory per network).
 	// Required.

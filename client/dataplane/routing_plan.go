@@ -146,7 +146,10 @@ func (p *Plane) planRouting(d *Desired) *routing {
 	}
 	p.planFloatingIPs(rt, d)
 	for _, n := range d.Networks {
-		if n.External || !hasV4(&n) {
+		// Every tenant bridge, with a gateway address or not: a guest
+		// that learnt the bridge's MAC could route through it all the
+		// same.
+		if n.External {
 			continue
 		}
 		br := BridgeName(n.ID)
