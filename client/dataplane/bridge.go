@@ -75,6 +75,16 @@ func (p *Plane) ensureBridge(ctx context.Context, n *Network, existing map[strin
 			return fmt.Errorf("create bridge of network %s: %w", n.ID, err)
 		}
 	}
+	if existing[br].IfAlias != p.alias() {
+		// Loose reverse-path filtering on the bridge: tenants with the
+		// same CIDR on one host are told apart by policy routing, which
+		// the kernel's reverse lookup does not see, so a strict host
+		// (rp_filter=1) would drop one of them. Set once, when the
+		// bridge becomes the plane's.
+		if _, err := p.run.run(ctx, "sysctl", "-q", "-w", "net.ipv4.conf."+br+".rp_filter=2"); err != nil {
+			return fmt.Errorf("bridge %s: %w", br, err)
+		}
+	}
 	args := []string{"link", "set", "dev", br, "alias", p.alias()}
 	if n.MTU > 0 {
 		args = append(args, "mtu", strconv.Itoa(n.MTU))

@@ -18,10 +18,14 @@ import (
 // reach the outside from their floating IPs, and the guests without
 // one, on host0 and on host1 (over the overlay to host0, as Neutron
 // DVR sends them to its SNAT node), reach it from the router's gateway
-// address.
+// address. The hosts filter reverse paths strictly (rp_filter=1).
 func TestFloatingIPsAndSNATAcrossHosts(t *testing.T) {
 	requireNetTools(t)
 	hosts := newUnderlayWith(t, 2, true)
+	for _, h := range hosts {
+		// Strict reverse-path filtering, as some distributions set it.
+		sh(t, h.ns, "sysctl", "-q", "-w", "net.ipv4.conf.all.rp_filter=1")
+	}
 	tenant := overlayNet(4001)
 	ext := externalNet()
 	tcp22 := append([]Rule{{Direction: "ingress", EtherType: "IPv4", Protocol: "tcp", PortMin: intp(22), PortMax: intp(22), AnyRemote: true}}, egressAll...)

@@ -175,7 +175,13 @@ func (p *Plane) planRouter(rt *routing, d *Desired, r *Router) {
 			}
 			rt.routes = append(rt.routes, tableRoute{Table: t, Dst: ifc.CIDR, Dev: BridgeName(ifc.NetworkID)})
 			if ifc.NetworkID == netID {
-				rt.rules = append(rt.rules, policyRule{Prio: prioSubnet, Src: ifc.CIDR, IIF: br, Table: t})
+				// The second rule is for the kernel's reverse-path
+				// check of what leaves by the bridge it came in on (to
+				// the SNAT host): that lookup has the bridge as iif
+				// and the sender as destination, and would otherwise
+				// end on the unreachable rule.
+				rt.rules = append(rt.rules, policyRule{Prio: prioSubnet, Src: ifc.CIDR, IIF: br, Table: t},
+					policyRule{Prio: prioSubnet, Dst: ifc.CIDR, IIF: br, Table: t})
 			}
 		}
 		switch {

@@ -12,10 +12,14 @@ import (
 // its own table: a guest without a floating IP reaches the outside from
 // its own router's gateway address, and each floating IP reaches its
 // own tenant's guest (the replies, un-NATed to the shared fixed
-// address, find their bridge by the connection's mark).
+// address, find their bridge by the connection's mark). The host
+// filters reverse paths strictly (rp_filter=1), as some distributions
+// do.
 func TestOverlappingTenantsOnOneHost(t *testing.T) {
 	requireNetTools(t)
 	hosts := newUnderlayWith(t, 1, true)
+	// A strict host: reverse-path filtering does not see policy routing.
+	sh(t, hosts[0].ns, "sysctl", "-q", "-w", "net.ipv4.conf.all.rp_filter=1")
 	a, b := overlayNet(4101), overlayNet(4102)
 	ext := externalNet()
 	a1, a2 := newPort(a, 0, "fa:16:3e:a0:00:05", "10.0.0.5"), newPort(a, 0, "fa:16:3e:a0:00:06", "10.0.0.6")
