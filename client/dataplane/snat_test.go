@@ -124,3 +124,52 @@ func TestTenantTrafficNeverLeavesUnNATed(t *testing.T) {
 		t.Fatal("a guest of a network without a router reaches the outside")
 	}
 }
+
+// TestOverlappingTenantsLeaveFromAnotherHost: two tenants' networks
+// with the same CIDR, guests of the same address on host1, both
+// routers' SNAT on host0 (which has a port of tenant A only, and joins
+// tenant B's network for its router). Each guest leaves through its
+// own router's gateway, over its own network's overlay.
+func TestOverlappingTenantsLeaveFromAnotherHost(t *testing.T) {
+	requireNetTools(t)
+	hosts := newUnderlayWith(t, 2, true)
+	for _, h := range hosts {
+		sh(t, h.ns, "sysctl", "-q", "-w", "net.ipv4.conf.all.rp_filter=1")
+	}
+	a, b := overlayNet(4301), overlayNet(4302)
+	ext := externalNet()
+	a0 := newPort(a, 0, "fa:16:3e:a1:00:07", "10.0.0.7")
+	a1, b1 := newPort(a, 1, "fa:16:3e:a1:00:05", "10.0.0.5"), newPort(b, 1, "fa:16:3e:b1:00:05", "10.0.0.5")
+	routedGuest(t, hosts[0], a0)
+	gA, gB := routedGuest(t, hosts[1], a1), routedGuest(t, hosts[1], b1)
+	ports := []tport{a0, a1, b1}
+	d0 := desiredOf(hosts, 0, []Network{a, b}, ports)
+	// The elected host joins tenant B's network: its bridge, and the
+	// entries of B's ports elsewhere.
+	d0.Networks = append(d0.Networks, b)
+	d0.Remote = append(d0.Remote, RemotePort{ID: b1.ID, NetworkID: b.ID, MAC: b1.MAC, IPs: b1.IPs, HostID: hosts[1].id, TunnelIP: hosts[1].vtep})
+	e := ext
+	e.Addresses = []string{"172.30.9.2/24", "172.30.9.3/24"}
+	d0.Networks = append(d0.Networks, e)
+	d0.Routers = []Router{routerOf(hosts, 0, "ra", a, ext, "172.30.9.2"), routerOf(hosts, 0, "rb", b, ext, "172.30.9.3")}
+	d1 := desiredOf(hosts, 1, []Network{a, b}, ports)
+	d1.Routers = []Router{routerOf(hosts, 0, "ra", a, ext, ""), routerOf(hosts, 0, "rb", b, ext, "")}
+	apply(t, hosts[0].plane, d0)
+	apply(t, hosts[1].plane, d1)
+
+	out := newOutside(t, hosts[0], "172.30.9.100/24")
+	out.listen(t, 8080)
+	for _, c := range []struct {
+		name string
+		g    *guest
+		want string
+	}{{"tenant A's", gA, "172.30.9.2"}, {"tenant B's", gB, "172.30.9.3"}} {
+		out.resetSources(t)
+		if !c.g.connects("172.30.9.100", 8080) {
+			t.Fatalf("%s guest on the other host cannot reach the outside", c.name)
+		}
+		if got := out.sources(t); !reflect.DeepEqual(got, []string{c.want}) {
+			t.Fatalf("%s guest reached the outside from %v, want its router's gateway %s", c.name, got, c.want)
+		}
+	}
+}
