@@ -243,3 +243,43 @@ func (d noNameDriver) HostInfo(ctx context.Context) (*virt.HostInfo, error) {
 	}
 	return info, err
 }
+
+// TestTunnelIPLostUnderOldLeaderComesBack: a leader of an older release
+// stores the host without its tunnel endpoint; the client notices at a
+// fingerprint tick and registers again, and once a current leader
+// leads, the record keeps it (without an agent restart, and without
+// registering again after that).
+func TestTunnelIPLostUnderOldLeaderComesBack(t *testing.T) {
+	h := newHarness(t, fake.Config{})
+	h.tweak = func(cfg *Config) { cfg.TunnelIP = "192.0.2.7" }
+	h.srv.mu.Lock()
+	h.srv.oldLeader = true
+	h.srv.mu.Unlock()
+	c := h.start()
+	waitFor(t, "registering again while the record lacks the endpoint", func() bool {
+		reg, _, _ := h.srv.counts()
+		return reg >= 2
+	})
+	h.srv.mu.Lock()
+	h.srv.oldLeader = false
+	h.srv.mu.Unlock()
+	stored := func() string {
+		h.srv.mu.Lock()
+		defer h.srv.mu.Unlock()
+		return h.srv.stored[c.HostID()].TunnelIP
+	}
+	waitFor(t, "the record to carry the tunnel endpoint", func() bool { return stored() == "192.0.2.7" })
+	reg, _, _ := h.srv.counts()
+	gets := func() int {
+		h.srv.mu.Lock()
+		defer h.srv.mu.Unlock()
+		return h.srv.gets
+	}
+	// Three more checks of the record pass without another
+	// registration once it is right.
+	n := gets()
+	waitFor(t, "three more checks of the record", func() bool { return gets() >= n+3 })
+	if again, _, _ := h.srv.counts(); again != reg {
+		t.Fatalf("%d registrations after the record was right, want %d", again, reg)
+	}
+}

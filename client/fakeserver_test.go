@@ -37,6 +37,12 @@ type fakeServer struct {
 	// unknown allocation instead of skipping it.
 	strictUpdates bool
 	seq           int
+	// oldLeader makes registrations store no TunnelIP, as a leader of
+	// a release without the field does.
+	oldLeader bool
+	// stored are the hosts as registered, by id (Host.Get).
+	stored map[string]*structs.Host
+	gets   int // Host.Get calls
 }
 
 func newFakeServer(t *testing.T) *fakeServer {
@@ -86,6 +92,13 @@ func (s *fakeServer) RPC(method string, args, reply any) error {
 		defer s.mu.Unlock()
 		s.registers = append(s.registers, req.Host.Copy())
 		s.hosts[req.Host.ID] = true
+		if s.stored == nil {
+			s.stored = map[string]*structs.Host{}
+		}
+		s.stored[req.Host.ID] = req.Host.Copy()
+		if s.oldLeader {
+			s.stored[req.Host.ID].TunnelIP = ""
+		}
 		reply.(*structs.HostRegisterResponse).HeartbeatTTL = s.ttl
 		reply.(*structs.HostRegisterResponse).Index = s.bump()
 		return nil
@@ -110,6 +123,17 @@ func (s *fakeServer) RPC(method string, args, reply any) error {
 			return rpcErr(structs.KindNotFound, "image %s not found", req.ImageID)
 		}
 		reply.(*structs.SingleImageResponse).Image = img
+		return nil
+	case "Host.Get":
+		req := args.(*structs.HostSpecificRequest)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.gets++
+		h := s.stored[req.HostID]
+		if h == nil {
+			return rpcErr(structs.KindNotFound, "host %q not found", req.HostID)
+		}
+		reply.(*structs.SingleHostResponse).Host = h.Copy()
 		return nil
 	case "Alloc.GetHostAllocs":
 		return s.getHostAllocs(args.(*structs.AllocHostRequest), reply.(*structs.AllocIndexResponse))

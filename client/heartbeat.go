@@ -92,24 +92,7 @@ func (c *Client) heartbeatLoop() {
 			return
 
 		case <-fp.C:
-			host, err := c.fingerprint()
-			if err != nil {
-				if c.ctx.Err() == nil {
-					c.logger.Warn("fingerprint failed", "error", err)
-				}
-				continue
-			}
-			c.regMu.Lock()
-			same := sameHost(host, c.registered)
-			c.regMu.Unlock()
-			if same {
-				continue
-			}
-			c.logger.Info("host fingerprint changed; registering again")
-			// On failure the record stays stale and the next tick retries.
-			if err := c.registerHost(host); err != nil && c.ctx.Err() == nil {
-				c.logger.Warn("registration after fingerprint change failed", "error", err)
-			}
+			c.refingerprint()
 
 		case <-hb.C:
 			err := c.heartbeat()
@@ -130,4 +113,54 @@ func (c *Client) heartbeatLoop() {
 			}
 		}
 	}
+}
+
+// refingerprint registers the host again when its record changed, or
+// when the servers' copy lost what it registered (recordLost); on
+// failure the record stays stale and the next tick retries.
+func (c *Client) refingerprint() {
+	host, err := c.fingerprint()
+	if err != nil {
+		if c.ctx.Err() == nil {
+			c.logger.Warn("fingerprint failed", "error", err)
+		}
+		return
+	}
+	c.regMu.Lock()
+	same := sameHost(host, c.registered)
+	c.regMu.Unlock()
+	switch {
+	case !same:
+		c.logger.Info("host fingerprint changed; registering again")
+	case c.recordLost(host):
+		c.logger.Info("the servers' record of this host lacks its tunnel endpoint; registering again")
+	default:
+		return
+	}
+	if err := c.registerHost(host); err != nil && c.ctx.Err() == nil {
+		c.logger.Warn("registration failed", "error", err)
+	}
+}
+
+// recordLost reports whether the servers' record of the host lacks its
+// tunnel endpoint. A leader of an older release decodes no TunnelIP,
+// so a host that registered under it is stored without one (out of
+// the overlay), and its unchanged fingerprint would never register it
+// again before its agent restarted. While such a leader leads, each
+// tick registers again in vain; the first under a current leader
+// sticks.
+func (c *Client) recordLost(host *structs.Host) bool {
+	if host.TunnelIP == "" {
+		return false
+	}
+	req := &structs.HostSpecificRequest{HostID: host.ID,
+		QueryOptions: structs.QueryOptions{Region: c.cfg.Region, AuthToken: c.cfg.NodeSecret}}
+	var out structs.SingleHostResponse
+	if err := c.call("Host.Get", req, &out); err != nil {
+		if c.ctx.Err() == nil {
+			c.logger.Debug("cannot read the host's record", "error", err)
+		}
+		return false
+	}
+	return out.Host != nil && out.Host.TunnelIP != host.TunnelIP
 }

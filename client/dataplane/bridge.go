@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strconv"
+	"strings"
 )
 
 // ipLink is the part of `ip -j link show` the plane reads.
@@ -74,9 +75,32 @@ func (p *Plane) ensureBridge(ctx context.Context, n *Network, existing map[strin
 			return fmt.Errorf("create bridge of network %s: %w", n.ID, err)
 		}
 	}
+	if existing[br].IfAlias != p.alias() {
+		// Loose reverse-path filtering on the bridge: tenants with the
+		// same CIDR on one host are told apart by policy routing, which
+		// the kernel's reverse lookup does not see, so a strict host
+		// (rp_filter=1) would drop one of them. Set once, when the
+		// bridge becomes the plane's.
+		if _, err := p.run.run(ctx, "sysctl", "-q", "-w", "net.ipv4.conf."+br+".rp_filter=2"); err != nil {
+			return fmt.Errorf("bridge %s: %w", br, err)
+		}
+	}
 	args := []string{"link", "set", "dev", br, "alias", p.alias()}
 	if n.MTU > 0 {
 		args = append(args, "mtu", strconv.Itoa(n.MTU))
+	}
+	// A tenant bridge's MAC is the one other hosts route to when this
+	// host holds a router's SNAT (routing_plan.go).
+	if mac := BridgeMAC(n.ID, p.cfg.Owner); !n.External && !strings.EqualFold(existing[br].Address, mac) {
+		args = append(args, "address", mac)
+		// A bridge made by an older agent changes its MAC: its guests
+		// hear of it from a gratuitous ARP (which never crosses the
+		// overlay: the VXLAN device answers or drops all ARP).
+		if _, ok := existing[br]; ok {
+			if _, err := p.run.run(ctx, "sysctl", "-q", "-w", "net.ipv4.conf."+br+".arp_notify=1"); err != nil {
+				return fmt.Errorf("bridge %s: %w", br, err)
+			}
+		}
 	}
 	if _, err := p.run.run(ctx, "ip", append(args, "up")...); err != nil {
 		return fmt.Errorf("set up bridge %s: %w", br, err)
@@ -85,11 +109,12 @@ func (p *Plane) ensureBridge(ctx context.Context, n *Network, existing map[strin
 }
 
 // bridgeAddresses are the addresses a network's bridge holds: each
-// subnet's gateway with the subnet's prefix length, and the extras.
+// subnet's gateway with the subnet's prefix length (not an external
+// network's: the upstream router holds it), and the extras.
 func bridgeAddresses(n *Network) []string {
 	var out []string
 	for _, s := range n.Subnets {
-		if s.GatewayIP == "" {
+		if s.GatewayIP == "" || n.External {
 			continue
 		}
 		pfx, err := netip.ParsePrefix(s.CIDR)

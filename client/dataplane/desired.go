@@ -123,8 +123,10 @@ func (b *builder) floatingIPs(bound []*structs.Port) error {
 	return nil
 }
 
-// routers adds the SNAT of routers with an interface on the host's
-// networks and a gateway with SNAT on.
+// routers adds the routers with an interface on the host's networks:
+// their subnets, gateway and the host elected to hold their SNAT. The
+// elected host holds the gateway address and joins every network of
+// the router, so the router's other hosts reach it on each.
 func (b *builder) routers() error {
 	ifaces := map[string][]structs.FixedIP{}
 	var ids []string
@@ -143,39 +145,83 @@ func (b *builder) routers() error {
 	if err != nil {
 		return err
 	}
+	// Gateways first: a network the elected host joins for one router
+	// may carry another router's interface too.
 	for _, r := range out.Routers {
-		if r.Gateway == nil || !r.Gateway.EnableSNAT || r.GatewayPortID == "" {
-			continue
-		}
-		// SNAT is centralised: one host per router holds its gateway
-		// address (desired_snat.go).
-		if mine, err := b.holdsSNAT(r.ID); err != nil {
+		if err := b.router(r); err != nil {
 			return err
-		} else if !mine {
-			continue
 		}
-		gw, err := netList(b.rpc, &structs.NetListRequest{Kind: structs.NetKindPort, IDs: []string{r.GatewayPortID}})
+	}
+	for i := range b.d.Routers {
+		if err := b.interfaces(&b.d.Routers[i], ifaces[b.d.Routers[i].ID]); err != nil {
+			return err
+		}
+	}
+	sort.Slice(b.d.Routers, func(i, j int) bool { return b.d.Routers[i].ID < b.d.Routers[j].ID })
+	return nil
+}
+
+// router adds one router.
+func (b *builder) router(r *structs.Router) error {
+	dr := Router{ID: r.ID}
+	var elected *snatHost
+	if r.Gateway != nil && r.Gateway.EnableSNAT && r.GatewayPortID != "" {
+		h, err := b.snatHost(r.ID)
 		if err != nil {
 			return err
 		}
-		if len(gw.Ports) == 0 || len(gw.Ports[0].FixedIPs) == 0 {
-			continue
-		}
-		gwIP := gw.Ports[0].FixedIPs[0]
-		subs, err := netList(b.rpc, &structs.NetListRequest{Kind: structs.NetKindSubnet, IDs: subnetIDs(ifaces[r.ID])})
-		if err != nil {
+		elected = h
+		dr.SNAT, dr.ExternalNetworkID, dr.SNATHostID, dr.SNATTunnelIP = true, r.Gateway.NetworkID, h.id, h.tunnelIP
+	}
+	if elected != nil && elected.id == b.hostID {
+		if err := b.holdGateway(r, &dr, elected); err != nil {
 			return err
 		}
-		for _, s := range subs.Subnets {
-			if s.IPVersion == 4 {
-				b.d.SNATs = append(b.d.SNATs, SNAT{CIDR: s.CIDR, Address: gwIP.IPAddress, ExternalNetworkID: r.Gateway.NetworkID})
-			}
+	}
+	b.d.Routers = append(b.d.Routers, dr)
+	return nil
+}
+
+// interfaces adds a router's IPv4 subnets on the host's networks.
+func (b *builder) interfaces(dr *Router, ifaces []structs.FixedIP) error {
+	subs, err := netList(b.rpc, &structs.NetListRequest{Kind: structs.NetKindSubnet, IDs: subnetIDs(ifaces)})
+	if err != nil {
+		return err
+	}
+	for _, s := range subs.Subnets {
+		if s.IPVersion == 4 && b.nets[s.NetworkID] {
+			dr.Interfaces = append(dr.Interfaces, RouterInterface{NetworkID: s.NetworkID, CIDR: s.CIDR})
 		}
-		b.addNet(r.Gateway.NetworkID)
-		if ext, err := netList(b.rpc, &structs.NetListRequest{Kind: structs.NetKindSubnet, IDs: []string{gwIP.SubnetID}}); err == nil && len(ext.Subnets) == 1 {
-			if pfx, err := netip.ParsePrefix(ext.Subnets[0].CIDR); err == nil {
-				b.addAddress(r.Gateway.NetworkID, fmt.Sprintf("%s/%d", gwIP.IPAddress, pfx.Bits()))
-			}
+	}
+	return nil
+}
+
+// holdGateway gives the elected host the router's gateway address on
+// the external network and the router's networks it has no port on.
+func (b *builder) holdGateway(r *structs.Router, dr *Router, h *snatHost) error {
+	gw, err := netList(b.rpc, &structs.NetListRequest{Kind: structs.NetKindPort, IDs: []string{r.GatewayPortID}})
+	if err != nil {
+		return err
+	}
+	if len(gw.Ports) == 0 || len(gw.Ports[0].FixedIPs) == 0 {
+		return nil
+	}
+	gwIP := gw.Ports[0].FixedIPs[0]
+	dr.GatewayIP = gwIP.IPAddress
+	b.addNet(r.Gateway.NetworkID)
+	if ext, err := netList(b.rpc, &structs.NetListRequest{Kind: structs.NetKindSubnet, IDs: []string{gwIP.SubnetID}}); err == nil && len(ext.Subnets) == 1 {
+		if pfx, err := netip.ParsePrefix(ext.Subnets[0].CIDR); err == nil {
+			b.addAddress(r.Gateway.NetworkID, fmt.Sprintf("%s/%d", gwIP.IPAddress, pfx.Bits()))
+		}
+	}
+	for netID, ports := range h.otherNets {
+		if b.nets[netID] {
+			continue
+		}
+		b.addNet(netID)
+		b.netPorts = append(b.netPorts, ports.Ports...)
+		for id, bd := range ports.Bindings {
+			b.bindings[id] = bd
 		}
 	}
 	return nil
@@ -211,7 +257,10 @@ func (b *builder) networks() error {
 			ds := Subnet{ID: s.ID, IPVersion: s.IPVersion, CIDR: s.CIDR, GatewayIP: s.GatewayIP, DHCP: s.EnableDHCP,
 				DNS: s.DNSNameservers, Routes: s.HostRoutes, IPv6AddressMode: s.IPv6AddressMode}
 			if n.External {
-				ds.GatewayIP, ds.DHCP = "", false
+				// The upstream router holds the gateway: the bridge
+				// gets no address from it, only the routers' tables
+				// a default route to it (routing_plan.go).
+				ds.DHCP = false
 			}
 			dn.Subnets = append(dn.Subnets, ds)
 		}

@@ -48,8 +48,15 @@ func TestBuildDesiredAcrossHosts(t *testing.T) {
 	for i, d := range ds {
 		mine := clients[i].HostID() == elected
 		ext := d.network(public.ID)
-		if got := len(d.SNATs) > 0; got != mine {
-			t.Fatalf("host %d (elected %v) SNATs %+v", i, mine, d.SNATs)
+		if len(d.Routers) != 1 || d.Routers[0].ID != router.ID || !d.Routers[0].SNAT || d.Routers[0].SNATHostID != elected ||
+			len(d.Routers[0].Interfaces) != 1 || d.Routers[0].Interfaces[0].CIDR != "10.0.0.0/24" {
+			t.Fatalf("host %d's routers %+v", i, d.Routers)
+		}
+		if want := hosts[electedIndex(clients, elected)].vtep; d.Routers[0].SNATTunnelIP != want {
+			t.Fatalf("host %d: SNAT host's endpoint %q, want %q", i, d.Routers[0].SNATTunnelIP, want)
+		}
+		if got := d.Routers[0].GatewayIP != ""; got != mine {
+			t.Fatalf("host %d (elected %v) holds the gateway %q", i, mine, d.Routers[0].GatewayIP)
 		}
 		if mine && (ext == nil || ext.OnLink != nil || len(ext.Addresses) == 0) {
 			t.Fatalf("elected host %d's external network %+v", i, ext)
@@ -68,6 +75,16 @@ func TestBuildDesiredAcrossHosts(t *testing.T) {
 	if len(ds[0].FloatingIPs) != 0 {
 		t.Fatalf("host 0 NATs another host's floating IP: %+v", ds[0].FloatingIPs)
 	}
+}
+
+// electedIndex is the index of the client of a host id.
+func electedIndex(clients []*client.Client, hostID string) int {
+	for i, c := range clients {
+		if c.HostID() == hostID {
+			return i
+		}
+	}
+	return -1
 }
 
 // routedTenant makes a flat external network, a tenant network behind

@@ -8,29 +8,41 @@ import (
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-// holdsSNAT reports whether this host carries a router's SNAT and
-// gateway address. Floating IPs are distributed (each host NATs its own
-// ports' on its own external bridge), but a router has one gateway
-// address: held by several hosts on one external L2 it would answer
-// ARP from all of them and its connections would break. So one host is
-// elected among those with instance ports on the router's networks, the
-// same on every host since each reads the same state: the highest
-// rendezvous hash of router and host, which moves the fewest routers
-// when hosts come and go.
-func (b *builder) holdsSNAT(routerID string) (bool, error) {
+// snatHost is the host elected to hold a router's gateway and SNAT.
+type snatHost struct {
+	id, tunnelIP string
+	// otherNets are the ports of the router's networks the host
+	// building the state has no port on, by network.
+	otherNets map[string]*structs.NetListResponse
+}
+
+// snatHost elects the host carrying a router's SNAT and gateway
+// address. Floating IPs are distributed (each host NATs its own ports'
+// on its own external bridge), but a router has one gateway address:
+// held by several hosts on one external L2 it would answer ARP from all
+// of them and its connections would break. So one host is elected
+// among those with instance ports on the router's networks, the same on
+// every host since each reads the same state: the highest rendezvous
+// hash of router and host, which moves the fewest routers when hosts
+// come and go. The other hosts send what leaves without a floating IP
+// over the network to it (routing_plan.go).
+func (b *builder) snatHost(routerID string) (*snatHost, error) {
 	rports, err := netList(b.rpc, &structs.NetListRequest{Kind: structs.NetKindPort, DeviceIDs: []string{routerID}})
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	served := map[string]bool{}
 	for _, p := range b.netPorts {
 		served[p.NetworkID] = true
 	}
-	hosts := map[string]bool{}
+	out := &snatHost{otherNets: map[string]*structs.NetListResponse{}}
+	hosts := map[string]string{}
 	addHosts := func(ports []*structs.Port, bindings map[string]*structs.PortBinding) {
 		for _, p := range ports {
 			if bd := bindings[p.ID]; p.IsCompute() && bd != nil && bd.HostID != "" {
-				hosts[bd.HostID] = true
+				if hosts[bd.HostID] == "" {
+					hosts[bd.HostID] = bd.TunnelIP
+				}
 			}
 		}
 	}
@@ -43,11 +55,12 @@ func (b *builder) holdsSNAT(routerID string) (bool, error) {
 		if served[rp.NetworkID] {
 			continue
 		}
-		out, err := netList(b.rpc, &structs.NetListRequest{Kind: structs.NetKindPort, NetworkID: rp.NetworkID})
+		ports, err := netList(b.rpc, &structs.NetListRequest{Kind: structs.NetKindPort, NetworkID: rp.NetworkID})
 		if err != nil {
-			return false, err
+			return nil, err
 		}
-		addHosts(out.Ports, out.Bindings)
+		out.otherNets[rp.NetworkID] = ports
+		addHosts(ports.Ports, ports.Bindings)
 	}
 	var mine []*structs.Port
 	for _, p := range b.netPorts {
@@ -60,7 +73,9 @@ func (b *builder) holdsSNAT(routerID string) (bool, error) {
 	for h := range hosts {
 		ids = append(ids, h)
 	}
-	return electHost(routerID, ids) == b.hostID, nil
+	out.id = electHost(routerID, ids)
+	out.tunnelIP = hosts[out.id]
+	return out, nil
 }
 
 // electHost picks a router's host among candidates by rendezvous

@@ -22,6 +22,16 @@
 // bridge gets the physical interface its physical network maps to, or
 // a sub-interface <iface>.<vid> of it.
 //
+// Tenant traffic is routed by policy, never by the host's main table
+// (routing_plan.go): a routing table per router and network with the
+// router's subnets and its way out, chosen by ip rules on the bridge
+// and source subnet, so tenants with the same CIDR on one host route
+// independently, and an unreachable rule for what no router takes.
+// Floating IPs are NATed on the host of their port; a router's source
+// NAT lives on one elected host, and the others send what leaves
+// without a floating IP over the network to that host's bridge, as
+// Neutron DVR sends it to its SNAT node.
+//
 // Plane applies a Desired state idempotently: it creates what is
 // missing and removes what it owns that no port needs any more, so one
 // call both converges after a change and cleans up after a restart.

@@ -280,31 +280,63 @@ func (p *Plane) renderNAT(table string, d *Desired) string {
 		}
 		pre = append(pre, fmt.Sprintf("iifname %q ip daddr 169.254.169.254 tcp dport 80 %s", BridgeName(n.ID), target))
 	}
+	rt := p.planRouting(d)
 	for _, f := range d.FloatingIPs {
 		fip, err1 := netip.ParseAddr(f.Address)
 		fixed, err2 := netip.ParseAddr(f.FixedIP)
 		if err1 != nil || err2 != nil || !fip.Is4() || !fixed.Is4() {
 			continue
 		}
-		pre = append(pre, fmt.Sprintf("ip daddr %s dnat to %s", fip, fixed))
-		out = append(out, fmt.Sprintf("ip daddr %s dnat to %s", fip, fixed))
-		post = append(post, fmt.Sprintf("ip saddr %s oifname %q snat to %s", fixed, BridgeName(f.ExternalNetworkID), fip))
-	}
-	for _, s := range d.SNATs {
-		pfx, err1 := netip.ParsePrefix(s.CIDR)
-		a, err2 := netip.ParseAddr(s.Address)
-		if err1 != nil || err2 != nil || !pfx.Addr().Is4() || !a.Is4() {
-			continue
+		// The table mark sends the replies and the inbound connections,
+		// un-NATed, to the fixed address's router's table.
+		mark, from := "", ""
+		if port := d.port(f.PortID); port != nil {
+			from = fmt.Sprintf("iifname %q ", BridgeName(port.NetworkID))
+			if t := rt.fipTable(d, port.NetworkID, f.FixedIP); t != 0 {
+				mark = fmt.Sprintf("ct mark set %#x ", t)
+				pre = append(pre, fmt.Sprintf("ip daddr %s meta mark set %#x %sdnat to %s", fip, t, mark, fixed))
+			}
 		}
-		post = append(post, fmt.Sprintf("ip saddr %s oifname %q snat to %s", pfx.Masked(), BridgeName(s.ExternalNetworkID), a))
+		if mark == "" {
+			pre = append(pre, fmt.Sprintf("ip daddr %s dnat to %s", fip, fixed))
+		}
+		out = append(out, fmt.Sprintf("ip daddr %s dnat to %s", fip, fixed))
+		post = append(post, fmt.Sprintf("%sip saddr %s oifname %q %ssnat to %s", from, fixed, BridgeName(f.ExternalNetworkID), mark, fip))
 	}
+	post = append(post, p.snatRules(d, rt)...)
 	var b strings.Builder
 	fmt.Fprintf(&b, "table ip %s {\n", table)
+	writeBase(&b, "restore_mark", "filter hook prerouting priority mangle; policy accept;",
+		[]string{fmt.Sprintf("ct mark and %#x == %#x meta mark set ct mark", uint32(tableMask), uint32(tableBase))})
 	writeBase(&b, "prerouting", "nat hook prerouting priority dstnat; policy accept;", pre)
 	writeBase(&b, "output", "nat hook output priority -100; policy accept;", out)
 	writeBase(&b, "postrouting", "nat hook postrouting priority srcnat; policy accept;", post)
 	b.WriteString("}\n")
 	return b.String()
+}
+
+// snatRules are the source NAT of the routers whose gateway this host
+// holds: each subnet, told by the bridge it comes in on (two tenants
+// may share a CIDR), behind the gateway address, its connections
+// marked with the router's table for their replies.
+func (p *Plane) snatRules(d *Desired, rt *routing) []string {
+	var out []string
+	for i := range d.Routers {
+		r := &d.Routers[i]
+		if !p.holdsSNAT(r) || d.network(r.ExternalNetworkID) == nil {
+			continue
+		}
+		for _, ifc := range r.Interfaces {
+			pfx, err := netip.ParsePrefix(ifc.CIDR)
+			t, ok := rt.tables[routerTableKey(r.ID, ifc.NetworkID)]
+			if err != nil || !ok {
+				continue
+			}
+			out = append(out, fmt.Sprintf("iifname %q ip saddr %s oifname %q ct mark set %#x snat to %s",
+				BridgeName(ifc.NetworkID), pfx.Masked(), BridgeName(r.ExternalNetworkID), t, r.GatewayIP))
+		}
+	}
+	return out
 }
 
 // hasV4 reports whether a network has an IPv4 subnet with a gateway.

@@ -29,13 +29,13 @@ func devName(prefix, id string) string {
 
 // Desired is what a host's dataplane should be: the networks its ports
 // are on (and the external networks their floating IPs come from), the
-// ports with their resolved security rules, floating IPs and routers'
-// SNAT.
+// ports with their resolved security rules, floating IPs and the
+// routers serving their subnets.
 type Desired struct {
 	Networks    []Network
 	Ports       []Port
 	FloatingIPs []FloatingIP
-	SNATs       []SNAT
+	Routers     []Router
 	// Remote are the ports of the host's networks bound to other hosts,
 	// with those hosts' tunnel endpoints: what the overlay's forwarding
 	// and neighbour entries are programmed from (overlay.go).
@@ -116,11 +116,31 @@ type FloatingIP struct {
 	ExternalNetworkID string
 }
 
-// SNAT is a router's source NAT of a subnet behind its gateway.
-type SNAT struct {
-	CIDR              string
-	Address           string
+// Router is a router with an interface on one of the host's networks,
+// as this host routes it (routing.go): its subnets, its gateway, and
+// the host elected to hold its gateway address and source NAT.
+type Router struct {
+	ID string
+	// Interfaces are its IPv4 subnets on the host's networks.
+	Interfaces []RouterInterface
+	// ExternalNetworkID is its gateway's network ("" for none; the
+	// network is listed when this host holds the gateway or floating
+	// IPs of it) and GatewayIP its address there.
 	ExternalNetworkID string
+	GatewayIP         string
+	// SNAT is the gateway's source NAT (enable_snat).
+	SNAT bool
+	// SNATHostID is the host elected to hold the gateway address and
+	// the source NAT (desired_snat.go); SNATTunnelIP its tunnel
+	// endpoint ("" when it has none).
+	SNATHostID   string
+	SNATTunnelIP string
+}
+
+// RouterInterface is a router's IPv4 subnet on a network.
+type RouterInterface struct {
+	NetworkID string
+	CIDR      string
 }
 
 // network returns the desired network of an id, or nil.
@@ -169,6 +189,9 @@ func (d *Desired) Validate() error {
 		}
 	}
 	if err := d.validateRemote(ids); err != nil {
+		return err
+	}
+	if err := d.validateRouters(); err != nil {
 		return err
 	}
 	for _, f := range d.FloatingIPs {

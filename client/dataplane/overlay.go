@@ -110,12 +110,24 @@ func (p *Plane) ensureOverlay(ctx context.Context, d *Desired, links map[string]
 }
 
 // remoteByNetwork groups the remote ports by network, leaving out those
-// of hosts sharing this plane's tunnel endpoint (they are local).
+// of hosts sharing this plane's tunnel endpoint (they are local). The
+// bridge of a router's SNAT host on each of the router's networks
+// counts as a remote port: its MAC is where the router's tables send
+// what leaves without a floating IP (routing_plan.go).
 func (p *Plane) remoteByNetwork(d *Desired) map[string][]RemotePort {
 	out := map[string][]RemotePort{}
 	for _, r := range d.Remote {
 		if r.TunnelIP != p.cfg.TunnelIP {
 			out[r.NetworkID] = append(out[r.NetworkID], r)
+		}
+	}
+	for _, r := range d.Routers {
+		if !r.SNAT || r.SNATHostID == "" || r.SNATHostID == p.cfg.Owner || r.SNATTunnelIP == "" || r.SNATTunnelIP == p.cfg.TunnelIP {
+			continue
+		}
+		for _, netID := range routerNetworks(d, &r) {
+			out[netID] = append(out[netID], RemotePort{ID: "snat:" + r.ID, NetworkID: netID, MAC: BridgeMAC(netID, r.SNATHostID),
+				HostID: r.SNATHostID, TunnelIP: r.SNATTunnelIP})
 		}
 	}
 	return out

@@ -18,7 +18,12 @@ const DefaultMetadataPort = 8775
 // Config configures a Plane.
 type Config struct {
 	// Owner names the plane (the host id): the bridges it makes are
-	// marked with it, so it only ever removes its own. Required.
+	// marked with it, so it only ever removes its own, and its tenant
+	// bridges' MACs derive from it, so the other hosts reach this one's
+	// when it holds a router's SNAT (BridgeMAC). Required.
+	//
+	// A network namespace has one plane: the policy routing rules and
+	// tables it owns (routing_plan.go) are the namespace's.
 	Owner string
 	// StateDir holds dnsmasq's files (one directory per network).
 	// Required.
@@ -126,6 +131,9 @@ func (p *Plane) Apply(ctx context.Context, d *Desired) error {
 	if err := p.ensureOverlay(ctx, d, links); err != nil {
 		errs = append(errs, err)
 	}
+	if err := p.ensureRouting(ctx, d); err != nil {
+		errs = append(errs, err)
+	}
 	if err := p.plugTaps(ctx, d, links); err != nil {
 		errs = append(errs, err)
 	}
@@ -150,7 +158,7 @@ func (p *Plane) sysctls(ctx context.Context, d *Desired) error {
 		return nil
 	}
 	settings := []string{"net.bridge.bridge-nf-call-iptables=1", "net.bridge.bridge-nf-call-ip6tables=1"}
-	if len(d.FloatingIPs) > 0 || len(d.SNATs) > 0 {
+	if len(d.FloatingIPs) > 0 || len(d.Routers) > 0 {
 		settings = append(settings, "net.ipv4.ip_forward=1")
 	}
 	for _, s := range settings {
@@ -228,6 +236,9 @@ func (p *Plane) Teardown(ctx context.Context) error {
 	defer p.applyMu.Unlock()
 	var errs []error
 	if err := p.removeStale(ctx, &Desired{}); err != nil {
+		errs = append(errs, err)
+	}
+	if err := p.ensureRouting(ctx, &Desired{}); err != nil {
 		errs = append(errs, err)
 	}
 	var b strings.Builder

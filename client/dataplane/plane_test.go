@@ -255,8 +255,9 @@ func TestRenderedRulesetsLoad(t *testing.T) {
 			PortSecurity: true, Rules: rules,
 			AllowedPairs: []structs.AddressPair{{IPAddress: "10.80.0.128/25", MACAddress: "fa:16:3e:00:00:0a"}}}},
 		FloatingIPs: []FloatingIP{{Address: "172.31.9.10", FixedIP: "10.80.0.5", ExternalNetworkID: extID}},
-		SNATs:       []SNAT{{CIDR: "10.80.0.0/24", Address: "172.31.9.2", ExternalNetworkID: extID}},
 	}
+	d.Routers = []Router{{ID: "r1", Interfaces: []RouterInterface{{NetworkID: netID, CIDR: "10.80.0.0/24"}},
+		ExternalNetworkID: extID, GatewayIP: "172.31.9.2", SNAT: true, SNATHostID: p.cfg.Owner}}
 	apply(t, p, d)
 	ruleset := sh(t, p.cfg.Netns, "nft", "list", "ruleset")
 	for _, want := range []string{"dnat to 10.80.0.5", "snat to 172.31.9.10", "snat to 172.31.9.2",
@@ -289,8 +290,9 @@ func TestPlaneFloatingIPAndMetadata(t *testing.T) {
 		},
 		Ports:       []Port{{ID: portID, NetworkID: netID, MAC: "fa:16:3e:00:01:01", IPs: []string{"10.82.0.5"}, PortSecurity: true, Rules: rules}},
 		FloatingIPs: []FloatingIP{{Address: "172.30.9.10", FixedIP: "10.82.0.5", PortID: portID, ExternalNetworkID: extID}},
-		SNATs:       []SNAT{{CIDR: "10.82.0.0/24", Address: "172.30.9.2", ExternalNetworkID: extID}},
 	}
+	d.Routers = []Router{{ID: "r1", Interfaces: []RouterInterface{{NetworkID: netID, CIDR: "10.82.0.0/24"}},
+		ExternalNetworkID: extID, GatewayIP: "172.30.9.2", SNAT: true, SNATHostID: p.cfg.Owner}}
 	g := newGuest(t, hostNS, portID, "fa:16:3e:00:01:01")
 	apply(t, p, d)
 	if got, err := g.dhcp(); err != nil || got != "10.82.0.5" {

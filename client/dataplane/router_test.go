@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-
-	"github.com/stratus-cloud/stratus/structs"
 )
 
 // TestFloatingIPsAndSNATAcrossHosts: floating IPs are distributed, SNAT
@@ -17,26 +15,33 @@ import (
 // only its floating IP, with an on-link route for the external
 // subnet); host0, the router's elected host, holds the gateway address
 // and the SNAT. The outside reaches both floating IPs, both guests
-// reach the outside from their floating IPs, and a guest without one
-// on host0 reaches it through the router's SNAT.
+// reach the outside from their floating IPs, and the guests without
+// one, on host0 and on host1 (over the overlay to host0, as Neutron
+// DVR sends them to its SNAT node), reach it from the router's gateway
+// address. The hosts filter reverse paths strictly (rp_filter=1).
 func TestFloatingIPsAndSNATAcrossHosts(t *testing.T) {
 	requireNetTools(t)
 	hosts := newUnderlayWith(t, 2, true)
+	for _, h := range hosts {
+		// Strict reverse-path filtering, as some distributions set it.
+		sh(t, h.ns, "sysctl", "-q", "-w", "net.ipv4.conf.all.rp_filter=1")
+	}
 	tenant := overlayNet(4001)
-	ext := providerNet(structs.NetTypeFlat, 0)
-	ext.External, ext.Subnets[0].CIDR, ext.Subnets[0].GatewayIP = true, "172.30.9.0/24", ""
+	ext := externalNet()
 	tcp22 := append([]Rule{{Direction: "ingress", EtherType: "IPv4", Protocol: "tcp", PortMin: intp(22), PortMax: intp(22), AnyRemote: true}}, egressAll...)
 	p1 := overlayPort(tenant, 0, "fa:16:3e:c0:00:01", "10.0.0.11")
 	p2 := overlayPort(tenant, 1, "fa:16:3e:c0:00:02", "10.0.0.12")
 	p3 := overlayPort(tenant, 0, "fa:16:3e:c0:00:03", "10.0.0.13")
-	for _, p := range []*tport{&p1, &p2, &p3} {
+	p4 := overlayPort(tenant, 1, "fa:16:3e:c0:00:04", "10.0.0.14")
+	for _, p := range []*tport{&p1, &p2, &p3, &p4} {
 		p.Rules = tcp22
 	}
-	g1, g2, g3 := staticGuest(t, hosts[0], p1, 1450), staticGuest(t, hosts[1], p2, 1450), staticGuest(t, hosts[0], p3, 1450)
-	for _, g := range []*guest{g1, g2, g3} {
+	g1, g2, g3, g4 := staticGuest(t, hosts[0], p1, 1450), staticGuest(t, hosts[1], p2, 1450),
+		staticGuest(t, hosts[0], p3, 1450), staticGuest(t, hosts[1], p4, 1450)
+	for _, g := range []*guest{g1, g2, g3, g4} {
 		sh(t, g.ns, "ip", "route", "add", "default", "via", "10.0.0.1")
 	}
-	ports := []tport{p1, p2, p3}
+	ports := []tport{p1, p2, p3, p4}
 	for i, h := range hosts {
 		d := desiredOf(hosts, i, []Network{tenant}, ports)
 		e := ext
@@ -44,10 +49,11 @@ func TestFloatingIPsAndSNATAcrossHosts(t *testing.T) {
 		case 0:
 			e.Addresses = []string{"172.30.9.2/24", "172.30.9.10/32"}
 			d.FloatingIPs = []FloatingIP{{Address: "172.30.9.10", FixedIP: "10.0.0.11", PortID: p1.ID, ExternalNetworkID: ext.ID}}
-			d.SNATs = []SNAT{{CIDR: "10.0.0.0/24", Address: "172.30.9.2", ExternalNetworkID: ext.ID}}
+			d.Routers = []Router{routerOf(hosts, 0, "r1", tenant, ext, "172.30.9.2")}
 		case 1:
 			e.Addresses = []string{"172.30.9.11/32"}
 			d.FloatingIPs = []FloatingIP{{Address: "172.30.9.11", FixedIP: "10.0.0.12", PortID: p2.ID, ExternalNetworkID: ext.ID}}
+			d.Routers = []Router{routerOf(hosts, 0, "r1", tenant, ext, "")}
 		}
 		e.OnLink = onLink(e.Subnets, e.Addresses)
 		d.Networks = append(d.Networks, e)
@@ -61,12 +67,7 @@ func TestFloatingIPsAndSNATAcrossHosts(t *testing.T) {
 		t.Fatalf("on-link of the gateway's host: %v", got)
 	}
 
-	outside := newNetns(t, "o")
-	sh(t, hosts[0].underlay, "ip", "link", "add", "out0", "type", "veth", "peer", "name", "eth0", "netns", outside)
-	sh(t, hosts[0].underlay, "ip", "link", "set", "out0", "master", "pn", "up")
-	sh(t, outside, "ip", "addr", "add", "172.30.9.100/24", "dev", "eth0")
-	sh(t, outside, "ip", "link", "set", "eth0", "up")
-	out := &guest{ns: outside}
+	out := newOutside(t, hosts[0], "172.30.9.100/24")
 	for _, g := range []*guest{g1, g2} {
 		g.listen(t, 22)
 	}
@@ -79,9 +80,21 @@ func TestFloatingIPsAndSNATAcrossHosts(t *testing.T) {
 		return nil
 	})
 	out.listen(t, 8080)
-	for name, g := range map[string]*guest{"host0's floating IP": g1, "host1's floating IP": g2, "the router's SNAT": g3} {
+	for name, g := range map[string]*guest{"host0's floating IP": g1, "host1's floating IP": g2} {
 		if !g.connects("172.30.9.100", 8080) {
 			t.Fatalf("a guest cannot reach the outside through %s", name)
+		}
+	}
+	if got := out.sources(t); !reflect.DeepEqual(got, []string{"172.30.9.10", "172.30.9.11"}) {
+		t.Fatalf("the outside saw connections from %v, want the floating IPs", got)
+	}
+	for name, g := range map[string]*guest{"on the SNAT host": g3, "on another host": g4} {
+		out.resetSources(t)
+		if !g.connects("172.30.9.100", 8080) {
+			t.Fatalf("a guest without a floating IP %s cannot reach the outside", name)
+		}
+		if got := out.sources(t); !reflect.DeepEqual(got, []string{"172.30.9.2"}) {
+			t.Fatalf("a guest without a floating IP %s reached the outside from %v, want the router's gateway", name, got)
 		}
 	}
 	if out.connects("10.0.0.12", 22) {
