@@ -36,7 +36,28 @@ func applyFlavorUpsert(s *StateStore, index uint64, version uint8, body []byte) 
 	if err := decodeBody(structs.FlavorUpsertRequestType, body, &req); err != nil {
 		return err
 	}
+	if req.CheckIndex != 0 {
+		if err := s.checkFlavorIndex(req.Flavors, req.CheckIndex); err != nil {
+			return err
+		}
+	}
 	return s.upsertFlavors(index, req.Flavors, req.CreateOnly)
+}
+
+// checkFlavorIndex is an upsert's compare-and-set: one flavor, stored
+// and last modified at index.
+func (s *StateStore) checkFlavorIndex(flavors []*structs.Flavor, index uint64) error {
+	if len(flavors) != 1 || flavors[0] == nil {
+		return structs.Errorf(structs.KindInvalid, "a flavor upsert with a check index names exactly one flavor")
+	}
+	stored, err := s.FlavorByID(nil, flavors[0].ID)
+	if err != nil {
+		return err
+	}
+	if stored == nil || stored.ModifyIndex != index {
+		return structs.Errorf(structs.KindConflict, "%s: %s", structs.ErrFlavorChanged, flavors[0].ID)
+	}
+	return nil
 }
 
 func applyFlavorDelete(s *StateStore, index uint64, version uint8, body []byte) any {

@@ -31,6 +31,15 @@ func (e *Flavor) Upsert(args *structs.FlavorUpsertRequest, reply *structs.Flavor
 		}
 		seen[f.ID], seen["name:"+f.Name] = true, true
 	}
+	if args.CheckIndex != 0 {
+		if len(args.Flavors) != 1 {
+			return structs.Errorf(structs.KindInvalid, "a flavor upsert with a check index names exactly one flavor")
+		}
+		if l, _ := e.srv.ClusterFSMLevel(); l < structs.FSMLevelFlavorCAS {
+			// An older server would apply it unchecked: all apply it so.
+			args.CheckIndex = 0
+		}
+	}
 	index, err := e.srv.apply(structs.FlavorUpsertRequestType, args)
 	if err != nil {
 		return err

@@ -115,7 +115,24 @@ type FlavorUpsertRequest struct {
 	Flavors []*Flavor
 	// CreateOnly makes an existing id a conflict instead of a replace.
 	CreateOnly bool
+	// CheckIndex, when set, makes the upsert of its one flavor a
+	// compare-and-set: it applies only while the stored flavor's
+	// ModifyIndex is still CheckIndex, else it fails with
+	// ErrFlavorChanged, so a read-modify-write (an extra spec added, a
+	// description set) never undoes a concurrent one. Servers honour it
+	// from FSMLevelFlavorCAS on; below, they drop it.
+	CheckIndex uint64
 	WriteRequest
+}
+
+// ErrFlavorChanged is the message of the KindConflict an upsert with a
+// CheckIndex fails with when the flavor changed since it was read.
+const ErrFlavorChanged = "flavor changed since it was read"
+
+// IsFlavorChanged reports whether err is a failed CheckIndex, which the
+// writer retries from a fresh read.
+func IsFlavorChanged(err error) bool {
+	return KindOf(err) == KindConflict && strings.Contains(err.Error(), ErrFlavorChanged)
 }
 
 // FlavorDeleteRequest deletes flavors by id.

@@ -93,6 +93,11 @@ const (
 	// older FSM would drop. The servers keep no such hint until every
 	// server has this level, so that all copies of an instance agree.
 	FSMLevelAllHints = FSMLevelDiskCopy
+	// FSMLevelFlavorCAS, of the same release, adds a field: a
+	// FlavorUpsertRequest's CheckIndex, which an older FSM would ignore
+	// and apply the upsert anyway while newer ones refuse it. The servers
+	// drop it until every server has this level.
+	FSMLevelFlavorCAS = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy

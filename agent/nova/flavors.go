@@ -302,24 +302,37 @@ func (a *API) flavorUpdate(q *request) (*reply, error) {
 // same flavor may be lost (last writer wins), as with Nova's own
 // read-modify-write of extra specs.
 func (q *request) modifyFlavor(id string, change func(*structs.Flavor)) (*structs.Flavor, error) {
-	f, err := q.getFlavor(id)
-	if err != nil {
-		return nil, err
+	// A compare-and-set on the flavor's index, retried from a fresh read
+	// while another writer got there first: two changes of different
+	// extra specs of one flavor both stay.
+	for attempt := 0; ; attempt++ {
+		f, err := q.getFlavor(id)
+		if err != nil {
+			return nil, err
+		}
+		f = f.Copy()
+		if f.ExtraSpecs == nil {
+			f.ExtraSpecs = map[string]string{}
+		}
+		change(f)
+		var out structs.FlavorUpsertResponse
+		err = q.call("Flavor.Upsert", &structs.FlavorUpsertRequest{Flavors: []*structs.Flavor{f}, CheckIndex: f.ModifyIndex}, &out)
+		if structs.IsFlavorChanged(err) && attempt < maxFlavorCASAttempts {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(out.Flavors) == 1 {
+			return out.Flavors[0], nil
+		}
+		return f, nil
 	}
-	f = f.Copy()
-	if f.ExtraSpecs == nil {
-		f.ExtraSpecs = map[string]string{}
-	}
-	change(f)
-	var out structs.FlavorUpsertResponse
-	if err := q.call("Flavor.Upsert", &structs.FlavorUpsertRequest{Flavors: []*structs.Flavor{f}}, &out); err != nil {
-		return nil, err
-	}
-	if len(out.Flavors) == 1 {
-		return out.Flavors[0], nil
-	}
-	return f, nil
 }
+
+// maxFlavorCASAttempts bounds modifyFlavor's retries; past it the
+// conflict (409) goes to the caller, who may try again.
+const maxFlavorCASAttempts = 20
 
 // flavorDelete answers DELETE /flavors/{id} (admin) with 202.
 func (a *API) flavorDelete(q *request) (*reply, error) {
