@@ -3,10 +3,13 @@ package robustness
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
 // requireOrSkip leaves out a fault the machine cannot inject (not root,
@@ -67,3 +70,46 @@ func (d *smallDisk) fill() error {
 }
 
 func (d *smallDisk) free() error { return os.Remove(d.fillPath()) }
+
+// truncateRaftTail drops the last n entries of the Raft log of the
+// stopped server whose data dir is dataDir, as a disk that lost the
+// tail of what it had written would. It returns the range dropped.
+func truncateRaftTail(dataDir string, n uint64) (from, to uint64, err error) {
+	var path string
+	err = filepath.WalkDir(dataDir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "raft.db" {
+			path = p
+		}
+		return err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	if path == "" {
+		return 0, 0, fmt.Errorf("no raft.db under %s", dataDir)
+	}
+	store, err := raftboltdb.New(raftboltdb.Options{Path: path})
+	if err != nil {
+		return 0, 0, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer func() { _ = store.Close() }()
+	first, err := store.FirstIndex()
+	if err != nil {
+		return 0, 0, err
+	}
+	last, err := store.LastIndex()
+	if err != nil {
+		return 0, 0, err
+	}
+	if last <= first {
+		return 0, 0, nil // nothing beyond the first entry to lose
+	}
+	from = first + 1
+	if last > n && last-n+1 > from {
+		from = last - n + 1
+	}
+	if err := store.DeleteRange(from, last); err != nil {
+		return 0, 0, fmt.Errorf("truncate %s: %w", path, err)
+	}
+	return from, last, nil
+}

@@ -47,6 +47,17 @@ func buildFaults(env *faultEnv) []fault {
 		{"SIGKILL and restart the leader", func() func() { return killAndRestart(t, leaderOf(t, c)) }},
 		{"SIGKILL and restart a follower", func() func() { return killAndRestart(t, followerOf(t, c)) }},
 		{"SIGKILL and restart a client agent", func() func() { return killAndRestart(t, c.clients[0]) }},
+		{"SIGKILL a follower, drop the tail of its Raft log, restart it", func() func() {
+			p := followerOf(t, c)
+			p.kill()
+			from, to, err := truncateRaftTail(p.dataDir, 5)
+			if err != nil {
+				t.Errorf("truncate %s's Raft log: %v", p.name, err)
+			} else {
+				t.Logf("dropped entries %d-%d of %s's Raft log", from, to, p.name)
+			}
+			return func() { p.start(t) }
+		}},
 		{"SIGSTOP/SIGCONT the leader", func() func() {
 			p := leaderOf(t, c)
 			p.signal(syscall.SIGSTOP)
