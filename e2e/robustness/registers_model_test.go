@@ -29,12 +29,16 @@ type regOutput struct {
 	Result string // resOK or resUnknown (writes); reads are recorded only when answered
 	Value  string
 	Err    string
+	Via    string // the agent the request was sent to
 }
 
 // staleRead is a read that asked for ?stale: it may be stale, so it is
 // kept out of the linearizability check and checked on its own.
 type staleRead struct {
 	Key, Value string
+	// Table names what the read returned the index of (one index per
+	// table: instances and flavors move apart).
+	Table string
 	// Server names the server process that answered directly, with its
 	// incarnation (a restarted server may start behind what it served
 	// before); empty when a client agent forwarded the read.
@@ -104,16 +108,16 @@ var registerModel = porcupine.Model{
 	DescribeOperation: func(input, output interface{}) string {
 		in, out := input.(regInput), output.(regOutput)
 		if in.Kind == regWrite {
-			return fmt.Sprintf("write(%s=%q) -> %s %s", in.Key, in.Value, out.Result, out.Err)
+			return fmt.Sprintf("write(%s=%q) via %s -> %s %s", in.Key, in.Value, out.Via, out.Result, out.Err)
 		}
-		return fmt.Sprintf("read(%s) -> %q", in.Key, out.Value)
+		return fmt.Sprintf("read(%s) via %s -> %q", in.Key, out.Via, out.Value)
 	},
 	DescribeState: func(state interface{}) string { return fmt.Sprintf("%q", state) },
 }
 
 // recordWrite adds a write; one that definitely failed is kept out of the
 // model (it is a no-op) but remembered, so reading its value is caught.
-func (r *regHistory) recordWrite(client int, key, value string, out opOutput, call int64) {
+func (r *regHistory) recordWrite(client int, key, value, via string, out opOutput, call int64) {
 	if out.Result == resFail || out.Result == resNotFound {
 		r.recordFailedWrite(value)
 		return
@@ -122,12 +126,12 @@ func (r *regHistory) recordWrite(client int, key, value string, out opOutput, ca
 	if out.Result == resUnknown {
 		ret = math.MaxInt64
 	}
-	r.add(client, regInput{Kind: regWrite, Key: key, Value: value}, regOutput{Result: out.Result, Err: out.Err}, call, ret)
+	r.add(client, regInput{Kind: regWrite, Key: key, Value: value}, regOutput{Result: out.Result, Err: out.Err, Via: via}, call, ret)
 }
 
 // recordRead adds a linearizable (non-stale) read that was answered.
-func (r *regHistory) recordRead(client int, key, value string, call int64) {
-	r.add(client, regInput{Kind: regRead, Key: key}, regOutput{Result: resOK, Value: value}, call, r.now())
+func (r *regHistory) recordRead(client int, key, value, via string, call int64) {
+	r.add(client, regInput{Kind: regRead, Key: key}, regOutput{Result: resOK, Value: value, Via: via}, call, r.now())
 }
 
 func (r *regHistory) add(client int, in regInput, out regOutput, call, ret int64) {
@@ -192,7 +196,7 @@ func checkMonotone(stales []staleRead) []string {
 	byServer := map[string][]staleRead{}
 	for _, s := range stales {
 		if s.Server != "" {
-			k := fmt.Sprintf("%s#%d", s.Server, s.Incarnation)
+			k := fmt.Sprintf("%s#%d %s", s.Server, s.Incarnation, s.Table)
 			byServer[k] = append(byServer[k], s)
 		}
 	}

@@ -82,7 +82,7 @@ func runRegisterWorker(t *testing.T, c *cluster, rh *regHistory, w int, regs []r
 			value := fmt.Sprintf("w%d-%d", w, seq.Add(1))
 			call := rh.now()
 			out := putRegister(hc, p.http, reg, value)
-			rh.recordWrite(client, reg.name, value, out, call)
+			rh.recordWrite(client, reg.name, value, p.name, out, call)
 		} else {
 			readRegister(t, rh, client, p, reg, rng.Intn(2) == 0)
 		}
@@ -117,10 +117,13 @@ func readRegister(t *testing.T, rh *regHistory, client int, p *proc, reg registe
 		return
 	}
 	if !stale {
-		rh.recordRead(client, reg.name, value, call)
+		rh.recordRead(client, reg.name, value, p.name, call)
 		return
 	}
-	s := staleRead{Key: reg.name, Value: value, Index: meta.LastIndex, Call: call, Ret: rh.now()}
+	s := staleRead{Key: reg.name, Value: value, Table: "flavors", Index: meta.LastIndex, Call: call, Ret: rh.now()}
+	if reg.instance != "" {
+		s.Table = "instances"
+	}
 	// A read a server answered itself, from one incarnation, must be
 	// monotone; one a client agent forwarded may reach any server.
 	if p.server && p.incarnationNow() == incarnation {

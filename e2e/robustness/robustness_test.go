@@ -105,7 +105,8 @@ func TestFaultInjection(t *testing.T) {
 	regs := setupRegisters(t, admin, sharedInstances)
 
 	h := newHistory()
-	rh := newRegHistory(newHistory())
+	rh := newRegHistory(&history{start: h.start})
+	env.start = h.start
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var seq atomic.Int64

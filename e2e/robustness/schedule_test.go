@@ -12,10 +12,11 @@ import (
 // faultEnv is what the faults act on; net and disk are nil when the
 // machine cannot inject those faults (and CI=true is not set).
 type faultEnv struct {
-	t    *testing.T
-	c    *cluster
-	net  *netFaults
-	disk *smallDisk
+	t     *testing.T
+	start time.Time // the histories' time origin, for the fault log
+	c     *cluster
+	net   *netFaults
+	disk  *smallDisk
 }
 
 type fault struct {
@@ -43,6 +44,17 @@ func runSeed(t *testing.T) int64 {
 // buildFaults lists the faults this machine can inject.
 func buildFaults(env *faultEnv) []fault {
 	t, c := env.t, env.c
+	// Name each fault's target in the log, to read a failure against.
+	leaderOf := func(t *testing.T, c *cluster) *proc {
+		p := leaderOf(t, c)
+		t.Logf("  target: leader %s", p.name)
+		return p
+	}
+	followerOf := func(t *testing.T, c *cluster) *proc {
+		p := followerOf(t, c)
+		t.Logf("  target: follower %s", p.name)
+		return p
+	}
 	faults := []fault{
 		{"SIGKILL and restart the leader", func() func() { return killAndRestart(t, leaderOf(t, c)) }},
 		{"SIGKILL and restart a follower", func() func() { return killAndRestart(t, followerOf(t, c)) }},
@@ -114,9 +126,10 @@ func runSchedule(t *testing.T, env *faultEnv, faults []fault, rng *rand.Rand, d 
 		if i < len(order) {
 			f = faults[order[i]]
 		}
-		t.Logf("fault: %s", f.name)
+		t.Logf("at %.3fs fault: %s", time.Since(env.start).Seconds(), f.name)
 		heal := f.inject()
 		time.Sleep(4 * time.Second)
+		t.Logf("at %.3fs healing", time.Since(env.start).Seconds())
 		heal()
 		restartExited(t, env.c)
 		waitHealthy(t, env.c)
