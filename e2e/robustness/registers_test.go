@@ -21,34 +21,48 @@ import (
 )
 
 const (
-	regWorkers      = 4
-	sharedInstances = 2
+	regWorkers = 4
+	// keysPerObject shared keys live on each of sharedInstances
+	// instances (metadata items) and on one flavor (extra specs): two
+	// keys of one object catch an update of one key that rewrites the
+	// other with what it read before (a lost update).
 	keysPerObject   = 2
-	sharedFlavorID  = "robshared"
+	sharedInstances = 2
 )
 
 // register is one shared key: an instance's metadata item or a flavor's
 // extra spec, written through the Nova API and read through /v1.
 type register struct {
 	name     string // the key in the history
-	instance string // instance ID, or "" for the shared flavor
+	instance string // instance ID, or "" for a flavor's extra spec
+	flavor   string // flavor ID of an extra spec
 	item     string // metadata key / extra spec key
 }
 
-// setupRegisters creates what the shared keys live on: a flavor no boot
-// uses (so its extra specs never steer the scheduler) and instances no
+// registerSpec says which shared keys setupRegisters creates.
+type registerSpec struct {
+	instances  int // instances with keysPerObject metadata keys each
+	flavors    int // flavors no boot uses, with flavorKeys extra specs each
+	flavorKeys int
+}
+
+// setupRegisters creates what the shared keys live on: flavors no boot
+// uses (so their extra specs never steer the scheduler) and instances no
 // worker acts on.
-func setupRegisters(t *testing.T, admin *api.Client, instances int) []register {
+func setupRegisters(t *testing.T, admin *api.Client, spec registerSpec) []register {
 	t.Helper()
-	if _, _, err := admin.Flavors().Create(&api.Flavor{ID: sharedFlavorID, Name: "rob.shared", VCPUs: 1, MemoryMB: 256, RootGB: 1, IsPublic: true}); err != nil {
-		t.Fatalf("create the shared flavor: %v", err)
-	}
 	var regs []register
-	for k := 0; k < keysPerObject; k++ {
-		item := fmt.Sprintf("rob:k%d", k)
-		regs = append(regs, register{name: "flavor/" + item, item: item})
+	for i := 0; i < spec.flavors; i++ {
+		id := fmt.Sprintf("robshared%d", i)
+		if _, _, err := admin.Flavors().Create(&api.Flavor{ID: id, Name: "rob.shared." + id, VCPUs: 1, MemoryMB: 256, RootGB: 1, IsPublic: true}); err != nil {
+			t.Fatalf("create a shared flavor: %v", err)
+		}
+		for k := 0; k < spec.flavorKeys; k++ {
+			item := fmt.Sprintf("rob:k%d", k)
+			regs = append(regs, register{name: fmt.Sprintf("flavor%d/%s", i, item), flavor: id, item: item})
+		}
 	}
-	for i := 0; i < instances; i++ {
+	for i := 0; i < spec.instances; i++ {
 		resp, _, err := admin.Instances().Create(&api.InstanceCreateRequest{Name: fmt.Sprintf("rob-shared-%d", i), Flavor: flavorID, Image: "cirros"})
 		if err != nil || len(resp.Instances) != 1 {
 			t.Fatalf("create a shared instance: %v", err)
@@ -108,7 +122,7 @@ func readRegister(t *testing.T, rh *regHistory, client int, p *proc, reg registe
 		}
 	} else {
 		var f *api.Flavor
-		f, meta, err = cl.Flavors().Info(sharedFlavorID, q)
+		f, meta, err = cl.Flavors().Info(reg.flavor, q)
 		if err == nil {
 			value = f.ExtraSpecs[reg.item]
 		}
@@ -140,7 +154,7 @@ func putRegister(hc *http.Client, base string, reg register, value string) opOut
 		path = "/compute/v2.1/servers/" + url.PathEscape(reg.instance) + "/metadata/" + url.PathEscape(reg.item)
 		body = map[string]any{"meta": map[string]string{reg.item: value}}
 	} else {
-		path = "/compute/v2.1/flavors/" + sharedFlavorID + "/os-extra_specs/" + url.PathEscape(reg.item)
+		path = "/compute/v2.1/flavors/" + url.PathEscape(reg.flavor) + "/os-extra_specs/" + url.PathEscape(reg.item)
 		body = map[string]string{reg.item: value}
 	}
 	raw, err := json.Marshal(body)

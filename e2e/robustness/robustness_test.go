@@ -102,7 +102,7 @@ func TestFaultInjection(t *testing.T) {
 	if _, _, err := admin.Flavors().Create(&api.Flavor{ID: flavorID, Name: "rob.small", VCPUs: 1, MemoryMB: 512, RootGB: 1, IsPublic: true}); err != nil {
 		t.Fatalf("create flavor: %v", err)
 	}
-	regs := setupRegisters(t, admin, sharedInstances)
+	regs := setupRegisters(t, admin, registerSpec{instances: sharedInstances, flavors: 1, flavorKeys: keysPerObject})
 
 	h := newHistory()
 	rh := newRegHistory(&history{start: h.start})
