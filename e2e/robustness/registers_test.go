@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -36,6 +37,7 @@ type register struct {
 	name     string // the key in the history
 	instance string // instance ID, or "" for a flavor's extra spec
 	flavor   string // flavor ID of an extra spec
+	project  string // project of a quota limit (then item is the resource)
 	item     string // metadata key / extra spec key
 }
 
@@ -44,6 +46,9 @@ type registerSpec struct {
 	instances  int // instances with keysPerObject metadata keys each
 	flavors    int // flavors no boot uses, with flavorKeys extra specs each
 	flavorKeys int
+	// quotas are limits of adminProject the workload never reaches
+	// (key pairs, server groups), written and read through Nova.
+	quotas []string
 }
 
 // setupRegisters creates what the shared keys live on: flavors no boot
@@ -61,6 +66,9 @@ func setupRegisters(t *testing.T, admin *api.Client, spec registerSpec) []regist
 			item := fmt.Sprintf("rob:k%d", k)
 			regs = append(regs, register{name: fmt.Sprintf("flavor%d/%s", i, item), flavor: id, item: item})
 		}
+	}
+	for _, res := range spec.quotas {
+		regs = append(regs, register{name: "quota/" + res, project: adminProject, item: res})
 	}
 	for i := 0; i < spec.instances; i++ {
 		resp, _, err := admin.Instances().Create(&api.InstanceCreateRequest{Name: fmt.Sprintf("rob-shared-%d", i), Flavor: flavorID, Image: "cirros"})
@@ -94,6 +102,9 @@ func runRegisterWorker(t *testing.T, c *cluster, rh *regHistory, w int, regs []r
 		client := 1000 + w // apart from the instance workers' IDs
 		if rng.Float64() < 0.4 {
 			value := fmt.Sprintf("w%d-%d", w, seq.Add(1))
+			if reg.project != "" {
+				value = fmt.Sprint(1000 + seq.Add(1)) // a limit is a number
+			}
 			call := rh.now()
 			out := putRegister(hc, p.http, reg, value)
 			rh.recordWrite(client, reg.name, value, p.name, out, call)
@@ -107,6 +118,14 @@ func runRegisterWorker(t *testing.T, c *cluster, rh *regHistory, w int, regs []r
 // readRegister reads one key through /v1 and records the answer; a read
 // that fails is not recorded (it observed nothing).
 func readRegister(t *testing.T, rh *regHistory, client int, p *proc, reg register, stale bool) {
+	if reg.project != "" {
+		// Nova's quota API has no stale reads.
+		call := rh.now()
+		if value, err := readQuota(p.http, reg); err == nil {
+			rh.recordRead(client, reg.name, value, p.name, call)
+		}
+		return
+	}
 	cl := newClient(t, p.http)
 	q := &api.QueryOptions{AllowStale: stale}
 	incarnation := p.incarnationNow()
@@ -150,10 +169,18 @@ func readRegister(t *testing.T, rh *regHistory, client int, p *proc, reg registe
 func putRegister(hc *http.Client, base string, reg register, value string) opOutput {
 	var path string
 	var body any
-	if reg.instance != "" {
+	switch {
+	case reg.project != "":
+		limit, err := strconv.Atoi(value)
+		if err != nil {
+			return opOutput{Result: resFail, Err: err.Error()}
+		}
+		path = "/compute/v2.1/os-quota-sets/" + url.PathEscape(reg.project)
+		body = map[string]any{"quota_set": map[string]int{reg.item: limit}}
+	case reg.instance != "":
 		path = "/compute/v2.1/servers/" + url.PathEscape(reg.instance) + "/metadata/" + url.PathEscape(reg.item)
 		body = map[string]any{"meta": map[string]string{reg.item: value}}
-	} else {
+	default:
 		path = "/compute/v2.1/flavors/" + url.PathEscape(reg.flavor) + "/os-extra_specs/" + url.PathEscape(reg.item)
 		body = map[string]string{reg.item: value}
 	}

@@ -40,6 +40,10 @@ func runDuration(t *testing.T) time.Duration {
 // set once, before any worker starts.
 var adminToken string
 
+// adminProject is the bootstrap administrator's project, whose quota
+// limits the register workload shares.
+var adminProject string
+
 func newClient(t *testing.T, addr string) *api.Client {
 	c, err := api.NewClient(&api.Config{Address: addr, HTTPClient: &http.Client{Timeout: 30 * time.Second}, Token: adminToken})
 	if err != nil {
@@ -63,7 +67,7 @@ func bootstrapAdmin(t *testing.T, c *cluster) {
 		login, err = cl.Login(api.Credentials{User: boot.UserName, Password: boot.Password, Project: boot.ProjectName})
 		return err
 	})
-	adminToken = login.Token
+	adminToken, adminProject = login.Token, login.ProjectID
 	// The client agents' hosts are new to the cluster: with ACLs on they
 	// register once an operator introduces them.
 	var intro *api.NodeIntro
@@ -102,7 +106,8 @@ func TestFaultInjection(t *testing.T) {
 	if _, _, err := admin.Flavors().Create(&api.Flavor{ID: flavorID, Name: "rob.small", VCPUs: 1, MemoryMB: 512, RootGB: 1, IsPublic: true}); err != nil {
 		t.Fatalf("create flavor: %v", err)
 	}
-	regs := setupRegisters(t, admin, registerSpec{instances: sharedInstances, flavors: 1, flavorKeys: keysPerObject})
+	regs := setupRegisters(t, admin, registerSpec{instances: sharedInstances, flavors: 1, flavorKeys: keysPerObject,
+		quotas: []string{"key_pairs", "server_groups"}})
 
 	h := newHistory()
 	rh := newRegHistory(&history{start: h.start})
