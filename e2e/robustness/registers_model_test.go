@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,10 +56,12 @@ type regHistory struct {
 	stales []staleRead
 	// failed holds the values of writes that definitely did not happen.
 	failed map[string]bool
+	// whyFailed counts those failures by key kind and answer.
+	whyFailed map[string]int
 }
 
 func newRegHistory(h *history) *regHistory {
-	return &regHistory{history: h, failed: map[string]bool{}}
+	return &regHistory{history: h, failed: map[string]bool{}, whyFailed: map[string]int{}}
 }
 
 func (r *regHistory) recordStale(s staleRead) {
@@ -67,10 +70,15 @@ func (r *regHistory) recordStale(s staleRead) {
 	r.stales = append(r.stales, s)
 }
 
-func (r *regHistory) recordFailedWrite(value string) {
+func (r *regHistory) recordFailedWrite(key, value, why string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.failed[value] = true
+	kind, _, _ := strings.Cut(key, "/")
+	if len(why) > 80 {
+		why = why[:80]
+	}
+	r.whyFailed[kind+": "+why]++
 }
 
 // registerModel is the sequential specification of a set of registers,
@@ -119,7 +127,7 @@ var registerModel = porcupine.Model{
 // model (it is a no-op) but remembered, so reading its value is caught.
 func (r *regHistory) recordWrite(client int, key, value, via string, out opOutput, call int64) {
 	if out.Result == resFail || out.Result == resNotFound {
-		r.recordFailedWrite(value)
+		r.recordFailedWrite(key, value, out.Err)
 		return
 	}
 	ret := r.now()

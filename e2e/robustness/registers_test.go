@@ -236,6 +236,11 @@ func checkRegisterHistory(t *testing.T, rh *regHistory) {
 	counts["stale-read"] = len(stales)
 	counts["write/fail"] = len(failed)
 	t.Logf("register history: %d operations %v", len(ops), counts)
+	rh.mu.Lock()
+	for why, n := range rh.whyFailed {
+		t.Logf("  %d writes failed: %s", n, why)
+	}
+	rh.mu.Unlock()
 	if counts[regWrite+"/"+resOK] == 0 || counts[regRead+"/"+resOK] == 0 || len(stales) == 0 {
 		t.Errorf("the register workload did not run: %v", counts)
 	}
