@@ -128,13 +128,13 @@ func runSchedule(t *testing.T, env *faultEnv, faults []fault, rng *rand.Rand, d 
 		}
 		t.Logf("at %.3fs fault: %s", time.Since(env.start).Seconds(), f.name)
 		heal := f.inject()
-		time.Sleep(4 * time.Second)
+		time.Sleep(3 * time.Second) // past an election timeout (0.5-1s)
 		t.Logf("at %.3fs healing", time.Since(env.start).Seconds())
 		heal()
 		restartExited(t, env.c)
 		waitHealthy(t, env.c)
 		survived[f.name]++
-		time.Sleep(2 * time.Second)
+		time.Sleep(1500 * time.Millisecond)
 	}
 	return survived
 }
