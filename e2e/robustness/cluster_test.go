@@ -113,7 +113,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	if i := bytes.Index(p, []byte(raceWarning)); i >= 0 && s.race == nil {
 		s.race = append([]byte{}, p[i:]...)
 	} else if s.race != nil && len(s.race) < 16<<10 {
-		s.race = append(s.race, p...)
+		s.race = append(s.race, p[:min(len(p), 16<<10-len(s.race))]...)
 	}
 	// Keep the tail only: the suite runs long.
 	if s.buf.Len() > 4<<20 {
