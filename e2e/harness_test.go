@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -18,10 +19,13 @@ import (
 	"time"
 )
 
-// cloudctlBin is built once per test binary run.
+// cloudctlBin is built once per test binary run, with the race detector
+// unless the run is benchmarking (a race-built agent's timings and
+// footprint would be the detector's, not the agent's).
 var cloudctlBin string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
 	dir, err := os.MkdirTemp("", "stratus-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -29,7 +33,11 @@ func TestMain(m *testing.M) {
 	}
 	cloudctlBin = filepath.Join(dir, "cloudctl")
 	_, file, _, _ := runtime.Caller(0)
-	build := exec.Command("go", "build", "-o", cloudctlBin, "./cmd/cloudctl")
+	args := []string{"build", "-o", cloudctlBin}
+	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "./cmd/cloudctl")...)
 	build.Dir = filepath.Dir(filepath.Dir(file))
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build cloudctl: %v\n%s", err, out)
@@ -51,6 +59,9 @@ type agentProc struct {
 	logs    *syncBuffer
 	done    chan struct{}
 }
+
+// raceWarning starts each report of a race-built binary's detector.
+const raceWarning = "WARNING: DATA RACE"
 
 type syncBuffer struct {
 	mu  sync.Mutex
@@ -101,8 +112,11 @@ func startAgentIn(t testing.TB, name, dataDir string, args ...string) *agentProc
 	}
 	t.Cleanup(func() {
 		p.kill()
-		if t.Failed() {
-			t.Logf("logs of %s:\n%s", name, p.logs.String())
+		logs := p.logs.String()
+		if i := strings.Index(logs, raceWarning); i >= 0 {
+			t.Errorf("the race detector caught a data race in agent %s:\n%s", name, logs[i:])
+		} else if t.Failed() {
+			t.Logf("logs of %s:\n%s", name, logs)
 		}
 	})
 	banner := make(chan error, 1)

@@ -31,7 +31,7 @@ func (s *Server) forward(method string, info structs.RPCInfo, args, reply any) (
 	if region := info.RequestRegion(); region != "" && region != s.config.Region {
 		return true, structs.Errorf(structs.KindInvalid, "region %q is not served here (this is %q)", region, s.config.Region)
 	}
-	if info.IsRead() && info.AllowStaleRead() {
+	if info.IsRead() && (info.AllowStaleRead() || brokenFollowerReads) {
 		return false, nil
 	}
 	deadline := time.Now().Add(leaderHoldTimeout)

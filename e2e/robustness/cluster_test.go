@@ -15,8 +15,13 @@ import (
 	"time"
 )
 
-// cloudctlBin is built once per test binary run.
+// cloudctlBin is built once per test binary run, with the race
+// detector: a data race in the agent under faults fails the agent (and so
+// the suite) instead of going unseen.
 var cloudctlBin string
+
+// buildDir holds the binaries the run builds.
+var buildDir string
 
 func TestMain(m *testing.M) {
 	if os.Getenv("STRATUS_ROBUSTNESS") == "" {
@@ -27,17 +32,29 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	cloudctlBin = filepath.Join(dir, "cloudctl")
-	_, file, _, _ := runtime.Caller(0)
-	build := exec.Command("go", "build", "-o", cloudctlBin, "./cmd/cloudctl")
-	build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build cloudctl: %v\n%s", err, out)
+	buildDir = dir
+	cloudctlBin, err = buildCloudctl("cloudctl", "-race")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		_ = os.RemoveAll(dir)
 		os.Exit(1)
 	}
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// buildCloudctl builds ./cmd/cloudctl into the build dir with flags.
+func buildCloudctl(name string, flags ...string) (string, error) {
+	bin := filepath.Join(buildDir, name)
+	_, file, _, _ := runtime.Caller(0)
+	args := append(append([]string{"build"}, flags...), "-o", bin, "./cmd/cloudctl")
+	build := exec.Command("go", args...)
+	build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return bin, nil
 }
 
 // proc is one `cloudctl agent` process, restartable on the same data dir
@@ -48,24 +65,56 @@ type proc struct {
 	bindIP  string
 	args    []string
 	dataDir string
-	http    string // http://ip:port
-	ports   [3]string
+	// bin is the cloudctl binary to run ("" for cloudctlBin).
+	bin string
+	// cgroup is the cgroup v2 the process runs in, so network faults
+	// can name what it sends; "" without network faults.
+	cgroup string
+	http   string // http://ip:port
+	ports  [3]string
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
 	done    chan struct{}
 	stopped bool // SIGSTOPped
-	logs    *syncBuffer
+	// incarnation counts the starts: a restarted server may answer
+	// stale reads from behind what its previous run served.
+	incarnation int
+	logs        *syncBuffer
+}
+
+func (p *proc) incarnationNow() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.incarnation
 }
 
 type syncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
+	// race keeps the first data race report from the start (the
+	// buffer keeps only the tail).
+	race []byte
+}
+
+const raceWarning = "WARNING: DATA RACE"
+
+// raceReport returns the first data race report the process printed, if
+// any (or its first 16 KiB).
+func (s *syncBuffer) raceReport() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return string(s.race)
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if i := bytes.Index(p, []byte(raceWarning)); i >= 0 && s.race == nil {
+		s.race = append([]byte{}, p[i:]...)
+	} else if s.race != nil && len(s.race) < 16<<10 {
+		s.race = append(s.race, p[:min(len(p), 16<<10-len(s.race))]...)
+	}
 	// Keep the tail only: the suite runs long.
 	if s.buf.Len() > 4<<20 {
 		tail := append([]byte(nil), s.buf.Bytes()[s.buf.Len()-(1<<20):]...)
@@ -94,7 +143,16 @@ func (p *proc) start(t *testing.T) {
 	http, rpc, gossip := ports[0], ports[1], ports[2]
 	full := append([]string{"agent", "--node-name", p.name, "--bind", p.bindIP,
 		"--http-port", http, "--rpc-port", rpc, "--gossip-port", gossip, "--data-dir", p.dataDir}, p.args...)
-	cmd := exec.Command(cloudctlBin, full...)
+	bin := p.bin
+	if bin == "" {
+		bin = cloudctlBin
+	}
+	cmd := exec.Command(bin, full...)
+	if p.cgroup != "" {
+		// The shell joins the cgroup before it becomes the agent, so
+		// every socket the agent opens is the cgroup's.
+		cmd = exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, p.cgroup, bin}, full...)...)
+	}
 	cmd.Stderr = p.logs
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -106,6 +164,7 @@ func (p *proc) start(t *testing.T) {
 	done := make(chan struct{})
 	p.mu.Lock()
 	p.cmd, p.done, p.stopped = cmd, done, false
+	p.incarnation++
 	p.mu.Unlock()
 	banner := make(chan map[string]string, 1)
 	go func() {
@@ -210,12 +269,21 @@ type cluster struct {
 
 func (c *cluster) all() []*proc { return append(append([]*proc{}, c.servers...), c.clients...) }
 
-// startCluster starts nServers servers on their own loopback addresses
-// (so a partition can drop one server's packets) and nClients fake-driver
-// clients. dataDirs may name a prepared data dir per server ("" for a
-// temp dir).
-func startCluster(t *testing.T, ipBase string, nServers, nClients int, dataDirs map[int]string) *cluster {
+// startCluster starts spec.servers servers on their own loopback
+// addresses (so a partition can drop one server's packets) and
+// spec.clients fake-driver clients.
+// clusterSpec says what startCluster starts.
+type clusterSpec struct {
+	ipBase           string
+	servers, clients int
+	dataDirs         map[int]string // a prepared data dir per server index
+	net              *netFaults     // nil: no cgroups, no network faults
+	bin              string         // "" for cloudctlBin
+}
+
+func startCluster(t *testing.T, spec clusterSpec) *cluster {
 	t.Helper()
+	ipBase, nServers, nClients, dataDirs, net := spec.ipBase, spec.servers, spec.clients, spec.dataDirs, spec.net
 	cfgDir := t.TempDir()
 	c := &cluster{introFile: filepath.Join(cfgDir, "intro-token")}
 	clientCfg := filepath.Join(cfgDir, "client.hcl")
@@ -231,6 +299,7 @@ func startCluster(t *testing.T, ipBase string, nServers, nClients int, dataDirs 
 		p := &proc{name: fmt.Sprintf("s%d", i+1), server: true, bindIP: fmt.Sprintf("%s.%d", ipBase, i+1),
 			dataDir: dir, logs: &syncBuffer{}}
 		p.args = []string{"--server", "--bootstrap-expect", fmt.Sprint(nServers)}
+		p.cgroup, p.bin = cgroupOf(t, net, p.name), spec.bin
 		if i > 0 {
 			p.args = append(p.args, "--join", c.servers[0].gossipAddr())
 		}
@@ -241,6 +310,7 @@ func startCluster(t *testing.T, ipBase string, nServers, nClients int, dataDirs 
 		p := &proc{name: fmt.Sprintf("c%d", i+1), bindIP: fmt.Sprintf("%s.%d", ipBase, 100+i),
 			dataDir: t.TempDir(), logs: &syncBuffer{}}
 		p.args = []string{"--client", "--config", clientCfg}
+		p.cgroup, p.bin = cgroupOf(t, net, p.name), spec.bin
 		for _, s := range c.servers {
 			p.args = append(p.args, "--join", s.gossipAddr())
 		}
@@ -256,6 +326,17 @@ func startCluster(t *testing.T, ipBase string, nServers, nClients int, dataDirs 
 		}
 	})
 	return c
+}
+
+func cgroupOf(t *testing.T, net *netFaults, name string) string {
+	if net == nil {
+		return ""
+	}
+	dir, err := net.cgroupFor(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 func tail(s string, lines int) string {

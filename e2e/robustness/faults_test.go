@@ -3,74 +3,28 @@ package robustness
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
+
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
-// requireOrSkip skips a fault whose tool is missing, but fails under
-// CI=true when the machine could run it (root).
+// requireOrSkip leaves out a fault the machine cannot inject (not root,
+// a tool missing), saying so, but fails under CI=true: a suite that
+// quietly drops its faults passes without having tested anything.
 func requireOrSkip(t *testing.T, what string, err error) bool {
 	t.Helper()
 	if err == nil {
 		return true
 	}
-	if os.Getenv("CI") == "true" && os.Geteuid() == 0 {
-		t.Fatalf("%s: %v (CI=true and root: install it with scripts/ci-deps.sh)", what, err)
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s: %v (CI=true: run the suite as root, with the tools scripts/ci-deps.sh installs)", what, err)
 	}
 	t.Logf("SKIPPING fault %q: %v", what, err)
 	return false
-}
-
-// partitioner black-holes all packets to and from one loopback address
-// with an nftables table of its own, removed at cleanup.
-type partitioner struct {
-	table string
-}
-
-func newPartitioner(t *testing.T) (*partitioner, error) {
-	if os.Geteuid() != 0 {
-		return nil, errors.New("network partitions need root (nftables)")
-	}
-	nft, err := exec.LookPath("nft")
-	if err != nil {
-		return nil, fmt.Errorf("nft not installed: %w", err)
-	}
-	p := &partitioner{table: fmt.Sprintf("stratus_robust_%d", os.Getpid())}
-	script := fmt.Sprintf("add table ip %s\nadd chain ip %s out { type filter hook output priority 0; policy accept; }\n",
-		p.table, p.table)
-	if out, err := runNft(nft, script); err != nil {
-		return nil, fmt.Errorf("create nft table: %v: %s", err, out)
-	}
-	t.Cleanup(func() { _, _ = runNft(nft, "delete table ip "+p.table+"\n") })
-	return p, nil
-}
-
-func runNft(nft, script string) ([]byte, error) {
-	cmd := exec.Command(nft, "-f", "-")
-	cmd.Stdin = strings.NewReader(script)
-	return cmd.CombinedOutput()
-}
-
-// isolate drops every packet from or to ip (on loopback a packet passes
-// the output hook once, so one chain covers both directions).
-func (p *partitioner) isolate(ip string) error {
-	script := fmt.Sprintf("add rule ip %[1]s out ip saddr %[2]s drop\nadd rule ip %[1]s out ip daddr %[2]s drop\n", p.table, ip)
-	if out, err := runNft("nft", script); err != nil {
-		return fmt.Errorf("isolate %s: %v: %s", ip, err, out)
-	}
-	return nil
-}
-
-// heal removes every drop rule.
-func (p *partitioner) heal() error {
-	if out, err := runNft("nft", "flush chain ip "+p.table+" out\n"); err != nil {
-		return fmt.Errorf("heal: %v: %s", err, out)
-	}
-	return nil
 }
 
 // smallDisk is a tmpfs mounted over a server's data dir so the test can
@@ -116,3 +70,46 @@ func (d *smallDisk) fill() error {
 }
 
 func (d *smallDisk) free() error { return os.Remove(d.fillPath()) }
+
+// truncateRaftTail drops the last n entries of the Raft log of the
+// stopped server whose data dir is dataDir, as a disk that lost the
+// tail of what it had written would. It returns the range dropped.
+func truncateRaftTail(dataDir string, n uint64) (from, to uint64, err error) {
+	var path string
+	err = filepath.WalkDir(dataDir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "raft.db" {
+			path = p
+		}
+		return err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	if path == "" {
+		return 0, 0, fmt.Errorf("no raft.db under %s", dataDir)
+	}
+	store, err := raftboltdb.New(raftboltdb.Options{Path: path})
+	if err != nil {
+		return 0, 0, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer func() { _ = store.Close() }()
+	first, err := store.FirstIndex()
+	if err != nil {
+		return 0, 0, err
+	}
+	last, err := store.LastIndex()
+	if err != nil {
+		return 0, 0, err
+	}
+	if last <= first {
+		return 0, 0, nil // nothing beyond the first entry to lose
+	}
+	from = first + 1
+	if last > n && last-n+1 > from {
+		from = last - n + 1
+	}
+	if err := store.DeleteRange(from, last); err != nil {
+		return 0, 0, fmt.Errorf("truncate %s: %w", path, err)
+	}
+	return from, last, nil
+}

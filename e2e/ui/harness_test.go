@@ -69,7 +69,9 @@ func buildCloudctl(t *testing.T) string {
 			return
 		}
 		bin := filepath.Join(dir, "cloudctl")
-		cmd := exec.Command("go", "build", "-o", bin, "./cmd/cloudctl")
+		// With the race detector: the UI drives the agent's handlers
+		// concurrently, as browsers do.
+		cmd := exec.Command("go", "build", "-race", "-o", bin, "./cmd/cloudctl")
 		cmd.Dir = repoRoot()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("build cloudctl: %v\n%s", err, out)
@@ -130,8 +132,11 @@ func startDevAgent(t *testing.T, name, config string) string {
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		<-done
-		if t.Failed() {
-			t.Logf("logs of agent %s:\n%s", name, logs.String())
+		out := logs.String()
+		if i := strings.Index(out, "WARNING: DATA RACE"); i >= 0 {
+			t.Errorf("the race detector caught a data race in agent %s:\n%s", name, out[i:])
+		} else if t.Failed() {
+			t.Logf("logs of agent %s:\n%s", name, out)
 		}
 	})
 	addr := make(chan string, 1)
