@@ -36,6 +36,17 @@ func (a *API) table() []action {
 		{Name: "DescribeKeyPairs", Access: policy.Reader, Handle: describeKeyPairs},
 		{Name: "DeleteKeyPair", Access: policy.Member, Handle: deleteKeyPair},
 
+		// Volumes and their snapshots (volume*.go, snapshots.go).
+		{Name: "CreateVolume", Access: policy.Member, Handle: createVolume},
+		{Name: "DescribeVolumes", Access: policy.Reader, Handle: describeVolumes},
+		{Name: "DescribeVolumeStatus", Access: policy.Reader, Handle: describeVolumeStatus},
+		{Name: "DeleteVolume", Access: policy.Member, Handle: deleteVolume},
+		{Name: "AttachVolume", Access: policy.Member, Handle: attachVolume},
+		{Name: "DetachVolume", Access: policy.Member, Handle: detachVolume},
+		{Name: "CreateSnapshot", Access: policy.Member, Handle: createSnapshot},
+		{Name: "DescribeSnapshots", Access: policy.Reader, Handle: describeSnapshots},
+		{Name: "DeleteSnapshot", Access: policy.Member, Handle: deleteSnapshot},
+
 		// Tags (tags.go).
 		{Name: "CreateTags", Access: policy.Member, Handle: createTags},
 		{Name: "DeleteTags", Access: policy.Member, Handle: deleteTags},
