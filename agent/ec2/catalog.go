@@ -46,13 +46,15 @@ type imageItem struct {
 	Name               string `xml:"name"`
 	RootDeviceType     string `xml:"rootDeviceType"`
 	VirtualizationType string `xml:"virtualizationType"`
-	Hypervisor         string `xml:"hypervisor"`
+	Hypervisor         string   `xml:"hypervisor"`
+	TagSet             []tagRef `xml:"tagSet>item"`
 }
 
 type describeImagesResponse struct {
 	XMLName xml.Name `xml:"DescribeImagesResponse"`
 	meta
-	Images []imageItem `xml:"imagesSet>item"`
+	Images    []imageItem `xml:"imagesSet>item"`
+	NextToken string      `xml:"nextToken,omitempty"`
 }
 
 // imageState is EC2's state of a Glance image status.
@@ -70,7 +72,9 @@ func imageState(status string) string {
 
 // describeImages answers DescribeImages: the images the project may
 // boot, or those of ImageId.n; Owner.n "self" keeps the project's own,
-// and the filters image-id, name and state apply.
+// and the filters image-id, name, state, owner-id, is-public and the
+// tag filters (the project's own images' tags) apply; MaxResults
+// (5-1000) and NextToken page.
 func describeImages(q *request) error {
 	images, err := q.imagesOf()
 	if err != nil {
@@ -83,6 +87,9 @@ func describeImages(q *request) error {
 		item := imageItem{ImageID: imageID(img.ID), ImageLocation: img.Name, ImageState: imageState(img.Status),
 			ImageOwnerID: img.Owner, IsPublic: img.Visibility == "public", Architecture: "x86_64", ImageType: "machine",
 			Name: img.Name, RootDeviceType: "instance-store", VirtualizationType: "hvm", Hypervisor: "kvm"}
+		if img.Owner == q.caller.ProjectID {
+			item.TagSet = imageTags(img)
+		}
 		if len(want) > 0 && !matches(want, item.ImageID) {
 			continue
 		}
@@ -103,6 +110,11 @@ func describeImages(q *request) error {
 			return ec2Error(codeInvalidAMINotFound, "The image id '[%s]' does not exist", id)
 		}
 	}
+	page, next, err := pageOf(q, pager{min: 5, max: 1000, idsParam: "ImageId"}, resp.Images, func(it imageItem) string { return it.ImageID })
+	if err != nil {
+		return err
+	}
+	resp.Images, resp.NextToken = page, next
 	return q.reply(resp)
 }
 
@@ -129,7 +141,15 @@ func imageMatches(it imageItem, filters []filter) bool {
 			v = it.ImageOwnerID
 		case "is-public":
 			v = strconv.FormatBool(it.IsPublic)
+		case "tag-key", "tag-value":
+			if !tagMatches(it.TagSet, f) {
+				return false
+			}
+			continue
 		default:
+			if strings.HasPrefix(f.Name, "tag:") && !tagMatches(it.TagSet, f) {
+				return false
+			}
 			continue
 		}
 		if !matches(f.Values, v) {
