@@ -226,7 +226,8 @@ type describeZonesResponse struct {
 }
 
 // describeInstanceTypes answers DescribeInstanceTypes: the flavors the
-// project may use, by name, or those of InstanceType.n.
+// project may use, by name, or those of InstanceType.n, paged with
+// MaxResults (5-100) and NextToken.
 func describeInstanceTypes(q *request) error {
 	var out structs.FlavorListResponse
 	if err := q.call("Flavor.List", &structs.FlavorListRequest{}, &out); err != nil {
@@ -245,6 +246,10 @@ func describeInstanceTypes(q *request) error {
 		it.InstanceStorageInfo.TotalSizeInGB = f.RootGB + f.EphemeralGB
 		it.ProcessorInfo.SupportedArchitectures = []string{"x86_64"}
 		resp.Types = append(resp.Types, it)
+	}
+	var err error
+	if resp.Types, resp.NextToken, err = pageOf(q, pager{min: 5, max: 100, idsParam: "InstanceType"}, resp.Types, func(it instanceTypeItem) string { return it.InstanceType }); err != nil {
+		return err
 	}
 	return q.reply(resp)
 }
@@ -271,5 +276,6 @@ type instanceTypeItem struct {
 type describeInstanceTypesResponse struct {
 	XMLName xml.Name `xml:"DescribeInstanceTypesResponse"`
 	meta
-	Types []instanceTypeItem `xml:"instanceTypeSet>item"`
+	Types     []instanceTypeItem `xml:"instanceTypeSet>item"`
+	NextToken string             `xml:"nextToken,omitempty"`
 }
