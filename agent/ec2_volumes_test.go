@@ -24,7 +24,9 @@ func TestEC2VolumesWithTheGoSDK(t *testing.T) {
 	admin, demo := keystoneToken(t, a, "admin"), keystoneToken(t, a, "demo")
 	userID, projectID := whoami(t, a, demo)
 	cli := ec2Client(a, ec2Credential(t, a, demo, userID, projectID))
-	waits := func(o *ec2.VolumeAvailableWaiterOptions) { o.MinDelay, o.MaxDelay = 50*time.Millisecond, 500*time.Millisecond }
+	waits := func(o *ec2.VolumeAvailableWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 50*time.Millisecond, 500*time.Millisecond
+	}
 
 	run, err := cli.RunInstances(ctx, &ec2.RunInstancesInput{ImageId: aws.String("ami-6a9b7e2c5d1f4c3b9"), InstanceType: "m1.tiny",
 		MinCount: aws.Int32(1), MaxCount: aws.Int32(1)})
@@ -78,7 +80,9 @@ func TestEC2VolumesWithTheGoSDK(t *testing.T) {
 	if err != nil || aws.ToString(att.Device) != "/dev/sdf" || aws.ToString(att.InstanceId) != inst {
 		t.Fatalf("attach %+v %v", att, err)
 	}
-	inUse := ec2.NewVolumeInUseWaiter(cli, func(o *ec2.VolumeInUseWaiterOptions) { o.MinDelay, o.MaxDelay = 50*time.Millisecond, 500*time.Millisecond })
+	inUse := ec2.NewVolumeInUseWaiter(cli, func(o *ec2.VolumeInUseWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 50*time.Millisecond, 500*time.Millisecond
+	})
 	if err := inUse.Wait(ctx, &ec2.DescribeVolumesInput{VolumeIds: []string{volID}}, time.Minute); err != nil {
 		t.Fatalf("waiting for in-use: %v", err)
 	}
@@ -117,7 +121,9 @@ func TestEC2VolumesWithTheGoSDK(t *testing.T) {
 		t.Fatalf("snapshot %+v %v", snap, err)
 	}
 	snapID := aws.ToString(snap.SnapshotId)
-	completed := ec2.NewSnapshotCompletedWaiter(cli, func(o *ec2.SnapshotCompletedWaiterOptions) { o.MinDelay, o.MaxDelay = 50*time.Millisecond, 500*time.Millisecond })
+	completed := ec2.NewSnapshotCompletedWaiter(cli, func(o *ec2.SnapshotCompletedWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 50*time.Millisecond, 500*time.Millisecond
+	})
 	if err := completed.Wait(ctx, &ec2.DescribeSnapshotsInput{SnapshotIds: []string{snapID}}, time.Minute); err != nil {
 		t.Fatalf("waiting for the snapshot: %v", err)
 	}
@@ -195,7 +201,9 @@ func TestEC2VolumesWithTheGoSDK(t *testing.T) {
 	if _, err := cli.DeleteVolume(ctx, &ec2.DeleteVolumeInput{VolumeId: aws.String(volID)}); ec2Code(err) != "IncorrectState" {
 		t.Fatalf("deleting a volume with a snapshot: %v", err)
 	}
-	deleted := ec2.NewVolumeDeletedWaiter(cli, func(o *ec2.VolumeDeletedWaiterOptions) { o.MinDelay, o.MaxDelay = 50*time.Millisecond, 500*time.Millisecond })
+	deleted := ec2.NewVolumeDeletedWaiter(cli, func(o *ec2.VolumeDeletedWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 50*time.Millisecond, 500*time.Millisecond
+	})
 	if _, err := cli.DeleteVolume(ctx, &ec2.DeleteVolumeInput{VolumeId: restored.VolumeId}); err != nil {
 		t.Fatal(err)
 	}

@@ -36,16 +36,16 @@ func (q *request) resolveImage(id string) (string, error) {
 }
 
 type imageItem struct {
-	ImageID            string `xml:"imageId"`
-	ImageLocation      string `xml:"imageLocation"`
-	ImageState         string `xml:"imageState"`
-	ImageOwnerID       string `xml:"imageOwnerId"`
-	IsPublic           bool   `xml:"isPublic"`
-	Architecture       string `xml:"architecture"`
-	ImageType          string `xml:"imageType"`
-	Name               string `xml:"name"`
-	RootDeviceType     string `xml:"rootDeviceType"`
-	VirtualizationType string `xml:"virtualizationType"`
+	ImageID            string   `xml:"imageId"`
+	ImageLocation      string   `xml:"imageLocation"`
+	ImageState         string   `xml:"imageState"`
+	ImageOwnerID       string   `xml:"imageOwnerId"`
+	IsPublic           bool     `xml:"isPublic"`
+	Architecture       string   `xml:"architecture"`
+	ImageType          string   `xml:"imageType"`
+	Name               string   `xml:"name"`
+	RootDeviceType     string   `xml:"rootDeviceType"`
+	VirtualizationType string   `xml:"virtualizationType"`
 	Hypervisor         string   `xml:"hypervisor"`
 	TagSet             []tagRef `xml:"tagSet>item"`
 }
