@@ -29,6 +29,7 @@ func (a *API) table() []action {
 		{Name: "RebootInstances", Access: policy.Member, Handle: rebootInstances},
 		{Name: "GetConsoleOutput", Access: policy.Reader, Handle: getConsoleOutput},
 		{Name: "ModifyInstanceAttribute", Access: policy.Member, Handle: modifyInstanceAttribute},
+		{Name: "DescribeInstanceAttribute", Access: policy.Reader, Handle: describeInstanceAttribute},
 
 		// Key pairs (keypairs.go).
 		{Name: "CreateKeyPair", Access: policy.Member, Handle: createKeyPair},
