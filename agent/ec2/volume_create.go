@@ -197,18 +197,19 @@ func deleteVolume(q *request) error {
 // whyNotDeleted words the servers' refusal to delete v: its snapshots,
 // else its state.
 func (q *request) whyNotDeleted(v *structs.Volume) error {
-	snaps, err := q.snapshotsOf()
-	if err != nil {
+	// Snapshots being deleted count: the volume waits for them too.
+	var snaps structs.VolumeSnapshotListResponse
+	if err := q.call("Volume.SnapshotList", &structs.VolumeSnapshotListRequest{ProjectID: q.caller.ProjectID}, &snaps); err != nil {
 		return err
 	}
 	var of []string
-	for _, s := range snaps {
+	for _, s := range snaps.Snapshots {
 		if s.VolumeID == v.ID {
 			of = append(of, snapshotID(s.ID))
 		}
 	}
 	if len(of) > 0 {
-		return ec2Error(codeIncorrectState, "The volume '%s' has snapshots (%s): Stratus keeps snapshots beside their volume, delete them first.", volumeID(v.ID), strings.Join(of, ", "))
+		return ec2Error(codeIncorrectState, "The volume '%s' has snapshots (%s): Stratus keeps snapshots beside their volume, delete them (and wait for them to go) first.", volumeID(v.ID), strings.Join(of, ", "))
 	}
 	return ec2Error(codeIncorrectState, "The volume '%s' is in the '%s' state.", volumeID(v.ID), volumeState(v))
 }
