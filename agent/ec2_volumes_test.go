@@ -168,8 +168,23 @@ func TestEC2VolumesWithTheGoSDK(t *testing.T) {
 		t.Fatalf("another project's snapshot: %v", err)
 	}
 
+	// A retry with the ClientToken answers the same volume; the token
+	// with other parameters is refused.
+	tokened := &ec2.CreateVolumeInput{Size: aws.Int32(1), AvailabilityZone: aws.String(a.config.AZ), ClientToken: aws.String("vol-token-1")}
+	first, err := cli.CreateVolume(ctx, tokened)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := cli.CreateVolume(ctx, tokened); err != nil || aws.ToString(again.VolumeId) != aws.ToString(first.VolumeId) || len(again.Tags) != 0 {
+		t.Fatalf("a retry with the client token: %+v %v", again, err)
+	}
+	tokened.Size = aws.Int32(2)
+	if _, err := cli.CreateVolume(ctx, tokened); ec2Code(err) != "IdempotentParameterMismatch" {
+		t.Fatalf("the client token with another size: %v", err)
+	}
+
 	// Pagination: six volumes are two pages of at most five.
-	for range 3 {
+	for range 2 {
 		if _, err := cli.CreateVolume(ctx, &ec2.CreateVolumeInput{Size: aws.Int32(1), AvailabilityZone: aws.String(a.config.AZ)}); err != nil {
 			t.Fatal(err)
 		}

@@ -21,7 +21,11 @@ type createVolumeResponse struct {
 // Stratus type's name) and volume tags of TagSpecification.n. Stratus
 // volumes are neither encrypted nor multi-attach, and have no
 // provisioned IOPS or throughput: asking for them is refused rather
-// than ignored.
+// than ignored. ClientToken makes a retry answer the volume the first
+// call made (kept in its metadata, as RunInstances keeps an instance's):
+// the SDKs send one with every CreateVolume, so a retried request makes
+// no second volume. Two first calls racing may still make two: the
+// check is the agent's, not the servers'.
 func createVolume(q *request) error {
 	size, err := q.intParam("Size", 0)
 	if err != nil {
@@ -49,6 +53,9 @@ func createVolume(q *request) error {
 	if err := q.volumeZone(v); err != nil {
 		return err
 	}
+	if done, err := q.sameVolume(v); done || err != nil {
+		return err
+	}
 	var out structs.SingleVolumeResponse
 	if err := q.call("Volume.Create", &structs.VolumeCreateRequest{ProjectID: q.caller.ProjectID, Volume: v}, &out); err != nil {
 		return volumeCreateError(err)
@@ -58,6 +65,38 @@ func createVolume(q *request) error {
 		return err
 	}
 	return q.reply(&createVolumeResponse{volumeItem: viewVolume(out.Volume, types)})
+}
+
+// sameVolume answers the volume an earlier CreateVolume with the same
+// ClientToken made (done), IdempotentParameterMismatch if it was made
+// with other parameters, or records the token in v's metadata.
+func (q *request) sameVolume(v *structs.Volume) (bool, error) {
+	tok := q.params.Get("ClientToken")
+	if tok == "" {
+		return false, nil
+	}
+	if len(tok) > 64 {
+		return false, ec2Error(codeInvalidParameterValue, "The ClientToken must be at most 64 characters.")
+	}
+	vols, err := q.volumesOf()
+	if err != nil {
+		return false, err
+	}
+	for _, old := range vols {
+		if old.Metadata[clientTokenKey] != tok {
+			continue
+		}
+		if old.SizeGB != v.SizeGB || old.SnapshotID != v.SnapshotID || old.AvailabilityZone != v.AvailabilityZone {
+			return false, ec2Error(codeIdempotentMismatch, "The client token was already used for a different request.")
+		}
+		types, err := q.volumeTypeNames()
+		if err != nil {
+			return false, err
+		}
+		return true, q.reply(&createVolumeResponse{volumeItem: viewVolume(old, types)})
+	}
+	v.Metadata[clientTokenKey] = tok
+	return false, nil
 }
 
 // refuseVolumeOptions refuses what Stratus volumes cannot be.

@@ -165,12 +165,13 @@ func viewVolume(v *structs.Volume, types map[string]string) volumeItem {
 
 // namedTags is the tags of a record with a name and metadata: its
 // metadata, and its name as the Name tag (a Name key of the metadata,
-// set by another API, wins).
+// set by another API, wins), less the client token the API keeps.
 func namedTags(name string, metadata map[string]string) []tagRef {
 	m := maps.Clone(metadata)
 	if m == nil {
 		m = map[string]string{}
 	}
+	delete(m, clientTokenKey)
 	if _, ok := m["Name"]; !ok && name != "" {
 		m["Name"] = name
 	}
