@@ -19,6 +19,29 @@ import (
 // snapshots, and EC2's error codes for each refusal.
 func TestEC2VolumesWithTheGoSDK(t *testing.T) {
 	t.Parallel()
+	r := newEC2VolumeRun(t)
+	volID := r.createTagged()
+	r.attach(volID)
+	snapID, restoredID := r.snapshot(volID)
+	r.tags(volID, snapID)
+	r.clientTokenAndPages()
+	r.detachAndDelete(volID, restoredID, snapID)
+}
+
+// ec2VolumeRun is the cloud, client and running instance of
+// TestEC2VolumesWithTheGoSDK, whose steps are its methods.
+type ec2VolumeRun struct {
+	t         *testing.T
+	ctx       context.Context
+	a         *Agent
+	cli       *ec2.Client
+	admin     string
+	inst      string
+	available *ec2.VolumeAvailableWaiter
+}
+
+// newEC2VolumeRun starts a storage agent and runs an instance.
+func newEC2VolumeRun(t *testing.T) *ec2VolumeRun {
 	a, _ := volumeAgent(t)
 	ctx := context.Background()
 	admin, demo := keystoneToken(t, a, "admin"), keystoneToken(t, a, "demo")
@@ -38,7 +61,13 @@ func TestEC2VolumesWithTheGoSDK(t *testing.T) {
 	if err := running.Wait(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{inst}}, 2*time.Minute); err != nil {
 		t.Fatalf("waiting for running: %v", err)
 	}
+	return &ec2VolumeRun{t: t, ctx: ctx, a: a, cli: cli, admin: admin, inst: inst, available: ec2.NewVolumeAvailableWaiter(cli, waits)}
+}
 
+// createTagged creates a tagged volume and waits for it; EC2's refusals
+// of bad creates and unknown ids.
+func (r *ec2VolumeRun) createTagged() string {
+	t, ctx, cli, a, available := r.t, r.ctx, r.cli, r.a, r.available
 	// A volume with tags: its Name is the Cinder name, the rest metadata.
 	vol, err := cli.CreateVolume(ctx, &ec2.CreateVolumeInput{Size: aws.Int32(1), AvailabilityZone: aws.String(a.config.AZ),
 		TagSpecifications: []types.TagSpecification{{ResourceType: types.ResourceTypeVolume,
@@ -50,7 +79,6 @@ func TestEC2VolumesWithTheGoSDK(t *testing.T) {
 	if vol.State != types.VolumeStateCreating || aws.ToInt32(vol.Size) != 1 || vol.VolumeType != "standard" || len(vol.Tags) != 2 {
 		t.Fatalf("created %+v", vol)
 	}
-	available := ec2.NewVolumeAvailableWaiter(cli, waits)
 	if err := available.Wait(ctx, &ec2.DescribeVolumesInput{VolumeIds: []string{volID}}, time.Minute); err != nil {
 		t.Fatalf("waiting for available: %v", err)
 	}
@@ -73,7 +101,13 @@ func TestEC2VolumesWithTheGoSDK(t *testing.T) {
 	if _, err := cli.DescribeVolumes(ctx, &ec2.DescribeVolumesInput{VolumeIds: []string{"vol-xyz"}}); ec2Code(err) != "InvalidVolumeID.Malformed" {
 		t.Fatalf("a malformed id: %v", err)
 	}
+	return volID
+}
 
+// attach attaches volID to the instance, with the refusals of a
+// second attach, a device in use, a delete and a detach.
+func (r *ec2VolumeRun) attach(volID string) {
+	t, ctx, cli, a, inst, available := r.t, r.ctx, r.cli, r.a, r.inst, r.available
 	// Attach: attaching, then in-use once the instance's agent plugged
 	// it in; an attached volume is not attached again or deleted.
 	att, err := cli.AttachVolume(ctx, &ec2.AttachVolumeInput{VolumeId: aws.String(volID), InstanceId: aws.String(inst), Device: aws.String("/dev/sdf")})
@@ -113,14 +147,18 @@ func TestEC2VolumesWithTheGoSDK(t *testing.T) {
 	if _, err := cli.DetachVolume(ctx, &ec2.DetachVolumeInput{VolumeId: other.VolumeId}); ec2Code(err) != "IncorrectState" {
 		t.Fatalf("detaching a detached volume: %v", err)
 	}
+}
 
+// snapshot snapshots the in-use volume and makes a volume of it.
+func (r *ec2VolumeRun) snapshot(volID string) (snapID, restoredID string) {
+	t, ctx, cli, a, available := r.t, r.ctx, r.cli, r.a, r.available
 	// A snapshot of the in-use volume, and a volume made from it.
 	snap, err := cli.CreateSnapshot(ctx, &ec2.CreateSnapshotInput{VolumeId: aws.String(volID), Description: aws.String("nightly"),
 		TagSpecifications: []types.TagSpecification{{ResourceType: types.ResourceTypeSnapshot, Tags: []types.Tag{{Key: aws.String("kind"), Value: aws.String("nightly")}}}}})
 	if err != nil || snap.State != types.SnapshotStatePending || aws.ToString(snap.VolumeId) != volID {
 		t.Fatalf("snapshot %+v %v", snap, err)
 	}
-	snapID := aws.ToString(snap.SnapshotId)
+	snapID = aws.ToString(snap.SnapshotId)
 	completed := ec2.NewSnapshotCompletedWaiter(cli, func(o *ec2.SnapshotCompletedWaiterOptions) {
 		o.MinDelay, o.MaxDelay = 50*time.Millisecond, 500*time.Millisecond
 	})
@@ -138,7 +176,13 @@ func TestEC2VolumesWithTheGoSDK(t *testing.T) {
 	if err := available.Wait(ctx, &ec2.DescribeVolumesInput{VolumeIds: []string{aws.ToString(restored.VolumeId)}}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	return snapID, aws.ToString(restored.VolumeId)
+}
 
+// tags tags and untags the volume and the snapshot; another project
+// sees neither.
+func (r *ec2VolumeRun) tags(volID, snapID string) {
+	t, ctx, cli, a, inst, admin := r.t, r.ctx, r.cli, r.a, r.inst, r.admin
 	// Tags on volumes and snapshots, beside the instance's.
 	if _, err := cli.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{volID, snapID, inst},
 		Tags: []types.Tag{{Key: aws.String("env"), Value: aws.String("prod")}}}); err != nil {
@@ -167,7 +211,12 @@ func TestEC2VolumesWithTheGoSDK(t *testing.T) {
 	if _, err := stranger.DeleteSnapshot(ctx, &ec2.DeleteSnapshotInput{SnapshotId: aws.String(snapID)}); ec2Code(err) != "InvalidSnapshot.NotFound" {
 		t.Fatalf("another project's snapshot: %v", err)
 	}
+}
 
+// clientTokenAndPages: CreateVolume's ClientToken, and six volumes
+// paged by five.
+func (r *ec2VolumeRun) clientTokenAndPages() {
+	t, ctx, cli, a := r.t, r.ctx, r.cli, r.a
 	// A retry with the ClientToken answers the same volume; the token
 	// with other parameters is refused.
 	tokened := &ec2.CreateVolumeInput{Size: aws.Int32(1), AvailabilityZone: aws.String(a.config.AZ), ClientToken: aws.String("vol-token-1")}
@@ -204,7 +253,12 @@ func TestEC2VolumesWithTheGoSDK(t *testing.T) {
 	if len(seen) != 6 || npages != 2 {
 		t.Fatalf("paged through %d volumes in %d pages, want 6 in 2", len(seen), npages)
 	}
+}
 
+// detachAndDelete detaches and deletes everything, the snapshot
+// keeping its volume until it is gone.
+func (r *ec2VolumeRun) detachAndDelete(volID, restoredID, snapID string) {
+	t, ctx, cli, inst, available := r.t, r.ctx, r.cli, r.inst, r.available
 	// Detach, then delete: the snapshot keeps its volume until it goes.
 	det, err := cli.DetachVolume(ctx, &ec2.DetachVolumeInput{VolumeId: aws.String(volID), InstanceId: aws.String(inst)})
 	if err != nil || det.State != types.VolumeAttachmentStateDetaching {
@@ -219,10 +273,10 @@ func TestEC2VolumesWithTheGoSDK(t *testing.T) {
 	deleted := ec2.NewVolumeDeletedWaiter(cli, func(o *ec2.VolumeDeletedWaiterOptions) {
 		o.MinDelay, o.MaxDelay = 50*time.Millisecond, 500*time.Millisecond
 	})
-	if _, err := cli.DeleteVolume(ctx, &ec2.DeleteVolumeInput{VolumeId: restored.VolumeId}); err != nil {
+	if _, err := cli.DeleteVolume(ctx, &ec2.DeleteVolumeInput{VolumeId: aws.String(restoredID)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := deleted.Wait(ctx, &ec2.DescribeVolumesInput{VolumeIds: []string{aws.ToString(restored.VolumeId)}}, time.Minute); err != nil {
+	if err := deleted.Wait(ctx, &ec2.DescribeVolumesInput{VolumeIds: []string{restoredID}}, time.Minute); err != nil {
 		t.Fatalf("waiting for the deletion: %v", err)
 	}
 	if _, err := cli.DeleteSnapshot(ctx, &ec2.DeleteSnapshotInput{SnapshotId: aws.String(snapID)}); err != nil {
