@@ -184,8 +184,9 @@ type describeRegionsResponse struct {
 }
 
 // describeAvailabilityZones answers DescribeAvailabilityZones: the
-// agent's zone and the zones of the project's instances, all
-// "available" (the zone list with hosts is the admins').
+// agent's zone, the zones of the project's instances and those of the
+// storage hosts (CreateVolume's zones), all "available" (the zone list
+// with hosts is the admins').
 func describeAvailabilityZones(q *request) error {
 	zones := map[string]bool{}
 	if q.api.zone != "" {
@@ -199,6 +200,13 @@ func describeAvailabilityZones(q *request) error {
 		if inst.AZ != "" {
 			zones[inst.AZ] = true
 		}
+	}
+	var vz structs.VolumeZonesResponse
+	if err := q.call("Volume.Zones", &structs.VolumeZonesRequest{}, &vz); err != nil {
+		return err
+	}
+	for _, z := range vz.Zones {
+		zones[z.Name] = true
 	}
 	want := q.list("ZoneName")
 	resp := &describeZonesResponse{}
