@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"errors"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,5 +125,27 @@ func TestEC2SecurityGroupsAndVpcsWithTheGoSDK(t *testing.T) {
 	}
 	if _, err := cli.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
 		t.Fatal(err)
+	}
+
+	// Tags: a group keeps none; the project's own VPC keeps its Name
+	// (the network's name) and no other tag; the shared dev network is
+	// another project's.
+	if _, err := cli.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{sg}, Tags: []types.Tag{{Key: aws.String("a"), Value: aws.String("b")}}}); ec2Code(err) != "UnsupportedOperation" {
+		t.Fatalf("tagging a security group: %v", err)
+	}
+	netID := volumeCall(t, a, "POST", "/network/v2.0/networks", demo, "", map[string]any{"network": map[string]any{"name": "mine"}}).
+		want(t, http.StatusCreated).body["network"].(map[string]any)["id"].(string)
+	vpc := "vpc-" + strings.ReplaceAll(netID, "-", "")[:17]
+	if _, err := cli.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{vpc}, Tags: []types.Tag{{Key: aws.String("Name"), Value: aws.String("renamed")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{vpc}, Tags: []types.Tag{{Key: aws.String("env"), Value: aws.String("x")}}}); ec2Code(err) != "UnsupportedOperation" {
+		t.Fatalf("a tag other than Name on a vpc: %v", err)
+	}
+	if mine, err := cli.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{VpcIds: []string{vpc}}); err != nil || len(mine.Vpcs) != 1 || aws.ToString(mine.Vpcs[0].Tags[0].Value) != "renamed" {
+		t.Fatalf("the renamed vpc %+v %v", mine, err)
+	}
+	if _, err := cli.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{aws.ToString(vpcs.Vpcs[0].VpcId)}, Tags: []types.Tag{{Key: aws.String("Name"), Value: aws.String("x")}}}); ec2Code(err) != "InvalidVpcID.NotFound" {
+		t.Fatalf("tagging the shared network: %v", err)
 	}
 }

@@ -211,6 +211,19 @@ func TestEC2WithTheGoSDK(t *testing.T) {
 	if mine, err := cli.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"self"}}); err != nil || len(mine.Images) != 1 || aws.ToString(mine.Images[0].Name) != "web-snap" {
 		t.Fatalf("the project's own images: %+v %v", mine, err)
 	}
+	// The project's own image takes tags (Glance's, key=value); the
+	// dev image, another project's, does not.
+	if _, err := cli.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{aws.ToString(img.ImageId)},
+		Tags: []types.Tag{{Key: aws.String("release"), Value: aws.String("2")}, {Key: aws.String("golden"), Value: aws.String("")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if tagged, err := cli.DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: []types.Filter{{Name: aws.String("tag:release"), Values: []string{"2"}}}}); err != nil ||
+		len(tagged.Images) != 1 || len(tagged.Images[0].Tags) != 2 || aws.ToString(tagged.Images[0].Tags[1].Key) != "release" {
+		t.Fatalf("images tagged release=2: %+v %v", tagged, err)
+	}
+	if _, err := cli.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{ami}, Tags: []types.Tag{{Key: aws.String("x"), Value: aws.String("y")}}}); ec2Code(err) != "InvalidAMIID.NotFound" {
+		t.Fatalf("tagging another project's image: %v", err)
+	}
 	if _, err := cli.DeregisterImage(ctx, &ec2.DeregisterImageInput{ImageId: img.ImageId}); err != nil {
 		t.Fatal(err)
 	}

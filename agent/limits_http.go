@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	ec2api "github.com/stratus-cloud/stratus/agent/ec2"
 	"github.com/stratus-cloud/stratus/agent/glance"
 	"github.com/stratus-cloud/stratus/agent/native"
 	"github.com/stratus-cloud/stratus/agent/neutron"
@@ -40,6 +41,7 @@ const (
 	ifaceGlance   apiInterface = "image"
 	ifaceIdentity apiInterface = "identity"
 	ifaceS3       apiInterface = "s3"
+	ifaceEC2      apiInterface = "ec2"
 )
 
 // identityPrefix is where the Keystone-compatible API is mounted.
@@ -64,6 +66,8 @@ func classify(r *http.Request, fixed apiInterface) (apiInterface, bool) {
 			iface = ifaceIdentity
 		case under(s3api.MountPath):
 			iface = ifaceS3
+		case under(ec2api.MountPath):
+			iface = ifaceEC2
 		default:
 			iface = ifaceNative
 		}
@@ -222,6 +226,9 @@ func writeOverLimit(w http.ResponseWriter, r *http.Request, iface apiInterface, 
 	case ifaceS3:
 		writeS3SlowDown(w, r)
 		return
+	case ifaceEC2:
+		writeEC2OverLimit(w, r, status, msg)
+		return
 	default:
 		kind := "rate limited"
 		if status == http.StatusRequestEntityTooLarge {
@@ -255,6 +262,25 @@ func writeS3SlowDown(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/xml")
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(http.StatusServiceUnavailable)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(data)
+	}
+}
+
+// writeEC2OverLimit answers a refusal as the EC2 API does: the rate
+// limit is RequestLimitExceeded with 503, which the AWS SDKs and CLI
+// take for throttling and retry with backoff; a body too large is 413.
+func writeEC2OverLimit(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	code := "RequestLimitExceeded"
+	if status == http.StatusTooManyRequests {
+		status, msg = http.StatusServiceUnavailable, "Request limit exceeded. "+msg
+	} else {
+		code = "InvalidParameterValue"
+	}
+	data := ec2api.ErrorDocument(code, msg)
+	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(data)
 	}

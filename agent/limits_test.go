@@ -157,6 +157,16 @@ func TestRateLimitAnswersInEachAPIsFormat(t *testing.T) {
 					t.Fatalf("s3: %d %v %s", code, err, body)
 				}
 			}},
+		{"ec2", "GET", "/ec2/?Action=DescribeRegions&Version=2016-11-15",
+			map[string]string{"Authorization": "AWS4-HMAC-SHA256 Credential=AKIDEC2LIMITS/20261130/us-east-1/ec2/aws4_request, SignedHeaders=host, Signature=00"},
+			func(t *testing.T, code int, _ http.Header, body []byte) {
+				var e struct {
+					Errors struct{ Error struct{ Code string } }
+				}
+				if err := xml.Unmarshal(body, &e); code != 503 || err != nil || e.Errors.Error.Code != "RequestLimitExceeded" {
+					t.Fatalf("ec2: %d %v %s", code, err, body)
+				}
+			}},
 		{"native", "GET", "/v1/flavors", map[string]string{"X-Stratus-Token": "native-tok"}, func(t *testing.T, code int, _ http.Header, body []byte) {
 			if code != 429 || limitsJSON(t, body, "kind") != "rate limited" {
 				t.Fatalf("native: %d %s", code, body)

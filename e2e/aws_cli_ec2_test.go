@@ -85,18 +85,17 @@ func (d awsInstances) states() map[string]string {
 	return out
 }
 
-// TestAWSCLIEC2 drives the EC2 API with the unmodified AWS CLI, its
-// endpoint and credential from `cloudctl openrc -format ec2`: key pairs,
-// run, describe with filters, stop, start, tags, security groups,
-// elastic IPs, terminate, and EC2's error codes.
-func TestAWSCLIEC2(t *testing.T) {
-	t.Parallel()
-	bin := requireAWSCLI(t)
+// awsEC2Dev starts a dev agent and returns the AWS CLI, its environment
+// for the demo user (`cloudctl openrc -format ec2`), the arguments of
+// an `aws ec2` command against the agent, and a runner that decodes an
+// `aws ec2` command's JSON answer (failing the test on an error).
+func awsEC2Dev(t *testing.T, name string) (bin string, env []string, ec2 func(...string) []string, aws func(any, ...string)) {
+	t.Helper()
+	bin = requireAWSCLI(t)
 	if _, err := exec.LookPath(bin); err != nil {
 		t.Fatal(err)
 	}
-	dev := startAgent(t, "awsec2", "--dev")
-	var env []string
+	dev := startAgent(t, name, "--dev")
 	eventually(t, "identity seeded", 60*time.Second, func() error {
 		out, errOut, code := cli(t, dev.http, "openrc", "-format", "ec2", "--user", "demo")
 		if code != 0 {
@@ -113,11 +112,21 @@ func TestAWSCLIEC2(t *testing.T) {
 			endpoint = v
 		}
 	}
-	ec2 := func(args ...string) []string { return append([]string{"--endpoint-url", endpoint, "ec2"}, args...) }
-	aws := func(out any, args ...string) {
+	ec2 = func(args ...string) []string { return append([]string{"--endpoint-url", endpoint, "ec2"}, args...) }
+	aws = func(out any, args ...string) {
 		t.Helper()
 		awsJSON(t, bin, env, out, ec2(args...)...)
 	}
+	return bin, env, ec2, aws
+}
+
+// TestAWSCLIEC2 drives the EC2 API with the unmodified AWS CLI, its
+// endpoint and credential from `cloudctl openrc -format ec2`: key pairs,
+// run, describe with filters, stop, start, tags, security groups,
+// elastic IPs, terminate, and EC2's error codes.
+func TestAWSCLIEC2(t *testing.T) {
+	t.Parallel()
+	bin, env, ec2, aws := awsEC2Dev(t, "awsec2")
 
 	var images struct {
 		Images []struct{ ImageID, Name string }

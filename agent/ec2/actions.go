@@ -29,12 +29,24 @@ func (a *API) table() []action {
 		{Name: "RebootInstances", Access: policy.Member, Handle: rebootInstances},
 		{Name: "GetConsoleOutput", Access: policy.Reader, Handle: getConsoleOutput},
 		{Name: "ModifyInstanceAttribute", Access: policy.Member, Handle: modifyInstanceAttribute},
+		{Name: "DescribeInstanceAttribute", Access: policy.Reader, Handle: describeInstanceAttribute},
 
 		// Key pairs (keypairs.go).
 		{Name: "CreateKeyPair", Access: policy.Member, Handle: createKeyPair},
 		{Name: "ImportKeyPair", Access: policy.Member, Handle: importKeyPair},
 		{Name: "DescribeKeyPairs", Access: policy.Reader, Handle: describeKeyPairs},
 		{Name: "DeleteKeyPair", Access: policy.Member, Handle: deleteKeyPair},
+
+		// Volumes and their snapshots (volume*.go, snapshots.go).
+		{Name: "CreateVolume", Access: policy.Member, Handle: createVolume},
+		{Name: "DescribeVolumes", Access: policy.Reader, Handle: describeVolumes},
+		{Name: "DescribeVolumeStatus", Access: policy.Reader, Handle: describeVolumeStatus},
+		{Name: "DeleteVolume", Access: policy.Member, Handle: deleteVolume},
+		{Name: "AttachVolume", Access: policy.Member, Handle: attachVolume},
+		{Name: "DetachVolume", Access: policy.Member, Handle: detachVolume},
+		{Name: "CreateSnapshot", Access: policy.Member, Handle: createSnapshot},
+		{Name: "DescribeSnapshots", Access: policy.Reader, Handle: describeSnapshots},
+		{Name: "DeleteSnapshot", Access: policy.Member, Handle: deleteSnapshot},
 
 		// Tags (tags.go).
 		{Name: "CreateTags", Access: policy.Member, Handle: createTags},

@@ -36,23 +36,25 @@ func (q *request) resolveImage(id string) (string, error) {
 }
 
 type imageItem struct {
-	ImageID            string `xml:"imageId"`
-	ImageLocation      string `xml:"imageLocation"`
-	ImageState         string `xml:"imageState"`
-	ImageOwnerID       string `xml:"imageOwnerId"`
-	IsPublic           bool   `xml:"isPublic"`
-	Architecture       string `xml:"architecture"`
-	ImageType          string `xml:"imageType"`
-	Name               string `xml:"name"`
-	RootDeviceType     string `xml:"rootDeviceType"`
-	VirtualizationType string `xml:"virtualizationType"`
-	Hypervisor         string `xml:"hypervisor"`
+	ImageID            string   `xml:"imageId"`
+	ImageLocation      string   `xml:"imageLocation"`
+	ImageState         string   `xml:"imageState"`
+	ImageOwnerID       string   `xml:"imageOwnerId"`
+	IsPublic           bool     `xml:"isPublic"`
+	Architecture       string   `xml:"architecture"`
+	ImageType          string   `xml:"imageType"`
+	Name               string   `xml:"name"`
+	RootDeviceType     string   `xml:"rootDeviceType"`
+	VirtualizationType string   `xml:"virtualizationType"`
+	Hypervisor         string   `xml:"hypervisor"`
+	TagSet             []tagRef `xml:"tagSet>item"`
 }
 
 type describeImagesResponse struct {
 	XMLName xml.Name `xml:"DescribeImagesResponse"`
 	meta
-	Images []imageItem `xml:"imagesSet>item"`
+	Images    []imageItem `xml:"imagesSet>item"`
+	NextToken string      `xml:"nextToken,omitempty"`
 }
 
 // imageState is EC2's state of a Glance image status.
@@ -70,7 +72,9 @@ func imageState(status string) string {
 
 // describeImages answers DescribeImages: the images the project may
 // boot, or those of ImageId.n; Owner.n "self" keeps the project's own,
-// and the filters image-id, name and state apply.
+// and the filters image-id, name, state, owner-id, is-public and the
+// tag filters (the project's own images' tags) apply; MaxResults
+// (5-1000) and NextToken page.
 func describeImages(q *request) error {
 	images, err := q.imagesOf()
 	if err != nil {
@@ -83,6 +87,9 @@ func describeImages(q *request) error {
 		item := imageItem{ImageID: imageID(img.ID), ImageLocation: img.Name, ImageState: imageState(img.Status),
 			ImageOwnerID: img.Owner, IsPublic: img.Visibility == "public", Architecture: "x86_64", ImageType: "machine",
 			Name: img.Name, RootDeviceType: "instance-store", VirtualizationType: "hvm", Hypervisor: "kvm"}
+		if img.Owner == q.caller.ProjectID {
+			item.TagSet = imageTags(img)
+		}
 		if len(want) > 0 && !matches(want, item.ImageID) {
 			continue
 		}
@@ -103,6 +110,11 @@ func describeImages(q *request) error {
 			return ec2Error(codeInvalidAMINotFound, "The image id '[%s]' does not exist", id)
 		}
 	}
+	page, next, err := pageOf(q, pager{min: 5, max: 1000, idsParam: "ImageId"}, resp.Images, func(it imageItem) string { return it.ImageID })
+	if err != nil {
+		return err
+	}
+	resp.Images, resp.NextToken = page, next
 	return q.reply(resp)
 }
 
@@ -129,7 +141,15 @@ func imageMatches(it imageItem, filters []filter) bool {
 			v = it.ImageOwnerID
 		case "is-public":
 			v = strconv.FormatBool(it.IsPublic)
+		case "tag-key", "tag-value":
+			if !tagMatches(it.TagSet, f) {
+				return false
+			}
+			continue
 		default:
+			if strings.HasPrefix(f.Name, "tag:") && !tagMatches(it.TagSet, f) {
+				return false
+			}
 			continue
 		}
 		if !matches(f.Values, v) {
@@ -164,8 +184,9 @@ type describeRegionsResponse struct {
 }
 
 // describeAvailabilityZones answers DescribeAvailabilityZones: the
-// agent's zone and the zones of the project's instances, all
-// "available" (the zone list with hosts is the admins').
+// agent's zone, the zones of the project's instances and those of the
+// storage hosts (CreateVolume's zones), all "available" (the zone list
+// with hosts is the admins').
 func describeAvailabilityZones(q *request) error {
 	zones := map[string]bool{}
 	if q.api.zone != "" {
@@ -179,6 +200,13 @@ func describeAvailabilityZones(q *request) error {
 		if inst.AZ != "" {
 			zones[inst.AZ] = true
 		}
+	}
+	var vz structs.VolumeZonesResponse
+	if err := q.call("Volume.Zones", &structs.VolumeZonesRequest{}, &vz); err != nil {
+		return err
+	}
+	for _, z := range vz.Zones {
+		zones[z.Name] = true
 	}
 	want := q.list("ZoneName")
 	resp := &describeZonesResponse{}
@@ -206,7 +234,8 @@ type describeZonesResponse struct {
 }
 
 // describeInstanceTypes answers DescribeInstanceTypes: the flavors the
-// project may use, by name, or those of InstanceType.n.
+// project may use, by name, or those of InstanceType.n, paged with
+// MaxResults (5-100) and NextToken.
 func describeInstanceTypes(q *request) error {
 	var out structs.FlavorListResponse
 	if err := q.call("Flavor.List", &structs.FlavorListRequest{}, &out); err != nil {
@@ -225,6 +254,10 @@ func describeInstanceTypes(q *request) error {
 		it.InstanceStorageInfo.TotalSizeInGB = f.RootGB + f.EphemeralGB
 		it.ProcessorInfo.SupportedArchitectures = []string{"x86_64"}
 		resp.Types = append(resp.Types, it)
+	}
+	var err error
+	if resp.Types, resp.NextToken, err = pageOf(q, pager{min: 5, max: 100, idsParam: "InstanceType"}, resp.Types, func(it instanceTypeItem) string { return it.InstanceType }); err != nil {
+		return err
 	}
 	return q.reply(resp)
 }
@@ -251,5 +284,6 @@ type instanceTypeItem struct {
 type describeInstanceTypesResponse struct {
 	XMLName xml.Name `xml:"DescribeInstanceTypesResponse"`
 	meta
-	Types []instanceTypeItem `xml:"instanceTypeSet>item"`
+	Types     []instanceTypeItem `xml:"instanceTypeSet>item"`
+	NextToken string             `xml:"nextToken,omitempty"`
 }

@@ -110,3 +110,13 @@ type errorItem struct {
 	Code    string `xml:"Code"`
 	Message string `xml:"Message"`
 }
+
+// ErrorDocument is EC2's error document for code and message, for a
+// refusal made before the API runs (the agent's request limits answer
+// RequestLimitExceeded with it).
+func ErrorDocument(code, message string) []byte {
+	body := errorResponse{RequestID: newRequestID()}
+	body.Errors.Error = []errorItem{{Code: code, Message: message}}
+	data, _ := xml.Marshal(body) // a struct of strings always encodes
+	return append([]byte(xml.Header), data...)
+}

@@ -38,7 +38,14 @@ func stateOf(inst *structs.Instance) instanceState {
 	switch inst.VMState {
 	case structs.VMStateBuilding:
 		return statePending
-	case structs.VMStateActive, structs.VMStateResized, structs.VMStateRescued:
+	case structs.VMStateResized:
+		// A resize of a stopped instance (ModifyInstanceAttribute
+		// instanceType) leaves it powered off until confirmed.
+		if inst.PowerState == structs.PowerShutdown {
+			return stateStopped
+		}
+		return stateRunning
+	case structs.VMStateActive, structs.VMStateRescued:
 		return stateRunning
 	case structs.VMStateDeleted, structs.VMStateSoftDeleted, structs.VMStateError:
 		return stateTerminated

@@ -100,12 +100,25 @@ func (q *request) powerChange(name, op string, from, to, settled instanceState) 
 		prev, cur := stateOf(inst), to
 		if prev == settled {
 			cur = settled
+		} else if err := q.confirmBeforeStart(inst, op); err != nil {
+			return err
 		} else if err := q.task(inst.ID, op); err != nil {
 			return lockedError(err, instanceID(inst.ID))
 		}
 		resp.Items = append(resp.Items, stateChange{InstanceID: instanceID(inst.ID), CurrentState: cur, PreviousState: prev})
 	}
 	return q.reply(resp)
+}
+
+// confirmBeforeStart confirms the resize of a stopped instance whose
+// type changed (ModifyInstanceAttribute instanceType) before it is
+// started: EC2 has no confirm step, and Nova starts no instance with a
+// resize to confirm. The confirm is one entry, done when answered.
+func (q *request) confirmBeforeStart(inst *structs.Instance, op string) error {
+	if op != structs.OpStart || inst.VMState != structs.VMStateResized {
+		return nil
+	}
+	return lockedError(q.task(inst.ID, structs.OpConfirmResize), instanceID(inst.ID))
 }
 
 // task runs one Instance.Task as the Compute API's server actions do.

@@ -105,7 +105,8 @@ func deleteSecurityGroup(q *request) error {
 
 // describeSecurityGroups answers DescribeSecurityGroups: the project's
 // groups, or those of GroupId.n / GroupName.n, kept by the filters
-// group-id, group-name and description.
+// group-id, group-name and description, paged with MaxResults (5-1000)
+// and NextToken.
 func describeSecurityGroups(q *request) error {
 	objs, err := q.groupsOf()
 	if err != nil {
@@ -129,6 +130,9 @@ func describeSecurityGroups(q *request) error {
 		if !found[want] {
 			return ec2Error("InvalidGroup.NotFound", "The security group '%s' does not exist", want)
 		}
+	}
+	if resp.Groups, resp.NextToken, err = pageOf(q, pager{min: 5, max: 1000, idsParam: "GroupId"}, resp.Groups, func(g groupItem) string { return g.GroupID }); err != nil {
+		return err
 	}
 	return q.reply(resp)
 }
@@ -234,7 +238,8 @@ type groupItem struct {
 type describeSecurityGroupsResponse struct {
 	XMLName xml.Name `xml:"DescribeSecurityGroupsResponse"`
 	meta
-	Groups []groupItem `xml:"securityGroupInfo>item"`
+	Groups    []groupItem `xml:"securityGroupInfo>item"`
+	NextToken string      `xml:"nextToken,omitempty"`
 }
 
 type createSecurityGroupResponse struct {

@@ -3,46 +3,57 @@ package ec2
 import (
 	"encoding/xml"
 	"strings"
-
-	"github.com/stratus-cloud/stratus/structs"
 )
 
-// EC2 tags of instances are their metadata (Instance.Update, as the
-// Compute API's server metadata): a key and a value each, at most 50
-// per resource, which the servers' metadata quota bounds. Only
-// instances (i-…) are taggable yet.
+// CreateTags, DeleteTags and DescribeTags reach every resource whose
+// Stratus record keeps tags (tag_resources.go): instances (their
+// metadata), volumes and snapshots (their metadata, the Name tag their
+// name), images the project owns (Glance's tags, "key=value"), and
+// VPCs and subnets (their name, the Name tag, which is all a Neutron
+// network keeps). Security groups and elastic IPs keep no tags in
+// Stratus: tagging them is UnsupportedOperation, never a tag dropped
+// silently.
 
-// tagResources resolves ResourceId.n, all instances.
-func (q *request) tagResources() ([]*structs.Instance, error) {
+// taggedResources resolves ResourceId.n, checking every resource takes
+// the keys before anything is changed.
+func (q *request) taggedResources(keys []string) ([]*taggable, error) {
 	ids := q.list("ResourceId")
 	if len(ids) == 0 {
 		return nil, ec2Error(codeMissingParameter, "The request must contain the parameter ResourceId.")
 	}
-	for _, id := range ids {
-		if !strings.HasPrefix(id, "i-") {
-			return nil, ec2Error(codeInvalidParameterValue, "Tagging '%s' is not supported yet: only instances (i-…) take tags.", id)
+	out, err := q.resolveTaggables(ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range out {
+		for _, k := range keys {
+			if r.nameOnly && k != "Name" {
+				return nil, ec2Error(codeUnsupported, "The %s '%s' keeps a name only: Name is its one tag (Stratus networks have no tags).", r.kind, r.id())
+			}
 		}
 	}
-	return q.resolveInstances(ids)
+	return out, nil
 }
 
 // createTags answers CreateTags: each Tag.n is set on every resource.
 func createTags(q *request) error {
-	insts, err := q.tagResources()
-	if err != nil {
-		return err
-	}
 	tags := q.tagSet("")
 	if len(tags) == 0 {
 		return ec2Error(codeMissingParameter, "The request must contain the parameter Tag.")
 	}
-	for k := range tags {
-		if strings.HasPrefix(k, "aws:") {
-			return ec2Error(codeInvalidParameterValue, "Tag keys starting with 'aws:' are reserved for internal use")
-		}
+	if err := checkTagKeys(tags); err != nil {
+		return err
 	}
-	for _, inst := range insts {
-		if err := q.updateInstance(&structs.InstanceUpdateRequest{InstanceID: inst.ID, SetMetadata: tags}); err != nil {
+	keys := make([]string, 0, len(tags))
+	for k := range tags {
+		keys = append(keys, k)
+	}
+	rs, err := q.taggedResources(keys)
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if err := r.set(q, tags); err != nil {
 			return err
 		}
 	}
@@ -51,52 +62,44 @@ func createTags(q *request) error {
 
 // deleteTags answers DeleteTags: each Tag.n's key is removed (only when
 // its value matches, if Tag.n.Value is given); a tag that is not there
-// is no error, as in EC2.
+// is no error, as in EC2. No Tag.n at all removes every tag.
 func deleteTags(q *request) error {
-	insts, err := q.tagResources()
-	if err != nil {
-		return err
-	}
 	type want struct {
 		key, value string
 		anyValue   bool
 	}
 	var wants []want
+	var keys []string
 	for _, i := range q.indices("Tag") {
 		p := "Tag." + itoa(i)
 		_, hasValue := q.params[p+".Value"]
 		wants = append(wants, want{key: q.params.Get(p + ".Key"), value: q.params.Get(p + ".Value"), anyValue: !hasValue})
+		keys = append(keys, q.params.Get(p+".Key"))
 	}
-	for _, inst := range insts {
+	rs, err := q.taggedResources(keys)
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
 		var del []string
-		for _, w := range wants {
-			if v, ok := inst.Metadata[w.key]; ok && w.key != clientTokenKey && (w.anyValue || v == w.value) {
-				del = append(del, w.key)
+		for _, t := range r.tags {
+			for _, w := range wants {
+				if t.Key == w.key && (w.anyValue || t.Value == w.value) {
+					del = append(del, t.Key)
+				}
 			}
-		}
-		// No Tag.n at all removes every tag.
-		if len(wants) == 0 {
-			for _, t := range tagsOf(inst) {
+			if len(wants) == 0 {
 				del = append(del, t.Key)
 			}
 		}
 		if len(del) == 0 {
 			continue
 		}
-		if err := q.updateInstance(&structs.InstanceUpdateRequest{InstanceID: inst.ID, DeleteMetadata: del}); err != nil {
+		if err := r.del(q, del); err != nil {
 			return err
 		}
 	}
 	return q.reply(&returnResponse{XMLName: xml.Name{Local: "DeleteTagsResponse"}, Return: true})
-}
-
-// updateInstance sends one Instance.Update.
-func (q *request) updateInstance(args *structs.InstanceUpdateRequest) error {
-	err := q.call("Instance.Update", args, &structs.InstanceUpdateResponse{})
-	if structs.KindOf(err) == structs.KindQuotaReached {
-		return ec2Error("TagLimitExceeded", "The maximum number of tags for the resource has been reached: %s", structs.Message(err))
-	}
-	return err
 }
 
 type tagItem struct {
@@ -109,28 +112,58 @@ type tagItem struct {
 type describeTagsResponse struct {
 	XMLName xml.Name `xml:"DescribeTagsResponse"`
 	meta
-	Tags []tagItem `xml:"tagSet>item"`
+	Tags      []tagItem `xml:"tagSet>item"`
+	NextToken string    `xml:"nextToken,omitempty"`
 }
 
 // describeTags answers DescribeTags: every tag of the project's
-// instances, kept by the filters resource-id, resource-type, key and
-// value.
+// taggable resources, kept by the filters resource-id, resource-type,
+// key and value (tag:<key> too), paged with MaxResults (5-1000) and
+// NextToken. Only the kinds a resource-type filter asks for are read.
 func describeTags(q *request) error {
-	insts, err := q.instancesOf()
-	if err != nil {
-		return err
-	}
 	filters := q.filters()
-	resp := &describeTagsResponse{}
-	for _, inst := range insts {
-		for _, t := range tagsOf(inst) {
-			it := tagItem{ResourceID: instanceID(inst.ID), ResourceType: "instance", Key: t.Key, Value: t.Value}
-			if tagItemMatches(it, filters) {
-				resp.Tags = append(resp.Tags, it)
+	for _, f := range filters {
+		switch f.Name {
+		case "resource-id", "resource-type", "key", "value":
+		default:
+			if !strings.HasPrefix(f.Name, "tag:") {
+				return ec2Error(codeInvalidParameterValue, "The filter '%s' is invalid", f.Name)
 			}
 		}
 	}
-	return q.reply(resp)
+	var items []tagItem
+	for _, k := range tagKinds {
+		if !kindWanted(k.resourceType, filters) {
+			continue
+		}
+		rs, err := k.list(q)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			for _, t := range r.tags {
+				it := tagItem{ResourceID: r.id(), ResourceType: r.kind, Key: t.Key, Value: t.Value}
+				if tagItemMatches(it, filters) {
+					items = append(items, it)
+				}
+			}
+		}
+	}
+	page, next, err := pageOf(q, pager{min: 5, max: 1000}, items, func(it tagItem) string { return it.ResourceID + "/" + it.Key })
+	if err != nil {
+		return err
+	}
+	return q.reply(&describeTagsResponse{Tags: page, NextToken: next})
+}
+
+// kindWanted reports whether the resource-type filters keep a kind.
+func kindWanted(kind string, filters []filter) bool {
+	for _, f := range filters {
+		if f.Name == "resource-type" && !matches(f.Values, kind) {
+			return false
+		}
+	}
+	return true
 }
 
 func tagItemMatches(it tagItem, filters []filter) bool {
@@ -146,7 +179,10 @@ func tagItemMatches(it tagItem, filters []filter) bool {
 		case "value":
 			v = it.Value
 		default:
-			continue
+			if f.Name != "tag:"+it.Key {
+				return false
+			}
+			v = it.Value
 		}
 		if !matches(f.Values, v) {
 			return false

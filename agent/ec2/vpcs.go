@@ -33,13 +33,15 @@ type vpcItem struct {
 type describeVpcsResponse struct {
 	XMLName xml.Name `xml:"DescribeVpcsResponse"`
 	meta
-	Vpcs []vpcItem `xml:"vpcSet>item"`
+	Vpcs      []vpcItem `xml:"vpcSet>item"`
+	NextToken string    `xml:"nextToken,omitempty"`
 }
 
 // describeVpcs answers DescribeVpcs: the networks the project sees
 // (its own and shared ones), each with its first IPv4 subnet's CIDR and
-// its name as the Name tag; VpcId.n and the filters vpc-id and
-// is-default narrow them.
+// its name as the Name tag; VpcId.n and the filters vpc-id,
+// is-default, cidr and the tag filters narrow them; MaxResults (5-1000)
+// and NextToken page.
 func describeVpcs(q *request) error {
 	nets, err := q.netObjects(structs.NetKindNetwork)
 	if err != nil {
@@ -69,6 +71,9 @@ func describeVpcs(q *request) error {
 		}
 		resp.Vpcs = append(resp.Vpcs, item)
 	}
+	if resp.Vpcs, resp.NextToken, err = pageOf(q, pager{min: 5, max: 1000, idsParam: "VpcId"}, resp.Vpcs, func(v vpcItem) string { return v.VpcID }); err != nil {
+		return err
+	}
 	return q.reply(resp)
 }
 
@@ -77,7 +82,8 @@ func vpcMatches(v vpcItem, filters []filter) bool {
 		switch {
 		case f.Name == "vpc-id" && !matches(f.Values, v.VpcID),
 			f.Name == "is-default" && !matches(f.Values, boolString(v.IsDefault)),
-			f.Name == "cidr" && !matches(f.Values, v.CidrBlock):
+			f.Name == "cidr" && !matches(f.Values, v.CidrBlock),
+			isTagFilter(f.Name) && !tagMatches(v.TagSet, f):
 			return false
 		}
 	}
@@ -107,12 +113,14 @@ type subnetItem struct {
 type describeSubnetsResponse struct {
 	XMLName xml.Name `xml:"DescribeSubnetsResponse"`
 	meta
-	Subnets []subnetItem `xml:"subnetSet>item"`
+	Subnets   []subnetItem `xml:"subnetSet>item"`
+	NextToken string       `xml:"nextToken,omitempty"`
 }
 
 // describeSubnets answers DescribeSubnets: the IPv4 subnets of the
 // networks DescribeVpcs shows; SubnetId.n and the filters subnet-id,
-// vpc-id and cidr-block narrow them.
+// vpc-id, cidr-block, availability-zone and the tag filters narrow
+// them; MaxResults (5-1000) and NextToken page.
 func describeSubnets(q *request) error {
 	nets, err := q.netObjects(structs.NetKindNetwork)
 	if err != nil {
@@ -142,6 +150,9 @@ func describeSubnets(q *request) error {
 		}
 		resp.Subnets = append(resp.Subnets, item)
 	}
+	if resp.Subnets, resp.NextToken, err = pageOf(q, pager{min: 5, max: 1000, idsParam: "SubnetId"}, resp.Subnets, func(s subnetItem) string { return s.SubnetID }); err != nil {
+		return err
+	}
 	return q.reply(resp)
 }
 
@@ -151,7 +162,8 @@ func subnetMatches(s subnetItem, filters []filter) bool {
 		case f.Name == "subnet-id" && !matches(f.Values, s.SubnetID),
 			f.Name == "vpc-id" && !matches(f.Values, s.VpcID),
 			f.Name == "cidr-block" && !matches(f.Values, s.CidrBlock),
-			f.Name == "availability-zone" && !matches(f.Values, s.AvailabilityZone):
+			f.Name == "availability-zone" && !matches(f.Values, s.AvailabilityZone),
+			isTagFilter(f.Name) && !tagMatches(s.TagSet, f):
 			return false
 		}
 	}
@@ -173,4 +185,10 @@ func (q *request) resolveSubnet(id string) (*structs.Subnet, error) {
 		}
 	}
 	return nil, ec2Error("InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist", id)
+}
+
+// isTagFilter reports whether a filter is on tags (tag:<key>, tag-key,
+// tag-value).
+func isTagFilter(name string) bool {
+	return strings.HasPrefix(name, "tag:") || name == "tag-key" || name == "tag-value"
 }
