@@ -548,11 +548,32 @@ func (s *StateStore) PortsByDevice(ws memdb.WatchSet, deviceID string) ([]*struc
 // PortsByHost lists the ports bound to a host: those of the instances
 // placed on it, instance by instance in their NIC order. A host's
 // dataplane wires exactly these.
+//
+// A host with no instances has no node of its own in the instances'
+// host index, and a watch on an absent key is its nearest ancestor's:
+// every host's agent watches its ports (client/interfaces.go), so each
+// instance change anywhere used to wake the watches of many empty
+// hosts (issue #31: a quarter of the agent-path boot's CPU). An empty
+// host's watch is its host record instead, which every placement on it
+// rewrites (its usage, fsm/placement_usage.go).
 func (s *StateStore) PortsByHost(ws memdb.WatchSet, hostID string) ([]*structs.Port, error) {
 	txn := s.ReadTxn()
-	insts, err := list[*structs.Instance](txn, ws, TableInstances, "host", hostID)
+	var iws memdb.WatchSet
+	if ws != nil {
+		iws = memdb.NewWatchSet()
+	}
+	insts, err := list[*structs.Instance](txn, iws, TableInstances, "host", hostID)
 	if err != nil {
 		return nil, err
+	}
+	if ws != nil {
+		if len(insts) > 0 {
+			for ch := range iws {
+				ws.Add(ch)
+			}
+		} else if _, err := first[*structs.Host](txn, ws, TableHosts, "id", hostID); err != nil {
+			return nil, err
+		}
 	}
 	var out []*structs.Port
 	for _, inst := range insts {
