@@ -63,8 +63,8 @@ type worker struct {
 	hosts      []*structs.Host
 	hostsIndex uint64
 
-	// submitPlan, when set, replaces the Plan.Submit RPC (tests).
-	submitPlan func(*structs.Plan) (*structs.PlanResult, error)
+	// planSubmit, when set, replaces the Plan.Submit RPC (tests).
+	planSubmit func(*structs.Plan) (*structs.PlanResult, error)
 }
 
 // run dequeues evaluations and handles up to evalsInFlight of them at
@@ -155,11 +155,11 @@ func (w *worker) process(ev *structs.Evaluation, token string, waitIndex uint64)
 	return structs.Errorf(structs.KindUnavailable, "placements kept being refused, %d plans on hosts nobody else had changed", maxReplans+1)
 }
 
-// submit sends a plan to the leader's applier (or to w.submitPlan, a
+// submit sends a plan to the leader's applier (or to w.planSubmit, a
 // test's stand-in for it).
 func (w *worker) submit(plan *structs.Plan) (*structs.PlanResult, error) {
-	if w.submitPlan != nil {
-		return w.submitPlan(plan)
+	if w.planSubmit != nil {
+		return w.planSubmit(plan)
 	}
 	var result structs.PlanResult
 	if err := w.srv.RPC("Plan.Submit", &structs.PlanSubmitRequest{Plan: plan}, &result); err != nil {

@@ -54,7 +54,7 @@ func TestContendedRefusalsDoNotFailAnEvaluation(t *testing.T) {
 	s, victim, rivals, held := contentionSetup(t, rivalCount+2, rivalCount)
 	w := &worker{srv: s}
 	next := 0
-	w.submitPlan = func(plan *structs.Plan) (*structs.PlanResult, error) {
+	w.planSubmit = func(plan *structs.Plan) (*structs.PlanResult, error) {
 		if next < len(rivals) && len(plan.Placements) == 1 {
 			// A rival scheduled on the same snapshot, chose the same
 			// host, and its plan reached the applier first.
@@ -105,7 +105,7 @@ func TestUncontendedRefusalsStillFailAnEvaluation(t *testing.T) {
 	s, victim, _, held := contentionSetup(t, 2, 0)
 	w := &worker{srv: s}
 	plans := 0
-	w.submitPlan = func(plan *structs.Plan) (*structs.PlanResult, error) {
+	w.planSubmit = func(plan *structs.Plan) (*structs.PlanResult, error) {
 		plans++
 		for i, a := range plan.Placements {
 			c := *a
