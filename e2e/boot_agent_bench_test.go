@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -31,7 +32,10 @@ import (
 // ACTIVE. What it skips, and says so: the fake driver builds no disk and
 // downloads no image (no image cache), there is no network dataplane
 // (bridges, DHCP), and the API rate limit is lifted (http_rate = 0), as
-// an operator benchmarking a cloud would.
+// an operator benchmarking a cloud would. It reports the process's CPU
+// and heap a boot besides the rates, which the machine's other load
+// moves far more; STRATUS_BENCH_LOG=1 prints the dev agent's warnings
+// (a failed evaluation's reason, for one) to stderr.
 func BenchmarkBootAgentPath(b *testing.B) {
 	hosts := bootSize("STRATUS_BOOT_HOSTS", 1000, 20)
 	requests := bootSize("STRATUS_BOOT_REQUESTS", 2000, 60)
@@ -55,6 +59,8 @@ func BenchmarkBootAgentPath(b *testing.B) {
 		errs := make(chan error, clients)
 		var wg sync.WaitGroup
 		stop := benchprof.Start(b, fmt.Sprintf(".agentpath-%d", n))
+		cpuStart := cpuTime()
+		allocStart, _ := heapAllocated()
 		start := time.Now()
 		for w := 0; w < clients; w++ {
 			wg.Add(1)
@@ -94,6 +100,8 @@ func BenchmarkBootAgentPath(b *testing.B) {
 			return nil
 		})
 		active := time.Since(start)
+		cpu := cpuTime() - cpuStart
+		allocEnd, _ := heapAllocated()
 		stop()
 		var all []time.Duration
 		for w := range lat {
@@ -105,9 +113,15 @@ func BenchmarkBootAgentPath(b *testing.B) {
 		b.ReportMetric(float64(requests)/active.Seconds(), "active/s")
 		b.ReportMetric(float64(pct(0.5).Microseconds())/1000, "p50-ms")
 		b.ReportMetric(float64(pct(0.99).Microseconds())/1000, "p99-ms")
-		b.Logf("agent path, %d hosts: %d boots by %d clients: accepted in %v (%.0f/s), ACTIVE as the Compute API lists them in %v (%.0f/s); latency p50 %v, p99 %v",
+		// The process's CPU (server, hosts and clients) and heap a boot:
+		// unlike the rates, they hardly depend on the machine's other load.
+		cpuMS := float64(cpu.Microseconds()) / 1000 / float64(requests)
+		allocKiB := float64(allocEnd-allocStart) / 1024 / float64(requests)
+		b.ReportMetric(cpuMS, "cpu-ms/boot")
+		b.ReportMetric(allocKiB, "alloc-KiB/boot")
+		b.Logf("agent path, %d hosts: %d boots by %d clients: accepted in %v (%.0f/s), ACTIVE as the Compute API lists them in %v (%.0f/s); latency p50 %v, p99 %v; %.2f ms of CPU and %.0f KiB allocated a boot",
 			hosts, requests, clients, accepted.Round(time.Millisecond), float64(requests)/accepted.Seconds(),
-			active.Round(time.Millisecond), float64(requests)/active.Seconds(), pct(0.5), pct(0.99))
+			active.Round(time.Millisecond), float64(requests)/active.Seconds(), pct(0.5), pct(0.99), cpuMS, allocKiB)
 	}
 }
 
@@ -124,7 +138,11 @@ func startAgentPathCloud(b *testing.B, hosts int) *agent.Agent {
 	if err := cfg.Finalize(); err != nil {
 		b.Fatal(err)
 	}
-	a, err := agent.New(cfg, hclog.NewNullLogger())
+	var lg hclog.Logger = hclog.NewNullLogger()
+	if os.Getenv("STRATUS_BENCH_LOG") != "" {
+		lg = hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr})
+	}
+	a, err := agent.New(cfg, lg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -460,3 +460,20 @@ func populateNetworks(t *testing.T, s *StateStore) {
 	}
 	txn.Commit()
 }
+
+// A port with several addresses on a subnet holds each of them: the
+// next automatic address skips them all and takes the lowest gap.
+func TestIPAMSkipsEveryAddressOfMultiAddressPorts(t *testing.T) {
+	n := newNetFixture(t)
+	n.must(createNet("n1", "p1"), createSubnet("s1", "n1", "10.0.0.0/24", "10.0.0.1"))
+	ip := func(a string) structs.FixedIP { return structs.FixedIP{SubnetID: "s1", IPAddress: a} }
+	n.must(createPort("multi", "n1", "p1", ip("10.0.0.4"), ip("10.0.0.2"), ip("10.0.0.6")))
+	n.must(createPort("one", "n1", "p1", ip("10.0.0.3")))
+	for _, want := range []string{"10.0.0.5", "10.0.0.7"} {
+		id := "auto-" + want
+		n.must(createPort(id, "n1", "p1"))
+		if got := n.portIPs(id); len(got) != 1 || got[0] != want {
+			t.Fatalf("port %s got %v, want %s", id, got, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -198,25 +199,35 @@ func (t *netTxn) networkSubnets(networkID string) ([]*structs.Subnet, error) {
 
 // allocated lists the addresses ports hold on a subnet, sorted.
 func allocated(txn *memdb.Txn, subnetID string) ([]netip.Addr, error) {
-	ports, err := list[*structs.Port](txn, nil, TablePorts, "ip_prefix", subnetID)
+	// Every create of a port on the subnet reads all its addresses, so
+	// this runs once per port over every port: no intermediate list of
+	// ports and no set. The index yields the ports in address order (a
+	// port with several addresses here once per address), so the
+	// addresses come nearly sorted, and a sort and a compaction drop
+	// the repeats.
+	it, err := txn.Get(TablePorts, "ip_prefix", subnetID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list %s: %w", TablePorts, err)
 	}
-	seen := map[netip.Addr]bool{}
 	var out []netip.Addr
-	for _, p := range ports {
+	var last *structs.Port
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		p := raw.(*structs.Port)
+		if p == last {
+			continue // the same port again, for its next address
+		}
+		last = p
 		for _, ip := range p.FixedIPs {
 			if ip.SubnetID != subnetID {
 				continue
 			}
-			if a, err := netip.ParseAddr(ip.IPAddress); err == nil && !seen[a] {
-				seen[a] = true
+			if a, err := netip.ParseAddr(ip.IPAddress); err == nil {
 				out = append(out, a)
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
-	return out, nil
+	slices.SortFunc(out, func(a, b netip.Addr) int { return a.Compare(b) })
+	return slices.Compact(out), nil
 }
 
 // lowestFree is the subnet's lowest free pool address, also skipping
@@ -548,11 +559,32 @@ func (s *StateStore) PortsByDevice(ws memdb.WatchSet, deviceID string) ([]*struc
 // PortsByHost lists the ports bound to a host: those of the instances
 // placed on it, instance by instance in their NIC order. A host's
 // dataplane wires exactly these.
+//
+// A host with no instances has no node of its own in the instances'
+// host index, and a watch on an absent key is its nearest ancestor's:
+// every host's agent watches its ports (client/interfaces.go), so each
+// instance change anywhere used to wake the watches of many empty
+// hosts (issue #31: a quarter of the agent-path boot's CPU). An empty
+// host's watch is its host record instead, which every placement on it
+// rewrites (its usage, fsm/placement_usage.go).
 func (s *StateStore) PortsByHost(ws memdb.WatchSet, hostID string) ([]*structs.Port, error) {
 	txn := s.ReadTxn()
-	insts, err := list[*structs.Instance](txn, ws, TableInstances, "host", hostID)
+	var iws memdb.WatchSet
+	if ws != nil {
+		iws = memdb.NewWatchSet()
+	}
+	insts, err := list[*structs.Instance](txn, iws, TableInstances, "host", hostID)
 	if err != nil {
 		return nil, err
+	}
+	if ws != nil {
+		if len(insts) > 0 {
+			for ch := range iws {
+				ws.Add(ch)
+			}
+		} else if _, err := first[*structs.Host](txn, ws, TableHosts, "id", hostID); err != nil {
+			return nil, err
+		}
 	}
 	var out []*structs.Port
 	for _, inst := range insts {

@@ -64,6 +64,19 @@ func (s *StateStore) Index(table string) uint64 {
 	return raw.(*structs.IndexEntry).Value
 }
 
+// MaxIndex is the largest index of the given tables, read in one
+// transaction.
+func (s *StateStore) MaxIndex(tables ...string) uint64 {
+	txn := s.ReadTxn()
+	var idx uint64
+	for _, t := range tables {
+		if raw, err := txn.First(tableIndex, "id", t); err == nil && raw != nil {
+			idx = max(idx, raw.(*structs.IndexEntry).Value)
+		}
+	}
+	return idx
+}
+
 // LatestIndex is the largest index of any table.
 func (s *StateStore) LatestIndex() uint64 {
 	it, err := s.ReadTxn().Get(tableIndex, "id")

@@ -86,13 +86,11 @@ func (e *Net) RouterInterface(args *structs.RouterInterfaceRequest, reply *struc
 // netIndex is the index networking reads reflect: any networking table,
 // and the instances and hosts that ports' bindings follow.
 func netIndex(state *fsm.StateStore) uint64 {
-	var idx uint64
-	for _, t := range []string{fsm.TableNetworks, fsm.TableSubnets, fsm.TablePorts, fsm.TableSecurityGroups,
-		fsm.TableSecurityGroupRules, fsm.TableFloatingIPs, fsm.TableRouters, fsm.TableInstances} {
-		idx = max(idx, state.Index(t))
-	}
-	return idx
+	return state.MaxIndex(netIndexTables...)
 }
+
+var netIndexTables = []string{fsm.TableNetworks, fsm.TableSubnets, fsm.TablePorts, fsm.TableSecurityGroups,
+	fsm.TableSecurityGroupRules, fsm.TableFloatingIPs, fsm.TableRouters, fsm.TableInstances}
 
 // Get reads one object the caller may see.
 func (e *Net) Get(args *structs.NetGetRequest, reply *structs.NetListResponse) error {

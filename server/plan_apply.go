@@ -98,6 +98,7 @@ func (s *Server) checkPlan(state *fsm.StateStore, plan *structs.Plan, ov *planOv
 			// Placed by a commit still in flight (an earlier delivery of
 			// this evaluation): the worker looks again once it landed.
 			res.Refused = append(res.Refused, a.InstanceID)
+			res.Contended = append(res.Contended, a.InstanceID)
 			continue
 		}
 		host, err := state.HostByID(nil, a.HostID)
@@ -108,6 +109,9 @@ func (s *Server) checkPlan(state *fsm.StateStore, plan *structs.Plan, ov *planOv
 			return nil, err
 		} else if !ok {
 			res.Refused = append(res.Refused, a.InstanceID)
+			if contended(host, plan.SnapshotIndex, overlay) {
+				res.Contended = append(res.Contended, a.InstanceID)
+			}
 			continue
 		}
 		ov.add(inst, host.ID, a.Resources)
@@ -136,6 +140,17 @@ func (s *Server) checkPlan(state *fsm.StateStore, plan *structs.Plan, ov *planOv
 		}
 	}
 	return res, nil
+}
+
+// contended reports whether a refusal on host is another plan's doing
+// rather than a disagreement between the worker and the applier: the
+// host changed after the snapshot the worker scheduled on (placements,
+// status), or the batch and the commits in flight put something on it.
+// Workers that schedule from the same snapshot all pick the same best
+// host (host_subset_size 1, ties to the lowest ID), so under load most
+// refusals are this.
+func contended(host *structs.Host, snapshotIndex uint64, overlay map[string]map[string]int64) bool {
+	return host != nil && (host.ModifyIndex > snapshotIndex || len(overlay[host.ID]) > 0)
 }
 
 // submitPlan queues a plan for the applier and waits for its outcome.

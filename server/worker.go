@@ -18,8 +18,16 @@ import (
 const (
 	// dequeueWait is how long a worker's dequeue blocks on the leader.
 	dequeueWait = time.Second
-	// maxReplans bounds how often a worker re-plans refused placements
-	// before handing the evaluation back.
+	// maxReplans bounds how often a worker re-plans placements the
+	// applier refused for no reason it can see — the host unchanged since
+	// the worker's snapshot and nothing else placed on it — before
+	// handing the evaluation back. A refusal because another plan took
+	// the host first (PlanResult.Contended) is not counted: the cluster
+	// made progress, and the re-plan sees it. Under load every worker
+	// picks the same best host from the same snapshot, and counting those
+	// refusals failed evaluations on empty clusters ("scheduling failed
+	// after repeated attempts", issue #31). The broker's nack timeout
+	// still bounds how long a worker may keep re-planning.
 	maxReplans = 5
 	// evalsInFlight is how many evaluations one worker holds at once.
 	// An evaluation spends most of its life waiting (for its index, for
@@ -54,6 +62,9 @@ type worker struct {
 	hostsMu    sync.Mutex
 	hosts      []*structs.Host
 	hostsIndex uint64
+
+	// planSubmit, when set, replaces the Plan.Submit RPC (tests).
+	planSubmit func(*structs.Plan) (*structs.PlanResult, error)
 }
 
 // run dequeues evaluations and handles up to evalsInFlight of them at
@@ -114,7 +125,7 @@ func (w *worker) handle(resp *structs.EvalDequeueResponse) {
 // failed, re-planning placements the applier refused.
 func (w *worker) process(ev *structs.Evaluation, token string, waitIndex uint64) error {
 	rng := rand.New(rand.NewPCG(seedOf(ev.ID), uint64(waitIndex)))
-	for attempt := 0; attempt <= maxReplans; attempt++ {
+	for failed := 0; failed <= maxReplans; {
 		if err := w.waitForIndex(waitIndex); err != nil {
 			return err
 		}
@@ -129,16 +140,32 @@ func (w *worker) process(ev *structs.Evaluation, token string, waitIndex uint64)
 		}
 		plan.EvalToken = token
 		plan.SnapshotIndex = state.LatestIndex()
-		var result structs.PlanResult
-		if err := w.srv.RPC("Plan.Submit", &structs.PlanSubmitRequest{Plan: plan}, &result); err != nil {
+		result, err := w.submit(plan)
+		if err != nil {
 			return err
 		}
 		if len(result.Refused) == 0 {
 			return nil
 		}
+		if len(result.Contended) < len(result.Refused) {
+			failed++
+		}
 		waitIndex = result.Index
 	}
-	return structs.Errorf(structs.KindUnavailable, "placements kept being refused after %d plans", maxReplans+1)
+	return structs.Errorf(structs.KindUnavailable, "placements kept being refused, %d plans on hosts nobody else had changed", maxReplans+1)
+}
+
+// submit sends a plan to the leader's applier (or to w.planSubmit, a
+// test's stand-in for it).
+func (w *worker) submit(plan *structs.Plan) (*structs.PlanResult, error) {
+	if w.planSubmit != nil {
+		return w.planSubmit(plan)
+	}
+	var result structs.PlanResult
+	if err := w.srv.RPC("Plan.Submit", &structs.PlanSubmitRequest{Plan: plan}, &result); err != nil {
+		return nil, err
+	}
+	return &result, nil
 }
 
 // schedule runs the scheduler with one of the worker's host caches (none

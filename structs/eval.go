@@ -81,5 +81,10 @@ type PlanResult struct {
 	// Refused are instances whose placement no longer fit the newest
 	// state; they go back to be scheduled again.
 	Refused []string
-	Index   uint64
+	// Contended are the refused instances whose host changed after the
+	// plan's snapshot or took other placements of the same batch or of
+	// commits in flight: another plan got there first. A worker
+	// re-plans those without counting them as failed attempts.
+	Contended []string
+	Index     uint64
 }

@@ -135,7 +135,7 @@ func (s *run) pick(req *Request, weighed bool) *HostView {
 			s.raw, s.weights = grow(s.raw, len(s.cands)), grow(s.weights, len(s.cands))
 			weigh(s.weighers, s.cfg, s.views, s.cands, req, s.raw, s.weights)
 		}
-		r := ranking{views: s.views, cands: s.cands, weights: s.weights}
+		r := ranking{views: s.views, cands: s.cands, weights: s.weights, pivot: s.pivot}
 		s.top = r.best(s.top, min(s.cfg.HostSubsetSize, len(s.cands)))
 		p := 0
 		if len(s.top) > 1 {

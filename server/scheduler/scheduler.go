@@ -141,6 +141,8 @@ type run struct {
 	weights  []float64
 	top      []int
 	counts   reasonCounts
+	// pivot is where ties among equally weighted hosts start (ranking).
+	pivot int32
 
 	// Reuse across equivalent requests (reuse.go): whether it is on,
 	// the request the kept candidates were made for (nil: none), the
@@ -177,6 +179,10 @@ func newRun(hosts []*structs.Host, cfg Config, rng *rand.Rand) *run {
 		if h != nil {
 			s.views = append(s.views, HostView{Host: h})
 		}
+	}
+	s.pivot = 0
+	if len(s.views) > 1 {
+		s.pivot = int32(rng.IntN(len(s.views)))
 	}
 	return s
 }

@@ -2,18 +2,38 @@ package scheduler
 
 import "slices"
 
-// ranking orders the candidates of one placement: higher weight first,
-// then lower host ID, so every decision is reproducible.
+// ranking orders the candidates of one placement: higher weight first;
+// among equal weights, with a pivot, the first host at or after the
+// pivot's position in the views (which come sorted by host ID), wrapping
+// around; without one, the lower host ID. Either way a seed reproduces
+// every decision.
+//
+// The pivot is drawn per Schedule call from its random source. Without
+// it, every worker scheduling from the same snapshot sent its instance
+// to the same one of many equally good hosts (on an empty cluster,
+// always the lowest ID): the applier could take only what fitted there
+// and refused the rest, which re-planned, and under load most
+// placements took several plans (issue #31). Nova's ties fall in the
+// order Placement returns its candidates, which is no better defined.
 type ranking struct {
 	views   []HostView
 	cands   []int32
 	weights []float64
+	// pivot is the view position ties start from; -1 (or 0) is none.
+	pivot int32
 }
 
 // better reports whether candidate position i ranks above position j.
 func (r *ranking) better(i, j int) bool {
 	if wi, wj := r.weights[i], r.weights[j]; wi != wj {
 		return wi > wj
+	}
+	if r.pivot > 0 {
+		ci, cj := r.cands[i], r.cands[j]
+		if ai, aj := ci >= r.pivot, cj >= r.pivot; ai != aj {
+			return ai
+		}
+		return ci < cj
 	}
 	a, b := r.views[r.cands[i]].Host.ID, r.views[r.cands[j]].Host.ID
 	if a != b {
