@@ -35,9 +35,13 @@ func (e *Flavor) Upsert(args *structs.FlavorUpsertRequest, reply *structs.Flavor
 		if len(args.Flavors) != 1 {
 			return structs.Errorf(structs.KindInvalid, "a flavor upsert with a check index names exactly one flavor")
 		}
-		if l, _ := e.srv.ClusterFSMLevel(); l < structs.FSMLevelFlavorCAS {
-			// An older server would apply it unchecked: all apply it so.
-			args.CheckIndex = 0
+		// An older server would apply it unchecked while the others
+		// refuse it; and dropping the check would lose a concurrent
+		// write. So it waits for every server to know it (a server not
+		// yet heard from since a restart counts as old).
+		if l, holder := e.srv.ClusterFSMLevel(); l < structs.FSMLevelFlavorCAS {
+			return structs.Errorf(structs.KindUnavailable, "changing a flavor in place needs every server at %s; %s is at %s",
+				structs.FSMLevelFlavorCAS, holder, l)
 		}
 	}
 	index, err := e.srv.apply(structs.FlavorUpsertRequestType, args)

@@ -119,8 +119,8 @@ type FlavorUpsertRequest struct {
 	// compare-and-set: it applies only while the stored flavor's
 	// ModifyIndex is still CheckIndex, else it fails with
 	// ErrFlavorChanged, so a read-modify-write (an extra spec added, a
-	// description set) never undoes a concurrent one. Servers honour it
-	// from FSMLevelFlavorCAS on; below, they drop it.
+	// description set) never undoes a concurrent one. Servers refuse it
+	// (KindUnavailable) until every server is at FSMLevelFlavorCAS.
 	CheckIndex uint64
 	WriteRequest
 }

@@ -96,7 +96,7 @@ const (
 	// FSMLevelFlavorCAS, of the same release, adds a field: a
 	// FlavorUpsertRequest's CheckIndex, which an older FSM would ignore
 	// and apply the upsert anyway while newer ones refuse it. The servers
-	// drop it until every server has this level.
+	// refuse such upserts until every server has this level.
 	FSMLevelFlavorCAS = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
