@@ -101,8 +101,11 @@ func (t *taskTxn) startMove(inst *structs.Instance, e *structs.InstanceTaskEntry
 		PowerOn:       inst.VMState != vmStopped,
 		AllowSameHost: e.AllowSameHost && kind == structs.TaskKindResize,
 	}
-	if kind == structs.TaskKindResize || kind == structs.TaskKindMigrate {
+	switch kind {
+	case structs.TaskKindResize, structs.TaskKindMigrate:
 		task.DiskToken = e.DiskToken
+	case structs.TaskKindEvacuate:
+		task.EvacuateDisk = e.EvacuateDisk
 	}
 	if src != nil {
 		task.SourceAllocID = src.ID
@@ -201,6 +204,8 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 		a.DesiredState = desiredFor(task.PowerOn)
 		if task.Kind == structs.TaskKindUnshelve {
 			a.RestoreImageID = restoreImage(inst) // conductor_shelve_image.go
+		} else {
+			a.EvacuateDisk = task.EvacuateDisk
 		}
 		if err := insertAlloc(t.txn, t.index, a, t.hb); err != nil {
 			return err

@@ -203,6 +203,13 @@ func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.Instance
 				entry.DiskToken = rand.Text()
 			}
 		}
+		if args.Op == structs.OpEvacuate {
+			// Older servers would drop the rule and rebuild from the
+			// image whatever the caller said (FSMLevel).
+			if l, _ := s.ClusterFSMLevel(); l >= structs.FSMLevelEvacuateDisk {
+				entry.EvacuateDisk = evacuateDisk(args.OnSharedStorage)
+			}
+		}
 	}
 	return entry, nil
 }
@@ -311,4 +318,16 @@ func (s *Server) systemTask(instanceID, op, reason string) error {
 		entry.Action = nil
 	}
 	return s.applyTask(entry, &reply)
+}
+
+// evacuateDisk is the rule an evacuation's destination follows for the
+// disk: the caller's on_shared_storage when it gave one, else finding out.
+func evacuateDisk(onShared *bool) string {
+	switch {
+	case onShared == nil:
+		return structs.EvacuateDiskDetect
+	case *onShared:
+		return structs.EvacuateDiskShared
+	}
+	return structs.EvacuateDiskImage
 }
