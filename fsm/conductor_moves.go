@@ -129,7 +129,7 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 		if task.Kind == structs.TaskKindUnshelve {
 			inst.VMState = structs.VMStateShelvedOffloaded
 		}
-		return t.end(inst, fault.Message)
+		return t.end(inst, noHostMessage(task, fault))
 	}
 	dest, err := t.host(p.HostID)
 	if err != nil {
@@ -224,6 +224,20 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 		}
 		return t.putInstance(inst)
 	}
+}
+
+// noHostMessage is the error a move's event records when no destination
+// was found: Nova's conductor words a cold migration's and a resize's
+// NoValidHost its own way, without the scheduler's reasons; other moves
+// keep the scheduler's words.
+func noHostMessage(task *structs.Task, fault *structs.Fault) string {
+	switch task.Kind {
+	case structs.TaskKindMigrate:
+		return "No valid host was found. No valid host found for cold migrate"
+	case structs.TaskKindResize:
+		return "No valid host was found. No valid host found for resize"
+	}
+	return fault.Message
 }
 
 // migrationTarget is what a source's driver needs to reach the

@@ -252,7 +252,7 @@ func (s *Server) resolveTarget(state *fsm.StateStore, inst *structs.Instance, ar
 		return structs.Errorf(structs.KindInvalid, "Compute host %s could not be found.", args.TargetHost)
 	}
 	if h.ID == inst.HostID {
-		return structs.Errorf(structs.KindInvalid, "The target host can't be the same one.")
+		return sameHostError(args.Op, inst, h)
 	}
 	if !h.Up() {
 		return structs.Errorf(structs.KindInvalid, "Compute service of %s is unavailable at this time.", h.Name)
@@ -330,4 +330,18 @@ func evacuateDisk(onShared *bool) string {
 		return structs.EvacuateDiskShared
 	}
 	return structs.EvacuateDiskImage
+}
+
+// sameHostError is Nova's refusal of a move onto the instance's own
+// host, worded per operation as Nova words it: CannotMigrateToSameHost
+// for a cold migration, UnableToMigrateToSelf for a live one, the
+// evacuate API's own words otherwise. All are 400s.
+func sameHostError(op string, inst *structs.Instance, h *structs.Host) error {
+	switch op {
+	case structs.OpMigrate:
+		return structs.Errorf(structs.KindInvalid, "Cannot migrate to the host where the server exists.")
+	case structs.OpLiveMigrate:
+		return structs.Errorf(structs.KindInvalid, "Unable to migrate instance (%s) to current host (%s).", inst.ID, h.Name)
+	}
+	return structs.Errorf(structs.KindInvalid, "The target host can't be the same one.")
 }

@@ -468,7 +468,7 @@ func TestServerUnshelve(t *testing.T) {
 	offload()
 	act(h, mine.ID, adminTok, "2.91", `{"unshelve": {"host": "nope"}}`).fault(t, 400, "badRequest", "Compute host nope could not be found.")
 	act(h, mine.ID, adminTok, "2.91", `{"unshelve": {"availability_zone": "az1", "host": "compute-2"}}`).
-		fault(t, 400, "badRequest", "Host compute-2 is not in the availability zone az1.")
+		fault(t, 409, "conflictingRequest", `Host "compute-2" is not in the availability zone "az1".`)
 	act(h, mine.ID, adminTok, "2.91", `{"unshelve": {"availability_zone": "az2", "host": "compute-2"}}`).expect(t, 202)
 	if args := lastTask(h); args.Op != structs.OpUnshelve || args.TargetHost != "compute-2" {
 		t.Fatalf("unshelve args %+v", args)

@@ -373,7 +373,8 @@ func actUnshelve(q *request, inst *structs.Instance, arg any) (*reply, error) {
 				return nil, badRequest("Compute host %s could not be found.", host)
 			}
 			if az != "" && hostZone(h) != az {
-				return nil, badRequest("Host %s is not in the availability zone %s.", host, az)
+				// Nova's UnshelveHostNotInAZ, a conflict.
+				return nil, faultf(http.StatusConflict, "Host \"%s\" is not in the availability zone \"%s\".", host, az)
 			}
 		} else if az != inst.AZ {
 			return nil, notSupported()
