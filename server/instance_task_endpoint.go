@@ -190,6 +190,9 @@ func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.Instance
 	if err := s.resolveTarget(state, inst, args, entry); err != nil {
 		return nil, err
 	}
+	if err := s.checkMoveSupported(state, inst, entry); err != nil {
+		return nil, err
+	}
 	if trigger, ok := moveTriggers[args.Op]; ok && !(args.Op == structs.OpUnshelve && inst.VMState != structs.VMStateShelvedOffloaded) {
 		entry.Eval = &structs.Evaluation{ID: uuid.NewString(), InstanceIDs: []string{inst.ID}, TriggeredBy: trigger,
 			Status: structs.EvalStatusPending, CreatedAt: now}
