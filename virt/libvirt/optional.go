@@ -532,13 +532,8 @@ func (d *Driver) LiveMigrate(ctx context.Context, id string, destination string)
 		}
 		flags := golibvirt.MigrateLive | golibvirt.MigratePeer2peer | golibvirt.MigratePersistDest |
 			golibvirt.MigrateUndefineSource | golibvirt.MigrateAutoConverge
-		if d.cfg.SharedStorage {
-			flags |= golibvirt.MigrateUnsafe
-		} else {
-			flags |= golibvirt.MigrateNonSharedDisk
-		}
-		if _, err := lv.DomainMigratePerform3Params(dom, []string{dconn}, nil, nil, flags); err != nil {
-			return fmt.Errorf("live migration to %s: %w", dconn, err)
+		if err := d.performLive(lv, dom, m, dconn, flags); err != nil { // blockmigrate.go
+			return err
 		}
 		if d.cfg.SharedStorage {
 			return nil // the destination runs from the same files
