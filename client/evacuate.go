@@ -1,7 +1,6 @@
 package client
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -29,7 +28,7 @@ func (r *runner) sharedDisks(rule, imageID string) ([]virt.ImportedDisk, error) 
 	onDisk := len(found) > 0
 	if (rule == structs.EvacuateDiskShared && !onDisk) || (rule == structs.EvacuateDiskImage && onDisk) {
 		r.logger.Error("the instance's disks are not where the evacuation's caller said", "on_shared_storage", rule == structs.EvacuateDiskShared, "found", onDisk)
-		return nil, errors.New(structs.InvalidSharedStorageMessage)
+		return nil, errInvalidSharedStorage{}
 	}
 	if onDisk {
 		r.logger.Info("disk on shared storage, evacuating using existing disk", "disks", len(found))
@@ -38,3 +37,9 @@ func (r *runner) sharedDisks(rule, imageID string) ([]virt.ImportedDisk, error) 
 	r.logger.Info("disk not on shared storage, evacuating from image", "image_id", imageID)
 	return nil, nil
 }
+
+// errInvalidSharedStorage is Nova's InvalidSharedStorage: its message is
+// the fault the servers record, word for word.
+type errInvalidSharedStorage struct{}
+
+func (errInvalidSharedStorage) Error() string { return structs.InvalidSharedStorageMessage }
