@@ -511,10 +511,13 @@ func (d *Driver) RemoteConsole(ctx context.Context, id string, kind string) (*vi
 // means qemu+tcp://<host>/system — peer to peer, live, keeping it defined
 // there and undefining it here. With Config.SharedStorage the disks stay
 // where they are, used by the destination from then on; otherwise they
-// are copied (so the destination needs no shared storage, only the same
-// ImagesDir and ConsoleDir paths) and on success its volumes and console
-// log here are deleted. On failure it stays here as it was. It needs Config.MigrationURI (the
-// LiveMigrate capability); without it, it fails with virt.ErrNotSupported.
+// are copied onto volumes prepared in the destination's pool of the same
+// name (blockmigrate.go: incrementally when the destination can open the
+// image; the destination needs no shared storage, only the same
+// ConsoleDir path) and on success its volumes and console log here are
+// deleted. On failure it stays here as it was, and the prepared volumes
+// are deleted. It needs Config.MigrationURI (the LiveMigrate capability);
+// without it, it fails with virt.ErrNotSupported.
 func (d *Driver) LiveMigrate(ctx context.Context, id string, destination string) error {
 	if !d.Capabilities().LiveMigrate {
 		return fmt.Errorf("libvirt LiveMigrate %q: live migration needs migration_uri configured: %w", id, virt.ErrNotSupported)
