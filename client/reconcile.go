@@ -221,6 +221,12 @@ func (r *runner) spec() (*virt.InstanceSpec, error) {
 		if spec.Disks, err = r.restoredDisks(a.RestoreImageID); err != nil {
 			return nil, err
 		}
+	case a.EvacuateDisk != "":
+		// An evacuation rebuilds on the disks left on shared storage
+		// if they are there (evacuate.go).
+		if spec.Disks, err = r.sharedDisks(a.EvacuateDisk, inst.ImageID); err != nil {
+			return nil, err
+		}
 	}
 	if inst.NeedsConfigDrive() {
 		if spec.ConfigDrive, err = r.configDrive(inst); err != nil {

@@ -66,3 +66,29 @@ func newBootWithExport(t *testing.T) *bootFixture {
 	b.mustApply(structs.HostRegisterType, &structs.HostRegisterEntry{Host: h1})
 	return b
 }
+
+// TestEvacuationTellsTheDestinationWhereTheDiskIs: an evacuate entry's
+// rule for the disk (on_shared_storage, or finding out) reaches the
+// destination's allocation, and a destination failing because the disk
+// is not where the caller said leaves the instance in ERROR with that
+// fault, as Nova's InvalidSharedStorage does.
+func TestEvacuationTellsTheDestinationWhereTheDiskIs(t *testing.T) {
+	b := taskFixture(t)
+	b.mustApply(structs.HostStatusUpdateType, &structs.HostStatusUpdateEntry{HostIDs: []string{"h1"}, Status: structs.HostStatusDown, UpdatedAt: 9})
+	if resp := b.task(structs.OpEvacuate, withMove, func(e *structs.InstanceTaskEntry) { e.EvacuateDisk = structs.EvacuateDiskShared }); resp != nil {
+		t.Fatal(resp)
+	}
+	res, _ := structs.FlavorResources(b.inst("i1").Flavor)
+	b.mustApply(structs.PlanApplyType, &structs.PlanApplyEntry{Placements: []*structs.Allocation{{ID: "a2", InstanceID: "i1", HostID: "h2",
+		EvalID: "e-move", Resources: res, ClientState: structs.AllocClientPending}}})
+	a2, _ := b.f.State().AllocationByID(nil, "a2")
+	if a2 == nil || a2.EvacuateDisk != structs.EvacuateDiskShared || a2.DiskSource != nil {
+		t.Fatalf("evacuation's destination %+v: want the shared-storage rule and no disk source", a2)
+	}
+	b.mustApply(structs.AllocClientUpdateType, &structs.AllocClientUpdateEntry{HostID: "h2", UpdatedAt: int64(100 + b.index),
+		Updates: []*structs.AllocClientUpdate{{AllocID: "a2", ClientState: structs.AllocClientFailed, ClientDescription: structs.InvalidSharedStorageMessage}}})
+	i := b.inst("i1")
+	if i.VMState != structs.VMStateError || i.Fault == nil || i.Fault.Message != structs.InvalidSharedStorageMessage {
+		t.Fatalf("after the destination found no disk: vm_state %s fault %+v", i.VMState, i.Fault)
+	}
+}

@@ -101,8 +101,11 @@ func (t *taskTxn) startMove(inst *structs.Instance, e *structs.InstanceTaskEntry
 		PowerOn:       inst.VMState != vmStopped,
 		AllowSameHost: e.AllowSameHost && kind == structs.TaskKindResize,
 	}
-	if kind == structs.TaskKindResize || kind == structs.TaskKindMigrate {
+	switch kind {
+	case structs.TaskKindResize, structs.TaskKindMigrate:
 		task.DiskToken = e.DiskToken
+	case structs.TaskKindEvacuate:
+		task.EvacuateDisk = e.EvacuateDisk
 	}
 	if src != nil {
 		task.SourceAllocID = src.ID
@@ -126,7 +129,7 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 		if task.Kind == structs.TaskKindUnshelve {
 			inst.VMState = structs.VMStateShelvedOffloaded
 		}
-		return t.end(inst, fault.Message)
+		return t.end(inst, noHostMessage(task, fault))
 	}
 	dest, err := t.host(p.HostID)
 	if err != nil {
@@ -201,6 +204,8 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 		a.DesiredState = desiredFor(task.PowerOn)
 		if task.Kind == structs.TaskKindUnshelve {
 			a.RestoreImageID = restoreImage(inst) // conductor_shelve_image.go
+		} else {
+			a.EvacuateDisk = task.EvacuateDisk
 		}
 		if err := insertAlloc(t.txn, t.index, a, t.hb); err != nil {
 			return err
@@ -219,6 +224,20 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 		}
 		return t.putInstance(inst)
 	}
+}
+
+// noHostMessage is the error a move's event records when no destination
+// was found: Nova's conductor words a cold migration's and a resize's
+// NoValidHost its own way, without the scheduler's reasons; other moves
+// keep the scheduler's words.
+func noHostMessage(task *structs.Task, fault *structs.Fault) string {
+	switch task.Kind {
+	case structs.TaskKindMigrate:
+		return "No valid host was found. No valid host found for cold migrate"
+	case structs.TaskKindResize:
+		return "No valid host was found. No valid host found for resize"
+	}
+	return fault.Message
 }
 
 // migrationTarget is what a source's driver needs to reach the

@@ -190,6 +190,9 @@ func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.Instance
 	if err := s.resolveTarget(state, inst, args, entry); err != nil {
 		return nil, err
 	}
+	if err := s.checkMoveSupported(state, inst, entry); err != nil {
+		return nil, err
+	}
 	if trigger, ok := moveTriggers[args.Op]; ok && !(args.Op == structs.OpUnshelve && inst.VMState != structs.VMStateShelvedOffloaded) {
 		entry.Eval = &structs.Evaluation{ID: uuid.NewString(), InstanceIDs: []string{inst.ID}, TriggeredBy: trigger,
 			Status: structs.EvalStatusPending, CreatedAt: now}
@@ -201,6 +204,13 @@ func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.Instance
 			// destination fresh disks (FSMLevel).
 			if l, _ := s.ClusterFSMLevel(); l >= structs.FSMLevelDiskCopy {
 				entry.DiskToken = rand.Text()
+			}
+		}
+		if args.Op == structs.OpEvacuate {
+			// Older servers would drop the rule and rebuild from the
+			// image whatever the caller said (FSMLevel).
+			if l, _ := s.ClusterFSMLevel(); l >= structs.FSMLevelEvacuateDisk {
+				entry.EvacuateDisk = evacuateDisk(args.OnSharedStorage)
 			}
 		}
 	}
@@ -245,7 +255,7 @@ func (s *Server) resolveTarget(state *fsm.StateStore, inst *structs.Instance, ar
 		return structs.Errorf(structs.KindInvalid, "Compute host %s could not be found.", args.TargetHost)
 	}
 	if h.ID == inst.HostID {
-		return structs.Errorf(structs.KindInvalid, "The target host can't be the same one.")
+		return sameHostError(args.Op, inst, h)
 	}
 	if !h.Up() {
 		return structs.Errorf(structs.KindInvalid, "Compute service of %s is unavailable at this time.", h.Name)
@@ -311,4 +321,30 @@ func (s *Server) systemTask(instanceID, op, reason string) error {
 		entry.Action = nil
 	}
 	return s.applyTask(entry, &reply)
+}
+
+// evacuateDisk is the rule an evacuation's destination follows for the
+// disk: the caller's on_shared_storage when it gave one, else finding out.
+func evacuateDisk(onShared *bool) string {
+	switch {
+	case onShared == nil:
+		return structs.EvacuateDiskDetect
+	case *onShared:
+		return structs.EvacuateDiskShared
+	}
+	return structs.EvacuateDiskImage
+}
+
+// sameHostError is Nova's refusal of a move onto the instance's own
+// host, worded per operation as Nova words it: CannotMigrateToSameHost
+// for a cold migration, UnableToMigrateToSelf for a live one, the
+// evacuate API's own words otherwise. All are 400s.
+func sameHostError(op string, inst *structs.Instance, h *structs.Host) error {
+	switch op {
+	case structs.OpMigrate:
+		return structs.Errorf(structs.KindInvalid, "Cannot migrate to the host where the server exists.")
+	case structs.OpLiveMigrate:
+		return structs.Errorf(structs.KindInvalid, "Unable to migrate instance (%s) to current host (%s).", inst.ID, h.Name)
+	}
+	return structs.Errorf(structs.KindInvalid, "The target host can't be the same one.")
 }

@@ -88,6 +88,11 @@ type Allocation struct {
 	// the image can go once the instance runs) instead of from the
 	// instance's image.
 	RestoreImageID string `json:",omitempty"`
+	// EvacuateDisk, on an evacuation's destination, says whether its
+	// agent rebuilds the instance on the disks the down host left on
+	// shared storage (an EvacuateDisk* constant); empty rebuilds from
+	// the image without looking.
+	EvacuateDisk string `json:",omitempty"`
 
 	// ClientState, ClientDescription and PowerState are what the agent
 	// last reported; ActionDoneSeq is the last ActionSeq it carried out.

@@ -98,6 +98,13 @@ const (
 	// and apply the upsert anyway while newer ones refuse it. The servers
 	// refuse such upserts until every server has this level.
 	FSMLevelFlavorCAS = FSMLevelDiskCopy
+	// FSMLevelEvacuateDisk, of the same release, adds no message type
+	// but a field: an evacuate entry's EvacuateDisk, from which the FSM
+	// tells the destination to look for the instance's disks on shared
+	// storage. An older server would drop it and rebuild from the image
+	// whatever the caller said, so the servers set it only once every
+	// server has this level.
+	FSMLevelEvacuateDisk = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy

@@ -59,6 +59,9 @@ type Task struct {
 	// empty on servers older than FSMLevelDiskCopy, whose moves build
 	// fresh disks.
 	DiskToken string `json:",omitempty"`
+	// EvacuateDisk is an evacuation's EvacuateDisk* rule, given to the
+	// destination's allocation; empty rebuilds from the image.
+	EvacuateDisk string `json:",omitempty"`
 	// SnapshotImageID is the image a shelve uploads the instance's disk
 	// to (Nova's shelved_image_id), empty when it keeps no snapshot.
 	SnapshotImageID string `json:",omitempty"`

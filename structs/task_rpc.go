@@ -50,6 +50,11 @@ type InstanceTaskRequest struct {
 	ImageProperties map[string]string
 	// TargetHost (name or id) is where an admin wants the instance moved.
 	TargetHost string
+	// OnSharedStorage is an evacuation's on_shared_storage (before
+	// microversion 2.14): whether the caller says the instance's disks
+	// are on storage the destination shares; nil lets the destination
+	// find out.
+	OnSharedStorage *bool `json:",omitempty"`
 	// Reason is a lock's reason.
 	Reason string
 	// State is the vm_state os-resetState forces (active or error).
@@ -115,6 +120,9 @@ type InstanceTaskEntry struct {
 	// DiskToken is a resize's or cold migration's disk-transfer secret
 	// (Task.DiskToken), drawn by the leader: the FSM draws nothing.
 	DiskToken string `json:",omitempty"`
+	// EvacuateDisk is an evacuation's EvacuateDisk* rule, set by the
+	// leader (FSMLevelEvacuateDisk); empty rebuilds from the image.
+	EvacuateDisk string `json:",omitempty"`
 	// Rotation is how many backups a createBackup keeps.
 	Rotation int
 	// Volume is what attach_volume and detach_volume act on; an

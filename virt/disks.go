@@ -48,6 +48,22 @@ type ImportedDisk struct {
 	Format         string
 	BackingImageID string
 	Path           string
+	// Shared says Path is another host's disk on storage both hosts
+	// share (SharedDiskFinder): the driver copies it and never moves,
+	// links or changes it, since that host may come back to it.
+	Shared bool
+}
+
+// SharedDiskFinder finds the disks another host built for an instance
+// on storage this host shares (Nova's instance_on_disk), so that an
+// evacuation rebuilds the instance on them instead of on its image.
+type SharedDiskFinder interface {
+	// SharedDisks returns instance id's root disk (and ephemeral disk,
+	// where it has one) that another host left on the storage this host
+	// shares, with Shared set, or none when the instance's disks are
+	// not there (no shared storage, or never built on it). imageID is
+	// the instance's image, the one a root overlay is backed by.
+	SharedDisks(ctx context.Context, id, imageID string) ([]ImportedDisk, error)
 }
 
 // ImportedDisk returns the spec's fetched disk of a role, or nil.

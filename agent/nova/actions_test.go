@@ -425,18 +425,25 @@ func TestServerEvacuate(t *testing.T) {
 	if pw, _ := r.body["adminPass"].(string); len(pw) != 12 {
 		t.Fatalf("evacuate password %s", r.raw)
 	}
-	if args := lastTask(h); args.Op != structs.OpEvacuate || args.TargetHost != "compute-2" || !args.Admin {
+	if args := lastTask(h); args.Op != structs.OpEvacuate || args.TargetHost != "compute-2" || !args.Admin ||
+		args.OnSharedStorage == nil || *args.OnSharedStorage {
 		t.Fatalf("evacuate args %+v", args)
 	}
 	r = act(h, mine.ID, adminTok, "", `{"evacuate": {"onSharedStorage": true}}`).expect(t, 200)
 	if r.body["adminPass"] != nil {
 		t.Fatalf("shared storage evacuate %s", r.raw)
 	}
+	if args := lastTask(h); args.OnSharedStorage == nil || !*args.OnSharedStorage {
+		t.Fatalf("shared storage evacuate args %+v", args)
+	}
 	act(h, mine.ID, adminTok, "2.14", `{"evacuate": {"host": "nope"}}`).fault(t, 404, "itemNotFound", "Compute host nope not found.")
 	act(h, mine.ID, adminTok, "2.14", `{"evacuate": {"host": "compute-1"}}`).fault(t, 400, "badRequest", "The target host can't be the same one.")
 	r = act(h, mine.ID, adminTok, "2.14", `{"evacuate": {"adminPass": "p"}}`).expect(t, 200)
 	if len(r.raw) != 0 {
 		t.Fatalf("2.14 evacuate body %s", r.raw)
+	}
+	if args := lastTask(h); args.OnSharedStorage != nil {
+		t.Fatalf("2.14 evacuate says where the disk is (the destination finds out): %+v", args)
 	}
 	act(h, mine.ID, adminTok, "2.29", `{"evacuate": {"force": true}}`).expect(t, 200)
 }
@@ -461,7 +468,7 @@ func TestServerUnshelve(t *testing.T) {
 	offload()
 	act(h, mine.ID, adminTok, "2.91", `{"unshelve": {"host": "nope"}}`).fault(t, 400, "badRequest", "Compute host nope could not be found.")
 	act(h, mine.ID, adminTok, "2.91", `{"unshelve": {"availability_zone": "az1", "host": "compute-2"}}`).
-		fault(t, 400, "badRequest", "Host compute-2 is not in the availability zone az1.")
+		fault(t, 409, "conflictingRequest", `Host "compute-2" is not in the availability zone "az1".`)
 	act(h, mine.ID, adminTok, "2.91", `{"unshelve": {"availability_zone": "az2", "host": "compute-2"}}`).expect(t, 202)
 	if args := lastTask(h); args.Op != structs.OpUnshelve || args.TargetHost != "compute-2" {
 		t.Fatalf("unshelve args %+v", args)

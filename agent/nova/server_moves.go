@@ -252,14 +252,19 @@ func evacuateSchema(mv int) *schema {
 
 // actEvacuate rebuilds a server of a host that is down on another host
 // (admins only). It answers 200, with the admin password before 2.14.
+// Before 2.14 the caller says whether the disk is on shared storage
+// (the destination fails the evacuation if it finds otherwise); from
+// 2.14 the destination finds out, as Nova's compute does.
 // The server ends in the power state it had (2.95's "stays stopped" is
 // not supported by the servers yet).
 func actEvacuate(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	in := arg.(map[string]any)
 	host, _ := stringOf(in, "host")
 	password, hasPassword := stringOf(in, "adminPass")
+	var onShared *bool
 	if !q.atLeast(14) {
 		shared := boolOf(in["onSharedStorage"])
+		onShared = &shared
 		if shared && hasPassword {
 			return nil, badRequest("admin password can't be changed on existing disk")
 		}
@@ -283,7 +288,9 @@ func actEvacuate(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	if src := hosts[inst.HostID]; src != nil && src.Up() {
 		return nil, badRequest("Compute service of %s is still in use.", src.Name)
 	}
-	if _, err := q.runTask(inst, "evacuate", structs.OpEvacuate, func(r *structs.InstanceTaskRequest) { r.TargetHost = host }); err != nil {
+	if _, err := q.runTask(inst, "evacuate", structs.OpEvacuate, func(r *structs.InstanceTaskRequest) {
+		r.TargetHost, r.OnSharedStorage = host, onShared
+	}); err != nil {
 		return nil, err
 	}
 	if q.atLeast(14) {
@@ -366,7 +373,8 @@ func actUnshelve(q *request, inst *structs.Instance, arg any) (*reply, error) {
 				return nil, badRequest("Compute host %s could not be found.", host)
 			}
 			if az != "" && hostZone(h) != az {
-				return nil, badRequest("Host %s is not in the availability zone %s.", host, az)
+				// Nova's UnshelveHostNotInAZ, a conflict.
+				return nil, faultf(http.StatusConflict, "Host \"%s\" is not in the availability zone \"%s\".", host, az)
 			}
 		} else if az != inst.AZ {
 			return nil, notSupported()

@@ -77,7 +77,9 @@ type Config struct {
 	// LiveMigrate then copies no disks and leaves the files in place,
 	// and tells libvirt the migration is safe (VIR_MIGRATE_UNSAFE:
 	// libvirt cannot tell shared storage from a local disk). Without it,
-	// LiveMigrate copies the disks to the destination.
+	// LiveMigrate copies the disks to the destination. With it, an
+	// evacuation's destination finds the instance's disks in the pool
+	// and builds on copies of them (virt.SharedDiskFinder).
 	SharedStorage bool
 	// SoftRebootTimeout is how long a soft reboot or a resize waits for
 	// the guest to shut down cleanly before forcing it (default 60s).

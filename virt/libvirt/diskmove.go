@@ -83,6 +83,16 @@ func (d *Driver) importVolume(lv *golibvirt.Libvirt, p golibvirt.StoragePool, na
 	if err := d.checkFree(lv, p, name); err != nil {
 		return "", err
 	}
+	dst := filepath.Join(d.cfg.ImagesDir, name)
+	src := imp.Path
+	if imp.Shared {
+		// Another host's file (evacuate.go): only ever read.
+		src = dst + ".import"
+		if err := copyFile(imp.Path, src); err != nil {
+			return "", fmt.Errorf("copy the shared %s disk: %w", imp.Role, err)
+		}
+		defer os.Remove(src)
+	}
 	if imp.BackingImageID != "" {
 		if base == nil || base.Base == "" {
 			return "", fmt.Errorf("import the %s disk: it is an overlay on image %s, whose data this host does not have", imp.Role, imp.BackingImageID)
@@ -90,12 +100,11 @@ func (d *Driver) importVolume(lv *golibvirt.Libvirt, p golibvirt.StoragePool, na
 		if base.ID != imp.BackingImageID {
 			return "", fmt.Errorf("import the %s disk: it is an overlay on image %s, not on the instance's image %s", imp.Role, imp.BackingImageID, base.ID)
 		}
-		if err := qemuImg("rebase", "-u", "-f", "qcow2", "-F", base.Format, "-b", base.Base, imp.Path); err != nil {
+		if err := qemuImg("rebase", "-u", "-f", "qcow2", "-F", base.Format, "-b", base.Base, src); err != nil {
 			return "", fmt.Errorf("import the %s disk: %w", imp.Role, err)
 		}
 	}
-	dst := filepath.Join(d.cfg.ImagesDir, name)
-	if err := linkOrCopy(imp.Path, dst); err != nil {
+	if err := linkOrCopy(src, dst); err != nil {
 		return "", fmt.Errorf("import the %s disk: %w", imp.Role, err)
 	}
 	if err := lv.StoragePoolRefresh(p, 0); err != nil {

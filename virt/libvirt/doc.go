@@ -24,8 +24,11 @@
 // the name its domain recorded, never by one worked out again; creating
 // a volume never replaces one. So when a move builds the instance on
 // another host over shared storage, neither host ever writes or deletes
-// the other's disks. Resize grows the disks in place, keeping the guest's
-// data.
+// the other's disks; an evacuation from shared storage builds on copies
+// of the down host's disks (SharedDisks). Resize grows the disks in
+// place, keeping the guest's data. Live migration without shared storage
+// copies the disks onto volumes it prepares in the destination's pool,
+// only the guest's writes when the destination has the image.
 //
 // The driver keeps one connection to libvirtd, dialled again with backoff
 // when libvirtd restarts; operations wait a while for it and then fail

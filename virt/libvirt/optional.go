@@ -518,10 +518,13 @@ func (d *Driver) RemoteConsole(ctx context.Context, id string, kind string) (*vi
 // means qemu+tcp://<host>/system — peer to peer, live, keeping it defined
 // there and undefining it here. With Config.SharedStorage the disks stay
 // where they are, used by the destination from then on; otherwise they
-// are copied (so the destination needs no shared storage, only the same
-// ImagesDir and ConsoleDir paths) and on success its volumes and console
-// log here are deleted. On failure it stays here as it was. It needs Config.MigrationURI (the
-// LiveMigrate capability); without it, it fails with virt.ErrNotSupported.
+// are copied onto volumes prepared in the destination's pool of the same
+// name (blockmigrate.go: incrementally when the destination can open the
+// image; the destination needs no shared storage, only the same
+// ConsoleDir path) and on success its volumes and console log here are
+// deleted. On failure it stays here as it was, and the prepared volumes
+// are deleted. It needs Config.MigrationURI (the LiveMigrate capability);
+// without it, it fails with virt.ErrNotSupported.
 func (d *Driver) LiveMigrate(ctx context.Context, id string, destination string) error {
 	if !d.Capabilities().LiveMigrate {
 		return fmt.Errorf("libvirt LiveMigrate %q: live migration needs migration_uri configured: %w", id, virt.ErrNotSupported)
@@ -539,13 +542,8 @@ func (d *Driver) LiveMigrate(ctx context.Context, id string, destination string)
 		}
 		flags := golibvirt.MigrateLive | golibvirt.MigratePeer2peer | golibvirt.MigratePersistDest |
 			golibvirt.MigrateUndefineSource | golibvirt.MigrateAutoConverge
-		if d.cfg.SharedStorage {
-			flags |= golibvirt.MigrateUnsafe
-		} else {
-			flags |= golibvirt.MigrateNonSharedDisk
-		}
-		if _, err := lv.DomainMigratePerform3Params(dom, []string{dconn}, nil, nil, flags); err != nil {
-			return fmt.Errorf("live migration to %s: %w", dconn, err)
+		if err := d.performLive(lv, dom, m, dconn, flags); err != nil { // blockmigrate.go
+			return err
 		}
 		if d.cfg.SharedStorage {
 			return nil // the destination runs from the same files
