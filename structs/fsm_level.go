@@ -88,6 +88,11 @@ const (
 	// older server would refuse as unknown: the servers refuse them
 	// until every server has this level.
 	FSMLevelVolumeAttach = FSMLevelDiskCopy
+	// FSMLevelBootFromVolume, of the same release, adds the block
+	// devices of instance creates: an older server would store the
+	// instances without attaching their volumes, so the servers refuse
+	// such creates until every server has this level.
+	FSMLevelBootFromVolume = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy
