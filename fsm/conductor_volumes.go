@@ -209,6 +209,12 @@ func (t *taskTxn) settleVolumeTask(inst *structs.Instance, errText string) error
 	if task.VolumeID == "" || (task.Op != structs.OpAttachVolume && task.Op != structs.OpDetachVolume) {
 		return nil
 	}
+	if task.Op == structs.OpDetachVolume && errText == "" && len(inst.BlockDevices) > 0 {
+		// A data volume it was created with is no longer one to attach
+		// when the instance is spawned again (a rebuild).
+		inst.BlockDevices = slices.DeleteFunc(slices.Clone(inst.BlockDevices),
+			func(bd *structs.BlockDevice) bool { return bd.VolumeID == task.VolumeID })
+	}
 	v, err := first[*structs.Volume](t.txn, nil, TableVolumes, "id", task.VolumeID)
 	if err != nil || v == nil {
 		return err
