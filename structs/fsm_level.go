@@ -93,6 +93,9 @@ const (
 	// instances without attaching their volumes, so the servers refuse
 	// such creates until every server has this level.
 	FSMLevelBootFromVolume = FSMLevelDiskCopy
+	// FSMLevelVolumeAttachments, of the same release, adds the Block
+	// Storage API's attachment records (VolumeAttachmentType).
+	FSMLevelVolumeAttachments = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy
@@ -173,6 +176,7 @@ var messageTypeLevels = map[MessageType]FSMLevel{
 	VolumeTypeUpsertType:      FSMLevelVolumes,
 	VolumeTypeDeleteType:      FSMLevelVolumes,
 	VolumeQuotaUpdateType:     FSMLevelVolumes,
+	VolumeAttachmentType:      FSMLevelVolumeAttachments,
 }
 
 // MessageTypeLevel returns the level that introduced t (the ignorable
