@@ -71,7 +71,8 @@ func (q *request) bootVolumes(mappings []volumeMapping, args *structs.InstanceCr
 }
 
 // checkVolumeMappings applies Nova's _validate_bdm to the volume
-// mappings before anything is made, and returns the storage host that
+// mappings before anything is made (a snapshot's mapping without a
+// size takes the snapshot's), and returns the storage host that
 // the existing volumes and snapshots named are on ("" for none).
 func (q *request) checkVolumeMappings(mappings []volumeMapping) (string, error) {
 	host := ""
@@ -82,7 +83,8 @@ func (q *request) checkVolumeMappings(mappings []volumeMapping) (string, error) 
 		host = h
 		return nil
 	}
-	for _, m := range mappings {
+	for i := range mappings {
+		m := &mappings[i]
 		switch m.source {
 		case "image":
 			if m.size <= 0 {
@@ -121,6 +123,9 @@ func (q *request) checkVolumeMappings(mappings []volumeMapping) (string, error) 
 			}
 			if err := pin(out.Snapshot.Host, "snapshot "+m.uuid); err != nil {
 				return "", err
+			}
+			if m.size <= 0 {
+				m.size = int64(out.Snapshot.SizeGB) // Nova's: the snapshot's size
 			}
 		}
 	}
