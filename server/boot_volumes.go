@@ -42,9 +42,6 @@ func (s *Server) bootVolumes(state *fsm.StateStore, args *structs.InstanceCreate
 		if vol.Status != structs.VolumeAvailable {
 			return structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s status must be available or downloading to reserve, but the current status is %s.", vol.ID, vol.Status)
 		}
-		if bd.BootIndex == 0 && !vol.Bootable {
-			return structs.Errorf(structs.KindInvalid, "Block Device %s is not bootable.", vol.ID)
-		}
 		if host != "" && vol.Host != host {
 			return structs.Errorf(structs.KindInvalid, "Invalid volume: the volumes of a server must be kept on one storage host; volume %s is on another", vol.ID)
 		}

@@ -127,6 +127,9 @@ func (q *request) checkVolumeMappings(mappings []volumeMapping) (string, error) 
 			if m.size <= 0 {
 				m.size = int64(out.Snapshot.SizeGB) // Nova's: the snapshot's size
 			}
+			if err := q.checkSnapshotBootable(m, out.Snapshot); err != nil {
+				return "", err
+			}
 		}
 	}
 	return host, nil
@@ -215,4 +218,24 @@ func (q *request) deleteMadeVolumes(ids []string) {
 			q.api.logger.Warn("cannot delete a volume a failed server create made", "volume_id", id, "error", fmt.Sprint(err))
 		}
 	}
+}
+
+// checkSnapshotBootable refuses to boot from a snapshot of a volume
+// that is not bootable, as Nova refuses (it reads the snapshot's
+// volume); a snapshot whose volume is gone is taken as it is.
+func (q *request) checkSnapshotBootable(m *volumeMapping, snap *structs.VolumeSnapshot) error {
+	if m.bootIndex != 0 {
+		return nil
+	}
+	var out structs.SingleVolumeResponse
+	err := q.call("Volume.Get", &structs.VolumeSpecificRequest{VolumeID: snap.VolumeID, ProjectID: q.token.ProjectID}, &out)
+	switch {
+	case structs.KindOf(err) == structs.KindNotFound:
+		return nil
+	case err != nil:
+		return err
+	case !out.Volume.Bootable:
+		return badRequest("Block Device %s is not bootable.", snap.VolumeID)
+	}
+	return nil
 }

@@ -153,4 +153,14 @@ func TestBootFromVolumeAgainstARealServer(t *testing.T) {
 	r = h.req("POST", "/compute/v2.1/servers", memberTok, "", bfvServer(
 		map[string]any{"source_type": "volume", "uuid": root, "boot_index": 0})).expect(t, 202)
 	waitServer(h, r.obj("server")["id"].(string), "ACTIVE")
+
+	// A blank root volume boots too (as Nova's, a disk with nothing on
+	// it): only a volume named by id must be bootable.
+	r = h.req("POST", "/compute/v2.1/servers", memberTok, "", bfvServer(
+		map[string]any{"source_type": "blank", "destination_type": "volume", "volume_size": 1, "boot_index": 0})).expect(t, 202)
+	blank := r.obj("server")["id"].(string)
+	waitServer(h, blank, "ACTIVE")
+	if rv := drv.RootVolume(blank); rv == nil || rv.ID == root {
+		t.Fatalf("blank root volume: %+v", rv)
+	}
 }
