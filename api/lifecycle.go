@@ -32,6 +32,11 @@ const (
 	OpShelveOffload = "shelveOffload"
 	OpUnshelve      = "unshelve" // takes ActionOptions.Host
 	OpRestore       = "restore"
+	// OpAttachVolume hot-plugs a volume kept on the instance's host
+	// (needs ActionOptions.Volume, takes Device); OpDetachVolume unplugs
+	// it (needs Volume).
+	OpAttachVolume = "attach_volume"
+	OpDetachVolume = "detach_volume"
 )
 
 // Task kinds (Task.Kind).
@@ -116,6 +121,11 @@ type ActionOptions struct {
 	Host string `json:",omitempty"`
 	// Reason is a lock's reason.
 	Reason string `json:",omitempty"`
+	// Volume is the volume ID OpAttachVolume and OpDetachVolume act on;
+	// Device is the guest device an attach asks for (/dev/sdX), the
+	// first free one when empty.
+	Volume string `json:",omitempty"`
+	Device string `json:",omitempty"`
 	// IdempotencyKey, sent as the Idempotency-Key header, makes Perform
 	// safe to send again: a retry with the same key after an error that
 	// left the outcome unknown (no leader, a lost connection) is

@@ -251,6 +251,8 @@ func specFor(id string, inst *structs.Instance, f *structs.Flavor) *virt.Instanc
 		ExtraSpecs:      maps.Clone(f.ExtraSpecs),
 		Metadata:        maps.Clone(inst.Metadata),
 		UserData:        bytesOrNil(inst.UserData),
+		RootVolume:      rootVolume(inst),
+		Volumes:         dataVolumes(inst),
 	}
 }
 

@@ -36,3 +36,25 @@ func (r *runner) volumeAction(action string) error {
 	}
 	return err
 }
+
+// rootVolume is the volume an instance boots from, for its spawn; nil
+// when it boots from an image.
+func rootVolume(inst *structs.Instance) *virt.Volume {
+	bd := inst.RootVolume()
+	if bd == nil {
+		return nil
+	}
+	return &virt.Volume{ID: bd.VolumeID, Path: bd.Path, Device: bd.Device}
+}
+
+// dataVolumes are the volumes an instance was created with besides its
+// root volume: attached from its first boot.
+func dataVolumes(inst *structs.Instance) []virt.Volume {
+	var out []virt.Volume
+	for _, bd := range inst.BlockDevices {
+		if bd.BootIndex != 0 {
+			out = append(out, virt.Volume{ID: bd.VolumeID, Path: bd.Path, Device: bd.Device})
+		}
+	}
+	return out
+}

@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	groups["volume"] = "Manage block storage volumes and their snapshots"
+	groups["volume"] = "Manage block storage volumes, their snapshots and attachments"
 	register("volume create", volumeCreateCommand)
 	register("volume list", volumeListCommand)
 	register("volume status", volumeStatusCommand)

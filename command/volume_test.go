@@ -2,6 +2,7 @@ package command
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,4 +94,61 @@ func TestVolumeCommandsAgainstDevAgent(t *testing.T) {
 	}
 	runOK(t, "volume", "delete", clone.ID)
 	waitVolume(t, clone.ID, "")
+}
+
+// TestVolumeAttachDetachAgainstDevAgent attaches a volume to an
+// instance of the same project with cloudctl, follows the operation to
+// its end (the volume in-use), refuses a second attach, and detaches it.
+func TestVolumeAttachDetachAgainstDevAgent(t *testing.T) {
+	addr, _ := storageDevAgent(t)
+	t.Setenv(api.EnvAddress, addr)
+	token := devToken(t, addr, "demo")
+	t.Setenv(api.EnvToken, token)
+	// The demo project's server (dev mode's native API boots instances
+	// of no project), which its project's volumes attach to.
+	req, err := http.NewRequest(http.MethodPost, addr+"/compute/v2.1/servers",
+		strings.NewReader(`{"server": {"name": "holder", "imageRef": "cirros", "flavorRef": "1"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Auth-Token", token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("server create: %s", resp.Status)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var inst api.Instance
+		if out, _, code := run(t, "instance", "status", "-json", "holder"); code == 0 && json.Unmarshal([]byte(out), &inst) == nil && inst.Status == "ACTIVE" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server never became ACTIVE")
+		}
+	}
+	var vol api.Volume
+	if err := json.Unmarshal([]byte(runOK(t, "volume", "create", "-json", "-size", "1", "data")), &vol); err != nil || vol.ID == "" {
+		t.Fatalf("create: %+v %v", vol, err)
+	}
+	waitVolume(t, vol.ID, "available")
+
+	out := runOK(t, "volume", "attach", "-device", "/dev/sdc", vol.ID, "holder")
+	assertContains(t, "attach", out, "compute_attach_volume", "Success")
+	waitVolume(t, vol.ID, "in-use")
+	if _, stderr, code := run(t, "volume", "attach", vol.ID, "holder"); code == 0 || !strings.Contains(stderr, "already attached") {
+		t.Fatalf("a second attach: %d %q", code, stderr)
+	}
+	if _, stderr, code := run(t, "volume", "detach", "-device", "/dev/sdc", vol.ID, "holder"); code == 0 {
+		t.Fatalf("detach with -device: %d %q", code, stderr)
+	}
+	out = runOK(t, "volume", "detach", vol.ID, "holder")
+	assertContains(t, "detach", out, "compute_detach_volume", "Success")
+	waitVolume(t, vol.ID, "available")
+	if out, _, _ := run(t, "volume", "-h"); !strings.Contains(out, "attach") {
+		t.Fatalf("volume help does not mention attach: %s", out)
+	}
 }

@@ -90,7 +90,7 @@ func (t *taskTxn) startAttachVolume(inst *structs.Instance, e *structs.InstanceT
 	if v.Host != a.HostID || v.ProviderLocation == "" {
 		return structs.Errorf(structs.KindInvalid, "Invalid volume: volume %s is kept on another host than instance %s; attaching across hosts is not supported yet", v.ID, inst.ID)
 	}
-	device, err := attachDevice(t, inst.ID, e.Volume.Device)
+	device, err := attachDevice(t.txn, inst.ID, e.Volume.Device)
 	if err != nil {
 		return err
 	}
@@ -120,6 +120,9 @@ func (t *taskTxn) startDetachVolume(inst *structs.Instance, e *structs.InstanceT
 	att := v.AttachmentOf(inst.ID)
 	if att == nil {
 		return structs.Errorf(structs.KindNotFound, "Volume %s is not attached to the instance", v.ID)
+	}
+	if isRootVolume(inst, v.ID) {
+		return structs.Errorf(structs.KindInvalid, "Cannot detach a root device volume")
 	}
 	if v.Status != structs.VolumeInUse {
 		return structs.Errorf(structs.KindInvalid, "Invalid volume: Unable to detach volume. Volume status must be 'in-use' and attach_status must be 'attached' to detach.")
@@ -155,12 +158,12 @@ func (t *taskTxn) startVolumeAction(inst *structs.Instance, e *structs.InstanceT
 // none of the instance's volumes has. Volumes sit on a SCSI bus, so a
 // vdX or hdX name is a hint the driver cannot follow, as Nova's libvirt
 // driver ignores it: the name recorded is the one the disk gets.
-func attachDevice(t *taskTxn, instanceID, asked string) (string, error) {
+func attachDevice(txn *memdb.Txn, instanceID, asked string) (string, error) {
 	if !strings.HasPrefix(strings.TrimPrefix(asked, "/dev/"), "sd") {
 		asked = ""
 	}
 	used := map[string]bool{}
-	vols, err := list[*structs.Volume](t.txn, nil, TableVolumes)
+	vols, err := list[*structs.Volume](txn, nil, TableVolumes)
 	if err != nil {
 		return "", err
 	}
@@ -205,6 +208,12 @@ func (t *taskTxn) settleVolumeTask(inst *structs.Instance, errText string) error
 	task := inst.Task
 	if task.VolumeID == "" || (task.Op != structs.OpAttachVolume && task.Op != structs.OpDetachVolume) {
 		return nil
+	}
+	if task.Op == structs.OpDetachVolume && errText == "" && len(inst.BlockDevices) > 0 {
+		// A data volume it was created with is no longer one to attach
+		// when the instance is spawned again (a rebuild).
+		inst.BlockDevices = slices.DeleteFunc(slices.Clone(inst.BlockDevices),
+			func(bd *structs.BlockDevice) bool { return bd.VolumeID == task.VolumeID })
 	}
 	v, err := first[*structs.Volume](t.txn, nil, TableVolumes, "id", task.VolumeID)
 	if err != nil || v == nil {

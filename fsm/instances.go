@@ -151,6 +151,12 @@ func (s *StateStore) createInstancesTxn(txn *memdb.Txn, index uint64, e *structs
 	if err := admitCreate(txn, index, e); err != nil {
 		return nil, err
 	}
+	// Before the instances are stored: the attach fills in their block
+	// devices' guest devices and files.
+	attached, err := attachBootVolumes(txn, index, e.CreatedAt, e.Instances)
+	if err != nil {
+		return nil, err
+	}
 	olds, err := storedVersions(txn, e.Instances)
 	if err != nil {
 		return nil, err
@@ -177,6 +183,9 @@ func (s *StateStore) createInstancesTxn(txn *memdb.Txn, index uint64, e *structs
 		return nil, err
 	}
 	tables := []string{TableInstances, TableInstanceActions}
+	if attached {
+		tables = append(tables, TableVolumes)
+	}
 	if e.Eval != nil {
 		ev := e.Eval.Copy()
 		shareInstanceIDs(ev, e.Instances)

@@ -49,15 +49,21 @@ func (s *Server) validateCreate(state *fsm.StateStore, args *structs.InstanceCre
 	}
 	v := &createChecks{count: count, flavor: flavor, imageID: args.ImageID, imageProps: args.ImageProperties}
 	access := structs.ImageAccess{ProjectID: args.ProjectID, Admin: args.ImageAdmin || args.ProjectID == ""}
-	if img, ok, err := resolveImage(state, args.ImageID, access, flavor); err != nil {
-		return nil, err
-	} else if ok {
-		v.imageID, v.imageProps = img.ID, maps.Clone(img.Properties)
+	// A root volume stands for the image (bootVolumes).
+	if args.ImageID != "" || !bootsFromVolume(args) {
+		if img, ok, err := resolveImage(state, args.ImageID, access, flavor); err != nil {
+			return nil, err
+		} else if ok {
+			v.imageID, v.imageProps = img.ID, maps.Clone(img.Properties)
+		}
 	}
 	if v.autoDisk, err = autoDiskConfig(v.imageID, v.imageProps, args.AutoDiskConfig); err != nil {
 		return nil, err
 	}
 	if v.groupID, v.hints, v.targetHostID, err = s.resolveCreatePlacement(state, args); err != nil {
+		return nil, err
+	}
+	if err := s.bootVolumes(state, args, v); err != nil {
 		return nil, err
 	}
 	if args.AZ != "" {
@@ -82,7 +88,7 @@ func createFieldErrors(args *structs.InstanceCreateRequest, count int) []string 
 	if count < 1 || count > maxInstancesPerRequest {
 		errs = append(errs, fmt.Sprintf("count must be between 1 and %d", maxInstancesPerRequest))
 	}
-	if args.ImageID == "" {
+	if args.ImageID == "" && !bootsFromVolume(args) {
 		errs = append(errs, "an image is required")
 	}
 	if args.FlavorID == "" {

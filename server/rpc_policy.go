@@ -282,6 +282,7 @@ var rpcRules = map[string]rpcRule{
 		doc: "os-reset_status admins only"},
 	"Volume.Delete": {users: policy.Member, ownProject: true, userCheck: checkVolumeResetStatus,
 		doc: "os-force_delete admins only"},
+	"Volume.Attachment":     {users: policy.Member, ownProject: true},
 	"Volume.SnapshotCreate": {users: policy.Member, ownProject: true},
 	"Volume.SnapshotList":   {users: policy.Reader, ownProject: true},
 	"Volume.SnapshotGet":    {users: policy.Reader, ownProject: true},

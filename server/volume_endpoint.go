@@ -69,6 +69,12 @@ func (e *Volume) Create(args *structs.VolumeCreateRequest, reply *structs.Single
 	if err != nil {
 		return err
 	}
+	if args.Host != "" {
+		if pinned != "" && pinned != args.Host {
+			return structs.Errorf(structs.KindInvalid, "Invalid volume: the volume's source is kept on host %s, not on host %s", pinned, args.Host)
+		}
+		pinned = args.Host
+	}
 	host, err := chooseStorageHost(state, v.SizeGB, v.AvailabilityZone, pinned)
 	if err != nil {
 		return err

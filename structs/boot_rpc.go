@@ -119,6 +119,10 @@ type InstanceCreateRequest struct {
 	Networks       []*InstanceNetworkRequest
 	SecurityGroups []string
 	NetAdmin       bool
+	// BlockDevices are the volumes the instance boots with (one
+	// instance only): every one available in the project and kept on
+	// the same storage host, where the instance is placed.
+	BlockDevices []*BlockDevice `json:",omitempty"`
 	WriteRequest
 }
 

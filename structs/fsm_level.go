@@ -105,6 +105,14 @@ const (
 	// whatever the caller said, so the servers set it only once every
 	// server has this level.
 	FSMLevelEvacuateDisk = FSMLevelDiskCopy
+	// FSMLevelBootFromVolume, of the same release, adds the block
+	// devices of instance creates: an older server would store the
+	// instances without attaching their volumes, so the servers refuse
+	// such creates until every server has this level.
+	FSMLevelBootFromVolume = FSMLevelDiskCopy
+	// FSMLevelVolumeAttachments, of the same release, adds the Block
+	// Storage API's attachment records (VolumeAttachmentType).
+	FSMLevelVolumeAttachments = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy
@@ -185,6 +193,7 @@ var messageTypeLevels = map[MessageType]FSMLevel{
 	VolumeTypeUpsertType:      FSMLevelVolumes,
 	VolumeTypeDeleteType:      FSMLevelVolumes,
 	VolumeQuotaUpdateType:     FSMLevelVolumes,
+	VolumeAttachmentType:      FSMLevelVolumeAttachments,
 }
 
 // MessageTypeLevel returns the level that introduced t (the ignorable

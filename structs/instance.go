@@ -175,6 +175,11 @@ type Instance struct {
 	// keep about the instance that users do not edit (the guest's
 	// encrypted password, password_0 … password_3).
 	SystemMetadata map[string]string `json:",omitempty"`
+	// BlockDevices are the volumes the instance was created with
+	// (Nova's block_device_mapping_v2 with destination volume): its root
+	// disk when one has boot index 0 (boot from volume), and data
+	// volumes attached from its first boot.
+	BlockDevices []*BlockDevice `json:",omitempty"`
 
 	// ShelvedAt is when it was shelved, DeletedAt when it was soft
 	// deleted (unix nanoseconds), for the offload and reclaim timers.
@@ -209,6 +214,7 @@ func (i *Instance) Copy() *Instance {
 	c.Metadata = copyStringMap(i.Metadata)
 	c.SystemMetadata = copyStringMap(i.SystemMetadata)
 	c.Tags = slices.Clone(i.Tags)
+	c.BlockDevices = copyBlockDevices(i.BlockDevices)
 	c.Task = i.Task.Copy()
 	if i.Resize != nil {
 		r := *i.Resize

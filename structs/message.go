@@ -106,6 +106,8 @@ const (
 	VolumeQuotaUpdateType    MessageType = 97
 	// 98: Keystone application credentials.
 	ApplicationCredentialType MessageType = 98
+	// 99: the Block Storage API's volume attachments (3.27+).
+	VolumeAttachmentType MessageType = 99
 )
 
 // String names a message type for logs and errors.
@@ -192,6 +194,7 @@ var messageTypeNames = map[MessageType]string{
 	VolumeTypeUpsertType:      "VolumeTypeUpsert",
 	VolumeTypeDeleteType:      "VolumeTypeDelete",
 	VolumeQuotaUpdateType:     "VolumeQuotaUpdate",
+	VolumeAttachmentType:      "VolumeAttachment",
 	ApplicationCredentialType: "ApplicationCredential",
 }
 

@@ -183,6 +183,35 @@ type VolumeAttachment struct {
 	// volume (2.79+).
 	Tag                 string `json:",omitempty"`
 	DeleteOnTermination bool   `json:",omitempty"`
+	// External marks an attachment made through the Block Storage API's
+	// attachments (3.27+) rather than by the Compute API: a record its
+	// caller drives (reserved, attaching with a connector, attached once
+	// completed), which no agent acts upon. Only such attachments may be
+	// changed or deleted there.
+	External bool `json:",omitempty"`
+	// Connector is what the caller said of the host that attaches
+	// (Cinder's connector), for an external attachment.
+	Connector map[string]string `json:",omitempty"`
+}
+
+// Attachment statuses, Cinder's attach_status of one attachment.
+const (
+	AttachmentReserved  = "reserved"
+	AttachmentAttaching = "attaching"
+	AttachmentAttached  = "attached"
+)
+
+// Status is the attachment's attach_status: attached once attached,
+// attaching while an agent (or, for an external one, its caller with a
+// connector) attaches it, reserved before.
+func (a *VolumeAttachment) Status() string {
+	switch {
+	case a.AttachedAt != 0:
+		return AttachmentAttached
+	case a.External && a.Connector == nil:
+		return AttachmentReserved
+	}
+	return AttachmentAttaching
 }
 
 // AttachStatus is Cinder's attach_status: attached while any instance
@@ -206,6 +235,7 @@ func (v *Volume) Copy() *Volume {
 		for i, a := range v.Attachments {
 			ac := *a
 			ac.ConnectionInfo = maps.Clone(a.ConnectionInfo)
+			ac.Connector = maps.Clone(a.Connector)
 			c.Attachments[i] = &ac
 		}
 	}

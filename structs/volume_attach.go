@@ -70,3 +70,50 @@ type VolumeAttachRequest struct {
 	Tag                 string `json:",omitempty"`
 	DeleteOnTermination bool   `json:",omitempty"`
 }
+
+// Operations of VolumeAttachmentEntry, the Block Storage API's
+// attachment calls.
+const (
+	AttachmentCreate   = "create"
+	AttachmentUpdate   = "update"
+	AttachmentComplete = "complete"
+	AttachmentDelete   = "delete"
+)
+
+// VolumeAttachmentEntry changes a volume's external attachments (the
+// Block Storage API's attachments, 3.27+): create reserves the volume
+// for Attachment (attaching at once when it has a connector), update
+// gives a reserved attachment its connector, complete marks it
+// attached (the volume in-use), delete removes it (the volume available
+// again when it was the last). ProjectID, when set, must own the
+// volume.
+type VolumeAttachmentEntry struct {
+	Op         string
+	VolumeID   string
+	ProjectID  string
+	Attachment *VolumeAttachment
+	At         int64
+}
+
+// VolumeAttachmentRequest is a Block Storage API attachment call in
+// ProjectID (a non-admin's own): Op on the attachment AttachmentID of
+// VolumeID (create names InstanceID and, when it has one, Connector and
+// Mode; update its Connector). The servers choose a new attachment's id
+// and the time.
+type VolumeAttachmentRequest struct {
+	ProjectID    string
+	Op           string
+	VolumeID     string
+	AttachmentID string
+	InstanceID   string
+	Connector    map[string]string
+	Mode         string
+	WriteRequest
+}
+
+// VolumeAttachmentResponse carries the volume an attachment call left.
+type VolumeAttachmentResponse struct {
+	Volume       *Volume
+	AttachmentID string
+	QueryMeta
+}

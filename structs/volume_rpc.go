@@ -91,6 +91,10 @@ type VolumeTypeDeleteEntry struct {
 type VolumeCreateRequest struct {
 	ProjectID string
 	Volume    *Volume
+	// Host, when set, is the storage host the volume must be placed on
+	// (the other volumes of a server that boots from volumes); the
+	// create fails when that host cannot take it.
+	Host string `json:",omitempty"`
 	WriteRequest
 }
 

@@ -182,6 +182,13 @@ type InstanceSpec struct {
 	// resize or cold migration moves it from: the driver builds the new
 	// instance on them (DiskMover) instead of on fresh disks.
 	Disks []ImportedDisk
+	// RootVolume, when set, is the volume the instance boots from (Nova's
+	// boot from volume): its file is the root disk, which the driver
+	// neither builds nor deletes; ImagePath is unused then. Volumes are
+	// the data volumes attached from the first boot, as AttachVolume
+	// attaches them.
+	RootVolume *Volume
+	Volumes    []Volume
 }
 
 // InstanceInfo is a driver's view of one instance.

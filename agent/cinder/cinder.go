@@ -118,7 +118,7 @@ func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // collections are the first segments after /v3 that name a resource,
 // not a project id.
 var collections = map[string]bool{"volumes": true, "snapshots": true, "types": true, "os-quota-sets": true,
-	"os-quota-class-sets": true, "limits": true, "os-availability-zone": true}
+	"os-quota-class-sets": true, "limits": true, "os-availability-zone": true, "attachments": true}
 
 // dispatch routes a request under MountPath. After /v3, a segment that
 // is not a collection is the project id (Cinder's URLs carry it; from

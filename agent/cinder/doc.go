@@ -1,7 +1,7 @@
 // Package cinder serves the Block Storage API v3 (Cinder's) under
 // /volume: the version documents at /volume/ and /volume/v3/, and
-// volumes, snapshots, volume types, quota sets, limits and availability
-// zones at /volume/v3/{project_id}/… (or without the project id, as
+// volumes, snapshots, attachments (3.27+), volume types, quota sets,
+// limits and availability zones at /volume/v3/{project_id}/… (or without the project id, as
 // microversion 3.67 allows), with Cinder's microversions
 // (OpenStack-API-Version: volume 3.x), bodies and error shapes.
 //

@@ -8,7 +8,8 @@ import (
 )
 
 // Cinder's microversions: 3.0 to 3.70 (3.71, the completion of an
-// extend Nova drives, comes with attachments).
+// extend Nova drives, is not served: Nova extends no attached volume
+// here).
 const (
 	minVersion = 0
 	maxVersion = 70

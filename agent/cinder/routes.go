@@ -41,6 +41,14 @@ func (a *API) routes() []route.Route[handler] {
 		{Pattern: "DELETE /v3/snapshots/{id}", Access: member, Policy: "volume:delete_snapshot", Handle: a.snapshotDelete},
 		{Pattern: "POST /v3/snapshots/{id}/action", Access: admin, Policy: "volume_extension:snapshot_admin_actions:reset_status", Handle: a.snapshotAction},
 
+		{Pattern: "GET /v3/attachments", Access: reader, Policy: "volume:attachment_get_all", Handle: a.attachmentIndex},
+		{Pattern: "GET /v3/attachments/detail", Access: reader, Policy: "volume:attachment_get_all", Handle: a.attachmentDetails},
+		{Pattern: "POST /v3/attachments", Access: member, Policy: "volume:attachment_create", Handle: a.attachmentCreate},
+		{Pattern: "GET /v3/attachments/{id}", Access: reader, Policy: "volume:attachment_get", Handle: a.attachmentShow},
+		{Pattern: "PUT /v3/attachments/{id}", Access: member, Policy: "volume:attachment_update", Handle: a.attachmentUpdate},
+		{Pattern: "DELETE /v3/attachments/{id}", Access: member, Policy: "volume:attachment_delete", Handle: a.attachmentDelete},
+		{Pattern: "POST /v3/attachments/{id}/action", Access: member, Policy: "volume:attachment_complete", Handle: a.attachmentAction},
+
 		{Pattern: "GET /v3/types", Access: reader, Policy: "volume_extension:volume_type_access", Handle: a.typeList},
 		{Pattern: "GET /v3/types/{id}", Access: reader, Policy: "volume_extension:volume_type_access", Handle: a.typeShow},
 		{Pattern: "POST /v3/types", Access: admin, Policy: "volume_extension:types_manage", Handle: a.typeCreate},

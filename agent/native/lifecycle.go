@@ -27,6 +27,7 @@ const (
 	paramImage
 	paramHost
 	paramReason
+	paramVolume
 )
 
 // nativeOps maps each action name the native API accepts to the
@@ -61,6 +62,9 @@ var nativeOps = map[string]struct {
 	structs.OpShelveOffload: {structs.OpShelveOffload, 0},
 	structs.OpUnshelve:      {structs.OpUnshelve, paramHost},
 	structs.OpRestore:       {structs.OpRestore, 0},
+	// Volumes kept on the instance's host (Nova's os-volume_attachments).
+	structs.OpAttachVolume: {structs.OpAttachVolume, paramVolume},
+	structs.OpDetachVolume: {structs.OpDetachVolume, paramVolume},
 }
 
 // nativeOpNames lists nativeOps' keys for error messages, in a stable
@@ -90,6 +94,11 @@ type instanceActionBody struct {
 	Host string
 	// Reason is a lock's reason.
 	Reason string
+	// Volume is the volume ID attach_volume and detach_volume act on,
+	// and Device the guest device an attach asks for (/dev/sdX; the
+	// first free one when empty).
+	Volume string
+	Device string
 }
 
 // taskRequest checks the body and turns it into an Instance.Task request.
@@ -109,6 +118,7 @@ func (b *instanceActionBody) taskRequest(instanceID string) (*structs.InstanceTa
 	}{
 		{"Hard", paramHard, b.Hard}, {"Flavor", paramFlavor, b.Flavor != ""}, {"Image", paramImage, b.Image != ""},
 		{"Host", paramHost, b.Host != ""}, {"Reason", paramReason, b.Reason != ""},
+		{"Volume", paramVolume, b.Volume != ""}, {"Device", paramVolume, b.Device != ""},
 	} {
 		if f.set && spec.params&f.param == 0 {
 			errs = append(errs, f.name+" does not apply to the "+b.Action+" action")
@@ -116,6 +126,12 @@ func (b *instanceActionBody) taskRequest(instanceID string) (*structs.InstanceTa
 	}
 	if spec.params&paramFlavor != 0 && b.Flavor == "" {
 		errs = append(errs, "the "+b.Action+" action needs a Flavor")
+	}
+	if spec.params&paramVolume != 0 && b.Volume == "" {
+		errs = append(errs, "the "+b.Action+" action needs a Volume")
+	}
+	if b.Device != "" && spec.op == structs.OpDetachVolume {
+		errs = append(errs, "Device does not apply to the "+b.Action+" action")
 	}
 	if len(b.Reason) > 255 {
 		errs = append(errs, "Reason is longer than 255 characters")
@@ -127,8 +143,12 @@ func (b *instanceActionBody) taskRequest(instanceID string) (*structs.InstanceTa
 	if b.Action == "reboot" && b.Hard {
 		op = structs.OpRebootHard
 	}
-	return &structs.InstanceTaskRequest{InstanceID: instanceID, Op: op, FlavorID: b.Flavor, ImageID: b.Image,
-		TargetHost: b.Host, Reason: b.Reason, Admin: true}, nil
+	req := &structs.InstanceTaskRequest{InstanceID: instanceID, Op: op, FlavorID: b.Flavor, ImageID: b.Image,
+		TargetHost: b.Host, Reason: b.Reason, Admin: true}
+	if b.Volume != "" {
+		req.Volume = &structs.VolumeAttachRequest{VolumeID: b.Volume, Device: b.Device}
+	}
+	return req, nil
 }
 
 // instanceTaskJSON is the answer of POST /v1/instances/{id}/actions: the

@@ -106,8 +106,8 @@ func TestInstanceActionRefusesBadBodies(t *testing.T) {
 	t.Parallel()
 	h, f := bootRoutes(nil)
 	for _, tc := range []struct{ body, want string }{
-		{`{}`, "an Action is required (one of confirmResize, evacuate, live-migration, lock, migrate, pause, reboot, reboot_hard, reboot_soft, rebuild, rescue, resize, restore, resume, revertResize, shelve, shelveOffload, start, stop, suspend, unlock, unpause, unrescue, unshelve)"},
-		{`{"Action":"dance"}`, `action "dance" is not one of confirmResize, evacuate,`},
+		{`{}`, "an Action is required (one of attach_volume, confirmResize, detach_volume, evacuate, live-migration, lock, migrate, pause, reboot, reboot_hard, reboot_soft, rebuild, rescue, resize, restore, resume, revertResize, shelve, shelveOffload, start, stop, suspend, unlock, unpause, unrescue, unshelve)"},
+		{`{"Action":"dance"}`, `action "dance" is not one of attach_volume, confirmResize, detach_volume, evacuate,`},
 		{`{"Action":"softDelete"}`, `action "softDelete" is not one of`},
 		{`{"Action":"reclaim"}`, `action "reclaim" is not one of`},
 		{`{"Action":"resize"}`, "the resize action needs a Flavor"},
@@ -117,6 +117,9 @@ func TestInstanceActionRefusesBadBodies(t *testing.T) {
 		{`{"Action":"lock","Image":"x","Host":"h"}`, "Image does not apply to the lock action; Host does not apply to the lock action"},
 		{`{"Action":"shelve","Reason":"why"}`, "Reason does not apply to the shelve action"},
 		{`{"Action":"lock","Reason":"` + strings.Repeat("r", 256) + `"}`, "Reason is longer than 255 characters"},
+		{`{"Action":"attach_volume"}`, "the attach_volume action needs a Volume"},
+		{`{"Action":"detach_volume","Volume":"v1","Device":"/dev/sdb"}`, "Device does not apply to the detach_volume action"},
+		{`{"Action":"stop","Volume":"v1"}`, "Volume does not apply to the stop action"},
 		{`{"Action":"resize","Flavor":"1","Colour":"red"}`, "unknown field"},
 		{`{"Action":"resize","Flavor":2}`, "not valid"},
 		{`{"Action":"pause"} {}`, "after the JSON value"},

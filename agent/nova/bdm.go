@@ -7,14 +7,15 @@ import (
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-// block_device_mapping_v2 on server create. Stratus has no volumes
-// (no Cinder), so it accepts the mappings Nova accepts without one:
-// the image to boot (source image, destination local, boot_index 0,
-// with imageRef given, as Nova requires) and blank local disks, swap
-// (guest_format "swap") or ephemeral, within the flavor's swap and
-// ephemeral sizes. What needs a volume (destination volume, source
-// volume or snapshot) is Nova's 501 for a deployment without the
-// service; the legacy block_device_mapping too.
+// block_device_mapping_v2 on server create: the image to boot (source
+// image, destination local, boot_index 0, with imageRef given, as Nova
+// requires), blank local disks, swap (guest_format "swap") or
+// ephemeral, within the flavor's swap and ephemeral sizes, and volumes
+// (destination volume, or a source volume or snapshot): an existing
+// volume, or one made from an image, a snapshot or nothing (blank)
+// before the server is created (boot_volumes.go). A volume of boot
+// index 0 is the server's root disk. The legacy block_device_mapping
+// is Nova's 501 for what a deployment cannot do.
 
 // maxLocalBlockDevices is Nova's max_local_block_devices default.
 const maxLocalBlockDevices = 3
@@ -62,6 +63,18 @@ type localDisks struct {
 	ephemeral []int64
 	swap      bool
 	swapMB    int64
+	// volumes are the mappings to volumes, in the request's order.
+	volumes []volumeMapping
+}
+
+// volumeMapping is one mapping whose destination is a volume.
+type volumeMapping struct {
+	source, uuid        string
+	size                int64
+	bootIndex           int64
+	deleteOnTermination bool
+	device, tag         string
+	volumeType          string
 }
 
 // bdmFault is Nova's InvalidBDMFormat answer.
@@ -77,55 +90,15 @@ func blockDevicesOf(in map[string]any) (*localDisks, error) {
 	if len(list) == 0 {
 		return nil, nil
 	}
-	_, imageGiven := in["imageRef"]
+	ref, _ := stringOf(in, "imageRef")
+	imageGiven := ref != ""
 	disks := &localDisks{}
 	var bootIndexes []int64
 	for _, item := range list {
 		bdm, _ := item.(map[string]any)
-		source, _ := stringOf(bdm, "source_type")
-		dest, _ := stringOf(bdm, "destination_type")
-		uuid, _ := stringOf(bdm, "uuid")
-		bootIndex := int64(-1)
-		if v, ok := bdm["boot_index"]; ok && v != nil {
-			bootIndex = intOf(v)
-		}
-		switch {
-		case source == "":
-			// The legacy keys alone (volume_id, snapshot_id) name volumes.
-			return nil, notSupported()
-		case source == "blank" && uuid != "":
-			return nil, bdmFault("Invalid device UUID.")
-		case source != "blank" && uuid == "":
-			return nil, bdmFault("Missing device UUID.")
-		}
-		if dest == "" && source == "blank" {
-			dest = "local"
-		}
-		switch {
-		case source == "image" && dest == "local":
-			if !imageGiven || bootIndex != 0 {
-				return nil, bdmFault("Mapping image to local is not supported.")
-			}
-			disks.rootImage = uuid
-		case source == "blank" && dest == "local":
-			if bootIndex == 0 {
-				return nil, bdmFault("Boot sequence for the instance and image/block device mapping combination is not valid.")
-			}
-			size := int64(0)
-			if v, ok := bdm["volume_size"]; ok {
-				size = intOf(v)
-			}
-			if f, _ := stringOf(bdm, "guest_format"); f == "swap" {
-				if disks.swap {
-					return nil, bdmFault("More than one swap drive requested.")
-				}
-				disks.swap, disks.swapMB = true, size
-			} else {
-				disks.ephemeral = append(disks.ephemeral, size)
-			}
-		default:
-			// A volume (destination volume; source volume or snapshot).
-			return nil, notSupported()
+		bootIndex, err := disks.add(bdm, imageGiven)
+		if err != nil {
+			return nil, err
 		}
 		if bootIndex >= 0 {
 			bootIndexes = append(bootIndexes, bootIndex)
@@ -134,11 +107,69 @@ func blockDevicesOf(in map[string]any) (*localDisks, error) {
 	return disks, checkBootSequence(bootIndexes, imageGiven)
 }
 
+// add reads one mapping into d (BlockDeviceDict.from_api's checks) and
+// returns its boot index, -1 for none.
+func (d *localDisks) add(bdm map[string]any, imageGiven bool) (int64, error) {
+	source, _ := stringOf(bdm, "source_type")
+	dest, _ := stringOf(bdm, "destination_type")
+	uuid, _ := stringOf(bdm, "uuid")
+	volumeType, _ := stringOf(bdm, "volume_type")
+	bootIndex := int64(-1)
+	if v, ok := bdm["boot_index"]; ok && v != nil {
+		bootIndex = intOf(v)
+	}
+	switch {
+	case source == "":
+		// The legacy keys alone (volume_id, snapshot_id) name volumes.
+		return 0, notSupported()
+	case source == "blank" && uuid != "":
+		return 0, bdmFault("Invalid device UUID.")
+	case source != "blank" && uuid == "":
+		return 0, bdmFault("Missing device UUID.")
+	case source == "image" && dest == "local" && (!imageGiven || bootIndex != 0):
+		return 0, bdmFault("Mapping image to local is not supported.")
+	case dest == "local" && volumeType != "":
+		return 0, bdmFault("Specifying a volume_type with destination_type=local is not supported.")
+	case source == "volume" && volumeType != "":
+		return 0, bdmFault("Specifying volume type to existing volume is not supported.")
+	}
+	size := int64(0)
+	if v, ok := bdm["volume_size"]; ok && v != nil {
+		size = intOf(v)
+	}
+	switch {
+	case dest == "volume" || source == "volume" || source == "snapshot":
+		m := volumeMapping{source: source, uuid: uuid, size: size, bootIndex: bootIndex,
+			deleteOnTermination: boolOf(bdm["delete_on_termination"]), volumeType: volumeType}
+		m.device, _ = stringOf(bdm, "device_name")
+		m.tag, _ = stringOf(bdm, "tag")
+		d.volumes = append(d.volumes, m)
+	case source == "image":
+		d.rootImage = uuid
+	default: // blank, local
+		if bootIndex == 0 {
+			return 0, bdmFault("Boot sequence for the instance and image/block device mapping combination is not valid.")
+		}
+		if f, _ := stringOf(bdm, "guest_format"); f == "swap" {
+			if d.swap {
+				return 0, bdmFault("More than one swap drive requested.")
+			}
+			d.swap, d.swapMB = true, size
+		} else {
+			d.ephemeral = append(d.ephemeral, size)
+		}
+	}
+	return bootIndex, nil
+}
+
 // checkBootSequence is Nova's rule that the boot indexes count from 0
 // without gaps; imageRef without a mapping of index 0 is index 0.
 func checkBootSequence(indexes []int64, imageGiven bool) error {
 	if imageGiven && !containsInt(indexes, 0) {
 		indexes = append(indexes, 0)
+	}
+	if len(indexes) == 0 {
+		return bdmFault("Boot sequence for the instance and image/block device mapping combination is not valid.")
 	}
 	sort.Slice(indexes, func(i, j int) bool { return indexes[i] < indexes[j] })
 	for i, n := range indexes {

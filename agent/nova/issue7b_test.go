@@ -261,13 +261,16 @@ func TestLocalBlockDeviceMappingsAgainstARealServer(t *testing.T) {
 		{"eph", true, []map[string]any{{"source_type": "floppy", "uuid": image}}, 400, "Invalid input"},
 		{"eph", true, []map[string]any{{"source_type": "blank", "destination_type": "local", "volume_size": 0}}, 400, "Invalid input"},
 		{"eph", true, []map[string]any{{"source_type": "blank", "bogus": 1}}, 400, "Additional properties"},
-		{"eph", true, []map[string]any{{"source_type": "blank", "destination_type": "volume", "volume_size": 1}}, 501, "not supported"},
+		// Volumes (boot_volumes_test.go): this region has no storage
+		// host to make one, and no such volume or image.
+		{"eph", true, []map[string]any{{"source_type": "blank", "destination_type": "volume", "volume_size": 1}}, 500,
+			"did not finish being created. And its status is error: No valid backend was found."},
 		{"eph", true, []map[string]any{{"source_type": "volume", "destination_type": "volume", "boot_index": 0,
-			"uuid": "40000000-0000-0000-0000-000000000001"}}, 501, "not supported"},
-		{"eph", true, []map[string]any{{"source_type": "image", "destination_type": "volume", "boot_index": 0, "uuid": image, "volume_size": 1}}, 501,
-			"not supported"},
+			"uuid": "40000000-0000-0000-0000-000000000001"}}, 400, "failed to get volume 40000000-0000-0000-0000-000000000001."},
+		{"eph", true, []map[string]any{{"source_type": "image", "destination_type": "volume", "boot_index": 0, "uuid": image, "volume_size": 1}}, 400,
+			"failed to get image " + image},
 	} {
-		name := map[int]string{400: "badRequest", 501: "notImplemented"}[tc.status]
+		name := map[int]string{400: "badRequest", 500: "computeFault", 501: "notImplemented"}[tc.status]
 		t.Run(tc.msg, func(t *testing.T) {
 			bdm(tc.flavor, tc.withImage, tc.maps...).fault(t, tc.status, name, tc.msg)
 		})

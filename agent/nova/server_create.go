@@ -103,8 +103,8 @@ func buildServerCreateSchema(mv int) *schema {
 // serverCreate answers POST /servers. Networks (and ports, fixed IPs,
 // "auto" and "none" by 2.37's rules) and security groups are the
 // servers' networking (see networksOf); block_device_mapping_v2 takes
-// the local mappings (bdm.go); Stratus has no volumes or trusted
-// certificates yet. Scheduler hints group, same_host and different_host are honoured
+// the local mappings and the volumes (bdm.go, boot_volumes.go); Stratus
+// has no trusted certificates yet. Scheduler hints group, same_host and different_host are honoured
 // (others are ignored, as in Nova), and an admin's target host
 // ("az:host[:node]", or 2.74's host); user data and config_drive go to
 // the metadata service and the config drive; personality files and the
@@ -133,7 +133,7 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 	args := structs.InstanceCreateRequest{Count: count, ProjectID: q.token.ProjectID, UserID: q.token.UserID, ImageAdmin: q.isAdmin(),
 		RequestID: q.id}
 	args.Name, _ = stringOf(in, "name")
-	if args.ImageID, err = imageOf(in); err != nil {
+	if args.ImageID, err = imageOf(in); err != nil && disks == nil {
 		return nil, err
 	}
 	if args.FlavorID, err = q.flavorOf(in); err != nil {
@@ -191,12 +191,19 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 	} else if err := structs.ValidateIdempotencyKey(args.IdempotencyKey); err != nil {
 		return nil, badRequest("%s", structs.Message(err))
 	}
+	var made []string
+	if disks != nil {
+		if made, err = q.bootVolumes(disks.volumes, &args); err != nil {
+			return nil, err
+		}
+	}
 	var out structs.InstanceCreateResponse
 	err = retry.DoFor(q.r.Context(), q.api.writeRetry, func(bool) error {
 		out, args.Forwarded = structs.InstanceCreateResponse{}, false
 		return q.call("Instance.Create", &args, &out)
 	})
 	if err != nil {
+		q.deleteMadeVolumes(made)
 		return nil, netFault(err)
 	}
 	if len(out.Instances) == 0 {

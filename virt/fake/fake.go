@@ -210,7 +210,10 @@ func (d *Driver) Spawn(ctx context.Context, spec *virt.InstanceSpec) (*virt.Inst
 	if in, ok := d.instances[id]; ok {
 		return in.info(), nil
 	}
-	in := &instance{spec: cloneSpec(spec), power: virt.PowerRunning, n: d.serial, boots: 1, disks: disks}
+	// The spawn's data volumes are attached from the first boot; the
+	// root volume stays in the spec (RootVolume).
+	in := &instance{spec: cloneSpec(spec), power: virt.PowerRunning, n: d.serial, boots: 1, disks: disks,
+		volumes: slices.Clone(spec.Volumes)}
 	d.serial++
 	d.instances[id] = in
 	if err := d.saveLocked(); err != nil {
@@ -387,6 +390,11 @@ func cloneSpec(s *virt.InstanceSpec) virt.InstanceSpec {
 	c.ConfigDrive = slices.Clone(s.ConfigDrive)
 	// Fetched disks are files the spawn took over, not part of the spec.
 	c.Disks = nil
+	if s.RootVolume != nil {
+		rv := *s.RootVolume
+		c.RootVolume = &rv
+	}
+	c.Volumes = slices.Clone(s.Volumes)
 	c.NICs = slices.Clone(s.NICs)
 	for i := range c.NICs {
 		c.NICs[i].IPs = slices.Clone(s.NICs[i].IPs)

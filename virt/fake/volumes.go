@@ -58,3 +58,17 @@ func (d *Driver) Volumes(id string) []virt.Volume {
 	}
 	return slices.Clone(in.volumes)
 }
+
+// RootVolume returns the volume an instance boots from (the spawn's
+// InstanceSpec.RootVolume), nil for an unknown instance or one booted
+// from an image. The fake never opens its path.
+func (d *Driver) RootVolume(id string) *virt.Volume {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	in, ok := d.instances[id]
+	if !ok || in.spec.RootVolume == nil {
+		return nil
+	}
+	rv := *in.spec.RootVolume
+	return &rv
+}

@@ -73,6 +73,9 @@ type instanceMeta struct {
 	// Volumes are the block devices attached with AttachVolume
 	// (volumes.go).
 	Volumes []metaVolume `xml:"volumes>volume"`
+	// RootVolume is the volume the instance boots from (boot_volume.go),
+	// nil when its root disk is its own.
+	RootVolume *metaVolume `xml:"root_volume"`
 }
 
 type metaFlavor struct {
@@ -217,12 +220,16 @@ func (d *Driver) domainXML(m *instanceMeta, virtType, arch string) (string, erro
 	}
 	var disks []libvirtxml.DomainDisk
 	for _, role := range roles {
+		if len(disks) == len(targets) {
+			return "", fmt.Errorf("too many disks for bus %s", bus)
+		}
+		if role == diskRoot && m.RootVolume != nil {
+			disks = append(disks, rootVolumeDisk(*m.RootVolume, targets[len(disks)], bus))
+			continue
+		}
 		disk := m.disk(role)
 		if disk == nil {
 			continue
-		}
-		if len(disks) == len(targets) {
-			return "", fmt.Errorf("too many disks for bus %s", bus)
 		}
 		disks = append(disks, libvirtxml.DomainDisk{
 			Device: "disk",

@@ -452,8 +452,14 @@ func (d *Driver) spawn(lv *golibvirt.Libvirt, spec *virt.InstanceSpec) (_ *virt.
 		NICs:       nicsMeta(spec.NICs),
 	}
 
+	if err := bootVolumes(m, spec); err != nil {
+		return nil, err
+	}
 	rootSize := uint64(spec.RootGB) * gib
-	if spec.ImagePath != "" || spec.ImageProperties[ImagePathProperty] != "" {
+	switch {
+	case m.RootVolume != nil:
+		rootSize = 0 // the volume is the root disk
+	case spec.ImagePath != "" || spec.ImageProperties[ImagePathProperty] != "":
 		if err := d.step("base"); err != nil {
 			return nil, err
 		}
@@ -463,8 +469,7 @@ func (d *Driver) spawn(lv *golibvirt.Libvirt, spec *virt.InstanceSpec) (_ *virt.
 		}
 		m.Image = img
 		rootSize = max(rootSize, file.virtualSize)
-	}
-	if rootSize == 0 {
+	case rootSize == 0:
 		rootSize = gib // no image, no root_gb: a small empty disk
 	}
 	disks := []struct {

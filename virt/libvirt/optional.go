@@ -355,6 +355,10 @@ func (d *Driver) Snapshot(ctx context.Context, id string, imageName string) (str
 	var path string
 	err := d.withDomain(ctx, "Snapshot", id, func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) error {
 		root := m.disk(diskRoot)
+		if root == nil && m.RootVolume != nil {
+			// Booted from a volume: the image is the volume's content.
+			root = &metaDisk{Role: diskRoot, Path: m.RootVolume.Path}
+		}
 		if root == nil {
 			return fmt.Errorf("instance has no root disk")
 		}

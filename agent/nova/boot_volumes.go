@@ -1,0 +1,241 @@
+package nova
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// Boot from volume. The volumes a create maps (destination volume) are
+// found or made before the server is: an existing volume must be
+// available (and bootable for boot index 0); an image, a snapshot or
+// nothing (blank) becomes a new volume on the storage host of the
+// others, as Nova's compute makes them before it spawns. The create
+// then names them (InstanceCreateRequest.BlockDevices): the servers pin
+// the instance to that host and attach the volumes in the entry that
+// creates it. The volumes made here are deleted again when the create
+// fails.
+
+// volumeWaitLimit bounds how long a create waits for the volumes it
+// made to become available (an image copied into a volume).
+const volumeWaitLimit = 10 * time.Minute
+
+// bootVolumes resolves a create's volume mappings into
+// args.BlockDevices and returns the ids of the volumes it made, which
+// the caller deletes when the create fails (they are deleted here when
+// this fails).
+func (q *request) bootVolumes(mappings []volumeMapping, args *structs.InstanceCreateRequest) (made []string, err error) {
+	if len(mappings) == 0 {
+		return nil, nil
+	}
+	if args.Count > 1 {
+		return nil, badRequest("Cannot attach one or more volumes to multiple instances")
+	}
+	host, err := q.checkVolumeMappings(mappings)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			q.deleteMadeVolumes(made)
+			made = nil
+		}
+	}()
+	ids := make([]string, len(mappings))
+	for i, m := range mappings {
+		if m.source == "volume" {
+			ids[i] = m.uuid
+			continue
+		}
+		v, err := q.makeVolume(m, host)
+		if err != nil {
+			return made, err
+		}
+		made = append(made, v.ID)
+		ids[i], host = v.ID, v.Host
+	}
+	if err := q.awaitVolumes(made); err != nil {
+		return made, err
+	}
+	for i, m := range mappings {
+		args.BlockDevices = append(args.BlockDevices, &structs.BlockDevice{VolumeID: ids[i], BootIndex: int(m.bootIndex),
+			Device: m.device, Tag: m.tag, DeleteOnTermination: m.deleteOnTermination})
+		if m.bootIndex == 0 {
+			args.ImageID = "" // the volume is the root disk
+		}
+	}
+	return made, nil
+}
+
+// checkVolumeMappings applies Nova's _validate_bdm to the volume
+// mappings before anything is made (a snapshot's mapping without a
+// size takes the snapshot's), and returns the storage host that
+// the existing volumes and snapshots named are on ("" for none).
+func (q *request) checkVolumeMappings(mappings []volumeMapping) (string, error) {
+	host := ""
+	pin := func(h, what string) error {
+		if host != "" && h != host {
+			return badRequest("Block Device Mapping is Invalid: %s is kept on another storage host than the server's other volumes.", what)
+		}
+		host = h
+		return nil
+	}
+	for i := range mappings {
+		m := &mappings[i]
+		switch m.source {
+		case "image":
+			if m.size <= 0 {
+				return "", badRequest("Block Device Mapping is Invalid: Images with destination_type 'volume' need to have a non-zero size specified")
+			}
+		case "blank":
+			if m.size <= 0 {
+				return "", badRequest("Block Device Mapping is Invalid: Blank volumes (source: 'blank', dest: 'volume') need to have non-zero size")
+			}
+		case "volume":
+			var out structs.SingleVolumeResponse
+			if err := q.call("Volume.Get", &structs.VolumeSpecificRequest{VolumeID: m.uuid, ProjectID: q.token.ProjectID}, &out); err != nil {
+				if structs.KindOf(err) == structs.KindNotFound {
+					return "", badRequest("Block Device Mapping is Invalid: failed to get volume %s.", m.uuid)
+				}
+				return "", err
+			}
+			v := out.Volume
+			if v.Status != structs.VolumeAvailable {
+				return "", badRequest("Invalid volume: Volume %s status must be available or downloading to reserve, but the current status is %s.", v.ID, v.Status)
+			}
+			if m.bootIndex == 0 && !v.Bootable {
+				return "", badRequest("Block Device %s is not bootable.", v.ID)
+			}
+			if err := pin(v.Host, "volume "+v.ID); err != nil {
+				return "", err
+			}
+		case "snapshot":
+			var out structs.SingleVolumeSnapshotResponse
+			err := q.call("Volume.SnapshotGet", &structs.VolumeSnapshotSpecificRequest{SnapshotID: m.uuid, ProjectID: q.token.ProjectID}, &out)
+			if err != nil {
+				if structs.KindOf(err) == structs.KindNotFound {
+					return "", badRequest("Block Device Mapping is Invalid: failed to get snapshot %s.", m.uuid)
+				}
+				return "", err
+			}
+			if err := pin(out.Snapshot.Host, "snapshot "+m.uuid); err != nil {
+				return "", err
+			}
+			if m.size <= 0 {
+				m.size = int64(out.Snapshot.SizeGB) // Nova's: the snapshot's size
+			}
+			if err := q.checkSnapshotBootable(m, out.Snapshot); err != nil {
+				return "", err
+			}
+		}
+	}
+	return host, nil
+}
+
+// makeVolume creates the volume of an image, snapshot or blank
+// mapping on host ("" to let the servers choose).
+func (q *request) makeVolume(m volumeMapping, host string) (*structs.Volume, error) {
+	v := &structs.Volume{UserID: q.token.UserID, SizeGB: int(m.size), VolumeTypeID: m.volumeType}
+	switch m.source {
+	case "image":
+		v.ImageID = m.uuid
+	case "snapshot":
+		v.SnapshotID = m.uuid
+	}
+	var out structs.SingleVolumeResponse
+	err := q.call("Volume.Create", &structs.VolumeCreateRequest{ProjectID: q.token.ProjectID, Volume: v, Host: host}, &out)
+	switch {
+	case err == nil:
+	case structs.KindOf(err) == structs.KindNotFound && m.source == "image":
+		return nil, badRequest("Block Device Mapping is Invalid: failed to get image %s.", m.uuid)
+	case structs.KindOf(err) == structs.KindNotFound && m.source == "snapshot":
+		return nil, badRequest("Block Device Mapping is Invalid: failed to get snapshot %s.", m.uuid)
+	case structs.KindOf(err) == structs.KindNotFound, structs.KindOf(err) == structs.KindInvalid:
+		return nil, badRequest("%s", structs.Message(err))
+	case structs.KindOf(err) == structs.KindQuotaReached:
+		return nil, faultf(http.StatusForbidden, "%s", structs.Message(err))
+	default:
+		return nil, err
+	}
+	if out.Volume.Status == structs.VolumeError {
+		q.deleteMadeVolumes([]string{out.Volume.ID})
+		return nil, volumeNotMade(out.Volume)
+	}
+	return out.Volume, nil
+}
+
+// volumeNotMade is the answer for a volume its storage host failed to
+// make, in the words of Nova's build abort.
+func volumeNotMade(v *structs.Volume) error {
+	reason := v.ErrorMessage
+	if reason == "" {
+		reason = "no reason was given"
+	}
+	return faultf(http.StatusInternalServerError, "Volume %s did not finish being created. And its status is %s: %s", v.ID, v.Status, reason)
+}
+
+// awaitVolumes waits, with blocking reads, until each volume made is
+// available; one that ends in error fails the create.
+func (q *request) awaitVolumes(ids []string) error {
+	ctx, cancel := context.WithTimeout(q.r.Context(), volumeWaitLimit)
+	defer cancel()
+	for _, id := range ids {
+		var index uint64
+		for {
+			var out structs.SingleVolumeResponse
+			req := &structs.VolumeSpecificRequest{VolumeID: id, ProjectID: q.token.ProjectID}
+			req.MinQueryIndex, req.MaxQueryTime = index, 30*time.Second
+			if err := q.call("Volume.Get", req, &out); err != nil {
+				return err
+			}
+			switch out.Volume.Status {
+			case structs.VolumeAvailable:
+			case structs.VolumeCreating:
+				if err := ctx.Err(); err != nil {
+					return faultf(http.StatusInternalServerError, "Volume %s did not finish being created even after we waited %s.", id, volumeWaitLimit)
+				}
+				index = out.Index
+				continue
+			default:
+				return volumeNotMade(out.Volume)
+			}
+			break
+		}
+	}
+	return nil
+}
+
+// deleteMadeVolumes deletes the volumes a failed create made; a volume
+// that cannot be deleted is left for its owner to see, and logged.
+func (q *request) deleteMadeVolumes(ids []string) {
+	for _, id := range ids {
+		var out structs.GenericResponse
+		err := q.call("Volume.Delete", &structs.VolumeDeleteRequest{VolumeID: id, ProjectID: q.token.ProjectID}, &out)
+		if err != nil {
+			q.api.logger.Warn("cannot delete a volume a failed server create made", "volume_id", id, "error", fmt.Sprint(err))
+		}
+	}
+}
+
+// checkSnapshotBootable refuses to boot from a snapshot of a volume
+// that is not bootable, as Nova refuses (it reads the snapshot's
+// volume); a snapshot whose volume is gone is taken as it is.
+func (q *request) checkSnapshotBootable(m *volumeMapping, snap *structs.VolumeSnapshot) error {
+	if m.bootIndex != 0 {
+		return nil
+	}
+	var out structs.SingleVolumeResponse
+	err := q.call("Volume.Get", &structs.VolumeSpecificRequest{VolumeID: snap.VolumeID, ProjectID: q.token.ProjectID}, &out)
+	switch {
+	case structs.KindOf(err) == structs.KindNotFound:
+		return nil
+	case err != nil:
+		return err
+	case !out.Volume.Bootable:
+		return badRequest("Block Device %s is not bootable.", snap.VolumeID)
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package command
+
+import (
+	"flag"
+
+	"github.com/stratus-cloud/stratus/api"
+)
+
+func init() {
+	register("volume attach", volumeAttachCommand)
+	register("volume detach", volumeDetachCommand)
+}
+
+// volumeFollowHelp says how the attach commands report.
+const volumeFollowHelp = `
+
+The instance's agent carries it out as an instance operation: the command
+follows it until it finishes (-detach returns at once), and "cloudctl
+volume status" shows the volume in-use or available again.`
+
+var volumeAttachCommand = (&spec{
+	synopsis: "Attach a volume to an instance",
+	args:     "[options] VOLUME INSTANCE",
+	help: `Attach the volume with ID VOLUME to INSTANCE (an ID or a name), hot-plugged
+into a running guest as a SCSI disk (/dev/sdb, sdc, … or the -device
+asked for). The volume must be available and kept on the instance's own
+host: volumes do not reach other hosts yet.` + volumeFollowHelp,
+	nargs: exactly(2),
+	setup: func(fs *flag.FlagSet) runFunc {
+		device := fs.String("device", "", "The guest device to attach as (/dev/sdX; default: the first free one).")
+		detach := fs.Bool("detach", false, "Return as soon as the attach is accepted instead of following it.")
+		return func(e *env, args []string) int {
+			opts := &api.ActionOptions{Volume: args[0], Device: *device}
+			return e.runOp(api.OpAttachVolume, "volume attach", args[1], opts, *detach)
+		}
+	},
+}).factory()
+
+var volumeDetachCommand = (&spec{
+	synopsis: "Detach a volume from an instance",
+	args:     "[options] VOLUME INSTANCE",
+	help: `Detach the volume with ID VOLUME from INSTANCE (an ID or a name): unplugged
+from the guest at once, the volume's data kept. The root volume of an
+instance booted from a volume cannot be detached.` + volumeFollowHelp,
+	nargs: exactly(2),
+	setup: func(fs *flag.FlagSet) runFunc {
+		detach := fs.Bool("detach", false, "Return as soon as the detach is accepted instead of following it.")
+		return func(e *env, args []string) int {
+			opts := &api.ActionOptions{Volume: args[0]}
+			return e.runOp(api.OpDetachVolume, "volume detach", args[1], opts, *detach)
+		}
+	},
+}).factory()

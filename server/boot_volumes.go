@@ -1,0 +1,91 @@
+package server
+
+import (
+	"maps"
+
+	"github.com/google/uuid"
+
+	"github.com/stratus-cloud/stratus/fsm"
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// A create with block devices (boot from volume) runs on the storage
+// host that keeps its volumes: their files are reached there, so the
+// instance is pinned to that host as an admin's target host would pin
+// it. The FSM attaches the volumes in the entry that creates the
+// instance and refuses the create if one was taken meanwhile.
+
+// bootVolumes checks a create's block devices and pins its placement
+// to their host; a root volume made from an image gives the instance
+// that image's properties (hw_disk_bus, …), as Nova takes them from the
+// volume's image metadata. The create has no image then.
+func (s *Server) bootVolumes(state *fsm.StateStore, args *structs.InstanceCreateRequest, v *createChecks) error {
+	if len(args.BlockDevices) == 0 {
+		return nil
+	}
+	if l, _ := s.ClusterFSMLevel(); l < structs.FSMLevelBootFromVolume {
+		return structs.Errorf(structs.KindUnavailable, "servers can boot from volumes once every server is upgraded (%s, the cluster is at %s)",
+			structs.FSMLevelBootFromVolume, l)
+	}
+	if v.count > 1 {
+		return structs.Errorf(structs.KindInvalid, "Cannot attach one or more volumes to multiple instances")
+	}
+	host := ""
+	for _, bd := range args.BlockDevices {
+		vol, err := state.Volume(nil, bd.VolumeID)
+		if err != nil {
+			return err
+		}
+		if vol == nil || vol.ProjectID != args.ProjectID {
+			return structs.Errorf(structs.KindInvalid, "Block Device Mapping is Invalid: failed to get volume %s.", bd.VolumeID)
+		}
+		if vol.Status != structs.VolumeAvailable {
+			return structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s status must be available or downloading to reserve, but the current status is %s.", vol.ID, vol.Status)
+		}
+		if host != "" && vol.Host != host {
+			return structs.Errorf(structs.KindInvalid, "Invalid volume: the volumes of a server must be kept on one storage host; volume %s is on another", vol.ID)
+		}
+		host = vol.Host
+		if bd.BootIndex == 0 && args.ImageID == "" && vol.ImageID != "" {
+			if img, err := state.ImageByID(nil, vol.ImageID); err == nil && img != nil {
+				v.imageProps = maps.Clone(img.Properties)
+			}
+		}
+	}
+	if v.targetHostID != "" && v.targetHostID != host {
+		return structs.Errorf(structs.KindInvalid, "Invalid volume: the server's volumes are kept on host %s, not on the host asked for", host)
+	}
+	v.targetHostID = host
+	return nil
+}
+
+// blockDevicesFor copies a create's block devices for one instance,
+// each with a new attachment id.
+func blockDevicesFor(args *structs.InstanceCreateRequest) []*structs.BlockDevice {
+	if len(args.BlockDevices) == 0 {
+		return nil
+	}
+	out := make([]*structs.BlockDevice, 0, len(args.BlockDevices))
+	for _, bd := range args.BlockDevices {
+		c := *bd
+		c.AttachmentID, c.Path = uuid.NewString(), ""
+		if bd.BootIndex != 0 {
+			c.Device = bd.Device
+		} else {
+			c.Device = ""
+		}
+		out = append(out, &c)
+	}
+	return out
+}
+
+// bootsFromVolume reports whether a create names a root volume (boot
+// index 0), which stands for its image.
+func bootsFromVolume(args *structs.InstanceCreateRequest) bool {
+	for _, bd := range args.BlockDevices {
+		if bd.BootIndex == 0 {
+			return true
+		}
+	}
+	return false
+}

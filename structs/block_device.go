@@ -1,0 +1,50 @@
+package structs
+
+// BlockDevice is a volume an instance was created with: Nova's block
+// device mapping with destination volume, resolved to the volume the
+// API found or made for it.
+type BlockDevice struct {
+	VolumeID string
+	// AttachmentID is the volume attachment the create records, chosen
+	// by the servers before proposal (the FSM draws nothing).
+	AttachmentID string `json:",omitempty"`
+	// BootIndex is the device's place in the boot order, -1 for none;
+	// the device of boot index 0 is the instance's root disk.
+	BootIndex int
+	// Path is the volume's file (Volume.ProviderLocation) on the
+	// storage host, which is the instance's host.
+	Path string `json:",omitempty"`
+	// Device is the guest device the attachment records (/dev/vda for
+	// the root volume), filled in by the FSM.
+	Device string `json:",omitempty"`
+	// Tag is the device tag the user gave, DeleteOnTermination whether
+	// deleting the instance deletes the volume.
+	Tag                 string `json:",omitempty"`
+	DeleteOnTermination bool   `json:",omitempty"`
+}
+
+// RootVolumeDevice is the guest device of a root volume.
+const RootVolumeDevice = "/dev/vda"
+
+// RootVolume returns the instance's root volume (the block device of
+// boot index 0), or nil when it boots from an image.
+func (i *Instance) RootVolume() *BlockDevice {
+	for _, bd := range i.BlockDevices {
+		if bd.BootIndex == 0 {
+			return bd
+		}
+	}
+	return nil
+}
+
+func copyBlockDevices(list []*BlockDevice) []*BlockDevice {
+	if list == nil {
+		return nil
+	}
+	out := make([]*BlockDevice, len(list))
+	for k, bd := range list {
+		c := *bd
+		out[k] = &c
+	}
+	return out
+}
