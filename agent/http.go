@@ -12,6 +12,7 @@ import (
 	"github.com/stratus-cloud/stratus/agent/nova"
 	s3api "github.com/stratus-cloud/stratus/agent/s3"
 	"github.com/stratus-cloud/stratus/agent/ui"
+	"github.com/stratus-cloud/stratus/internal/httpx"
 )
 
 // routes is the HTTP port's handler: each API mounted at its prefix. The
@@ -56,6 +57,20 @@ func (a *Agent) routes() http.Handler {
 	}
 	mux.Handle(native.MountPath, a.observed("native", a.native.Handler()))
 	return mux
+}
+
+// forwarded wraps a listener's handler so that the APIs' links name the
+// URL clients reached: public_url, or what a trusted proxy's
+// X-Forwarded-Proto/Host say (internal/httpx/forwarded.go). Config
+// Finalize has checked the settings; an unfinalized config that fails
+// trusts no proxy.
+func (a *Agent) forwarded(h http.Handler) http.Handler {
+	f, err := httpx.NewForwarding(a.config.HTTPTrustedProxies, a.config.PublicURL)
+	if err != nil {
+		a.logger.Warn("invalid public_url or http_trusted_proxies, trusting no proxy", "error", err)
+		f = &httpx.Forwarding{}
+	}
+	return f.Middleware(h)
 }
 
 // mountUI serves the web UI (agent/ui) at /ui and redirects / there.
