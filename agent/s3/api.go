@@ -96,9 +96,9 @@ func (a *API) Handler(prefix string) http.Handler {
 
 // request is one API call as the handlers see it.
 type request struct {
-	api    *API
-	w      http.ResponseWriter
-	r      *http.Request
+	api *API
+	w   http.ResponseWriter
+	r   *http.Request
 	// prefix is where the API is mounted on its listener ("" on the
 	// dedicated one), for the absolute URLs of answers.
 	prefix string
