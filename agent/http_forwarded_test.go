@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
@@ -88,11 +89,14 @@ func getLinks(t *testing.T, client *http.Client, base, path, token string, hdr m
 func TestLinksBehindTLSProxy(t *testing.T) {
 	t.Parallel()
 	on := true
-	a := testAgent(t, func(c *Config) {
+	var logs syncBuf
+	a := startDevAgentLogged(t, func(c *Config) {
 		c.HTTPTrustedProxies = []string{"127.0.0.2"}
 		c.S3 = &S3Config{Listen: "127.0.0.1:0"}
 		c.ACL = &ACLConfig{Enabled: &on}
-	})
+		c.AccessLog = "info"
+	}, hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &logs}))
+	waitDevAgentReady(t, a)
 	proxy := tlsProxy(t, "http://"+a.HTTPAddr(), false)
 	client := proxy.Client()
 	tok := keystoneToken(t, a, "admin")
@@ -137,6 +141,29 @@ func TestLinksBehindTLSProxy(t *testing.T) {
 	}
 
 	t.Run("s3", func(t *testing.T) { checkS3Location(t, a, tok) })
+	t.Run("access log", func(t *testing.T) { checkAccessLogCallers(t, a, tok, logs.String()) })
+}
+
+// checkAccessLogCallers: the access log names the user and project a
+// request authenticated as, on every API the test called.
+func checkAccessLogCallers(t *testing.T, a *Agent, tok, logs string) {
+	userID, projectID := whoami(t, a, tok)
+	who := "user=" + userID + " project=" + projectID
+	for _, want := range []string{`api=compute method=GET route="GET /flavors"`, `api=network method=GET route="GET /v2.0"`,
+		`api=s3 method=PUT route="PUT /{bucket}"`, `api=identity method=POST route="POST /v3/auth/tokens"`} {
+		found := false
+		for _, line := range strings.Split(logs, "\n") {
+			if strings.Contains(line, want) && strings.Contains(line, who) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no access log line %s with %s", want, who)
+		}
+	}
+	if !regexp.MustCompile(`api=volume method=GET route="GET /v3" status=200 .* user="" project=""\n`).MatchString(logs) {
+		t.Errorf("a public route's access log line should name no user:\n%s", logs)
+	}
 }
 
 // checkS3Location completes a multipart upload through a TLS proxy in

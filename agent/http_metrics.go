@@ -38,8 +38,10 @@ func (a *Agent) observed(api string, h http.Handler) http.Handler {
 		m.apiRequests.WithLabelValues(api, pattern, strconv.Itoa(rec.status)).Inc()
 		m.apiDuration.WithLabelValues(api, pattern).Observe(took.Seconds())
 		if level != hclog.Off && level >= access.GetLevel() {
+			user, project := slot.Caller()
 			access.Log(level, "request", "api", api, "method", r.Method, "route", pattern, "status", rec.status,
-				"duration", took, "request_id", requestID(rec.Header()), "remote", r.RemoteAddr)
+				"duration", took, "request_id", requestID(rec.Header()), "remote", r.RemoteAddr,
+				"user", user, "project", project)
 		}
 	})
 }

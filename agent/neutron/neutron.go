@@ -135,6 +135,7 @@ func (q *request) authenticate() error {
 		return apiErrorf(http.StatusForbidden, "HTTPForbidden", "A project-scoped token is required.")
 	}
 	q.token, q.authToken = tok, raw
+	route.ObserveCaller(q.r.Context(), tok.UserID, tok.ProjectID)
 	return nil
 }
 

@@ -186,6 +186,7 @@ func (q *request) authenticate() error {
 	}
 	q.sig, q.signKey, q.token = sig, auth.SigningKey, auth.Token
 	q.caller = structs.S3Caller{ProjectID: auth.ProjectID, UserID: auth.UserID, Admin: admin}
+	route.ObserveCaller(q.r.Context(), auth.UserID, auth.ProjectID)
 	return nil
 }
 
