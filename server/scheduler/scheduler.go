@@ -141,6 +141,7 @@ type run struct {
 	weights  []float64
 	top      []int
 	counts   reasonCounts
+	byFilter reasonCounts
 
 	// Reuse across equivalent requests (reuse.go): whether it is on,
 	// the request the kept candidates were made for (nil: none), the
@@ -199,6 +200,7 @@ func (s *run) place(req *Request) (*HostView, *structs.PlacementFailure) {
 	s.active = activeFilters(s.active[:0], s.filters, req)
 	s.cands = s.cands[:0]
 	s.counts.reset()
+	s.byFilter.reset()
 hosts:
 	for i := range s.views {
 		v := &s.views[i]
@@ -208,6 +210,7 @@ hosts:
 					reason = f.Name()
 				}
 				s.counts.add(reason)
+				s.byFilter.add(f.Name())
 				continue hosts
 			}
 		}
