@@ -98,6 +98,10 @@ type Config struct {
 	DevImage string `hcl:"dev_image,optional"`
 	// Version is the build version, advertised in gossip.
 	Version string
+	// LogBuffer, when set, holds the agent's recent log lines, which
+	// GET /v1/agent/logs serves to admins. `cloudctl agent` sets it;
+	// never a file.
+	LogBuffer *LogBuffer
 
 	// devTempDir is set when dev mode made DataDir itself and should
 	// remove it on shutdown.

@@ -95,6 +95,9 @@ func (a *Agent) startNative() {
 		Gossip: a.gossip, WriteRetry: a.writeRetry, Logger: a.logger.Named("native"),
 		EnableDebug: a.config.EnableDebug,
 	}
+	if b := a.config.LogBuffer; b != nil {
+		cfg.Logs = b.Bytes
+	}
 	if a.devReady != nil {
 		cfg.Readiness = a.devReady
 		cfg.Anonymous = a.devAnonymous

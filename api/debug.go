@@ -59,3 +59,13 @@ func (a *Agent) Pprof(name string, seconds time.Duration) (io.ReadCloser, error)
 	}
 	return resp.Body, nil
 }
+
+// Logs streams the agent's recent log lines (/v1/agent/logs), oldest
+// first, from the buffer `cloudctl agent` keeps. The caller closes it.
+func (a *Agent) Logs() (io.ReadCloser, error) {
+	resp, err := a.c.do(&request{method: http.MethodGet, path: "/v1/agent/logs"})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}

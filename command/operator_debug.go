@@ -36,6 +36,8 @@ misbehaves, from every server, into one tar.gz archive, as Nomad's
   servers/NAME/self.json           each server's configuration and Raft/gossip stats
   servers/NAME/members.json        each server's own view of the gossip pool
   servers/NAME/metrics.prom        each server's /v1/metrics
+  servers/NAME/logs.txt            each server's recent log lines (the last
+                                   1,000 its agent keeps in memory)
   servers/NAME/pprof/*.prof        Go profiles (goroutine, heap, allocs, mutex,
                                    block, threadcreate and a CPU profile of
                                    -pprof-duration), when the server runs
@@ -44,8 +46,9 @@ misbehaves, from every server, into one tar.gz archive, as Nomad's
 
 The servers are found through the agent -address names (its gossip
 members with the server role); each is asked at its advertised HTTP
-address with the same token and TLS settings. Agents keep no log buffer:
-the archive says so, and the logs are in each server's log_file.
+address with the same token and TLS settings. A server that cannot be
+reached, or a file it does not serve (profiles without enable_debug), is
+listed in the manifest with the reason, and the capture goes on.
 Requires an admin token.`,
 	nargs: exactly(0),
 	setup: func(fs *flag.FlagSet) runFunc {
@@ -68,9 +71,6 @@ Requires an admin token.`,
 					}
 					fmt.Fprintln(w)
 				}
-				if man.Logs != "" {
-					fmt.Fprintf(w, "Logs: %s\n", man.Logs)
-				}
 			})
 		}
 	},
@@ -85,8 +85,6 @@ type debugManifest struct {
 	Cluster []string
 	Errors  map[string]string `json:",omitempty"`
 	Servers []*debugServer
-	// Logs says where the servers' logs are, as none are captured.
-	Logs string
 }
 
 // debugServer is what was captured of one server.
@@ -148,8 +146,7 @@ func captureDebug(c *api.Client, dir string, cpu time.Duration, now time.Time) (
 	}
 	gz := gzip.NewWriter(f)
 	arch := &debugArchive{tw: tar.NewWriter(gz), now: now}
-	man := &debugManifest{Archive: path, CapturedAt: now, Agent: c.Address(), Errors: map[string]string{},
-		Logs: "not captured: agents keep no log buffer; each server's log is in its log_file (and its stderr)"}
+	man := &debugManifest{Archive: path, CapturedAt: now, Agent: c.Address(), Errors: map[string]string{}}
 	err = captureAll(c, arch, man, members, servers, cpu)
 	if err == nil {
 		err = arch.addJSON("manifest.json", man)
@@ -226,6 +223,7 @@ func captureServer(c *api.Client, arch *debugArchive, m *api.AgentMember, cpu ti
 		{"self.json", asJSON(func() (any, error) { return sc.Agent().Self() })},
 		{"members.json", asJSON(func() (any, error) { return sc.Agent().Members() })},
 		{"metrics.prom", func() ([]byte, error) { return readAll(sc.Agent().Metrics()) }},
+		{"logs.txt", func() ([]byte, error) { return readAll(sc.Agent().Logs()) }},
 	}
 	for _, st := range steps {
 		if err := add(st.name, st.get); err != nil {

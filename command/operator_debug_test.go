@@ -26,7 +26,8 @@ func debugAgent(t *testing.T, enableDebug bool) string {
 	if err := cfg.Finalize(); err != nil {
 		t.Fatal(err)
 	}
-	a, err := agent.New(cfg, hclog.New(&hclog.LoggerOptions{Level: hclog.Error}))
+	cfg.LogBuffer = agent.NewLogBuffer(0)
+	a, err := agent.New(cfg, hclog.New(&hclog.LoggerOptions{Name: "agent", Level: hclog.Info, Output: cfg.LogBuffer}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +80,8 @@ func readArchive(t *testing.T, path string) map[string][]byte {
 
 // TestOperatorDebugAgainstAgent: against a real agent with enable_debug,
 // the archive holds the Raft configuration, the members, and the server's
-// self, metrics and Go profiles; without enable_debug the profiles are
-// listed as not captured, with the agent's reason.
+// self, metrics, recent logs and Go profiles; without enable_debug the
+// profiles are listed as not captured, with the agent's reason.
 func TestOperatorDebugAgainstAgent(t *testing.T) {
 	t.Setenv(api.EnvToken, "")
 	addr := debugAgent(t, true)
@@ -101,7 +102,7 @@ func TestOperatorDebugAgainstAgent(t *testing.T) {
 		srv + "self.json":                 `"NodeName": "debug-test"`,
 		srv + "members.json":              `"debug-test"`,
 		srv + "metrics.prom":              "stratus_rpc_requests_total",
-		"manifest.json":                   "no log buffer",
+		srv + "logs.txt":                  "[INFO]  agent",
 	} {
 		if !strings.Contains(string(files[name]), want) {
 			t.Errorf("%s lacks %q: %.300s", name, want, files[name])
@@ -123,5 +124,8 @@ func TestOperatorDebugAgainstAgent(t *testing.T) {
 	errs := man.Servers[0].Errors
 	if len(errs) != len(debugProfiles) || !strings.Contains(errs[srv+"pprof/heap.prof"], "enable_debug") {
 		t.Errorf("without enable_debug: errors %v", errs)
+	}
+	if files := readArchive(t, man.Archive); !strings.Contains(string(files["manifest.json"]), "enable_debug") {
+		t.Errorf("the archive's manifest does not say why the profiles are missing: %s", files["manifest.json"])
 	}
 }
