@@ -121,7 +121,8 @@ func (a *Agent) startConsoles() error {
 		a.mountConsoleProxy(mux)
 		uiHandler := ui.Handler()
 		mux.Handle(ui.MountPath+"/", uiHandler)
-		a.consoleServer = a.httpLimits().newHTTPServer(a.forwarded(mux), ifaceNative, a.logger)
+		a.consoleServer = a.httpLimits().newHTTPServer(mux, ifaceNative, a.logger)
+		a.consoleServer.Handler = a.forwarded(a.consoleServer.Handler)
 		a.bgWG.Add(1)
 		go func() {
 			defer a.bgWG.Done()

@@ -59,9 +59,11 @@ func (a *Agent) routes() http.Handler {
 	return mux
 }
 
-// forwarded wraps a listener's handler so that the APIs' links name the
-// URL clients reached: public_url, or what a trusted proxy's
-// X-Forwarded-Proto/Host say (internal/httpx/forwarded.go). Config
+// forwarded wraps a listener's handler (outside the request limits, so
+// that the rate limit keys on the client a trusted proxy forwarded for)
+// so that the APIs' links name the URL clients reached: public_url, or
+// what a trusted proxy's X-Forwarded-Proto/Host say
+// (internal/httpx/forwarded.go). Config
 // Finalize has checked the settings; an unfinalized config that fails
 // trusts no proxy.
 func (a *Agent) forwarded(h http.Handler) http.Handler {

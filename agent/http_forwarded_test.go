@@ -161,6 +161,10 @@ func checkAccessLogCallers(t *testing.T, a *Agent, tok, logs string) {
 			t.Errorf("no access log line %s with %s", want, who)
 		}
 	}
+	// Behind the proxy (127.0.0.2) the client is who it forwarded for.
+	if strings.Contains(logs, "remote=127.0.0.2") {
+		t.Error("the access log names the trusted proxy, not the client it forwarded for")
+	}
 	if !regexp.MustCompile(`api=volume method=GET route="GET /v3" status=200 .* user="" project=""\n`).MatchString(logs) {
 		t.Errorf("a public route's access log line should name no user:\n%s", logs)
 	}

@@ -90,6 +90,8 @@ func (f *Forwarding) trusts(remoteAddr string) bool {
 
 type externalKey struct{}
 
+type clientKey struct{}
+
 // Middleware puts each request's external base URL in its context
 // (ExternalBase reads it) and removes X-Forwarded-Proto and
 // X-Forwarded-Host from requests that did not come from a trusted proxy.
@@ -100,8 +102,11 @@ func (f *Forwarding) Middleware(next http.Handler) http.Handler {
 			r.Header.Del("X-Forwarded-Proto")
 			r.Header.Del("X-Forwarded-Host")
 		}
-		base := f.base(r, trusted)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), externalKey{}, base)))
+		ctx := context.WithValue(r.Context(), externalKey{}, f.base(r, trusted))
+		if trusted {
+			ctx = context.WithValue(ctx, clientKey{}, f.client(r))
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
@@ -121,6 +126,44 @@ func (f *Forwarding) base(r *http.Request, trusted bool) string {
 		}
 	}
 	return scheme + "://" + host
+}
+
+// client is the address of the client a trusted proxy forwarded r for:
+// the rightmost X-Forwarded-For address that is not a trusted proxy
+// (addresses to its left were written by the client, and could be
+// anything), else the proxy's own.
+func (f *Forwarding) client(r *http.Request) string {
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop := strings.TrimSpace(hops[i])
+		a, err := netip.ParseAddr(hop)
+		if err != nil {
+			break
+		}
+		if !f.trusts(net.JoinHostPort(hop, "0")) {
+			return a.Unmap().String()
+		}
+	}
+	return remoteHost(r)
+}
+
+// remoteHost is the address of the connection's peer, without its port.
+func remoteHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// ClientAddr is the address of the client a request came from: behind a
+// trusted proxy (Middleware), the one the proxy forwarded it for; else
+// the connection's peer. Rate limits and access logs key on it.
+func ClientAddr(r *http.Request) string {
+	if c, ok := r.Context().Value(clientKey{}).(string); ok {
+		return c
+	}
+	return remoteHost(r)
 }
 
 // firstValue is the first of a comma-separated header's values: the one

@@ -69,6 +69,34 @@ func TestForwarding(t *testing.T) {
 	}
 }
 
+// TestClientAddr: behind a trusted proxy the client is the rightmost
+// X-Forwarded-For address that is not a proxy; anyone else's header is
+// ignored.
+func TestClientAddr(t *testing.T) {
+	f, err := NewForwarding([]string{"10.0.0.0/8"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ remote, xff, want string }{
+		{"10.0.0.1:1", "203.0.113.9, 198.51.100.7, 10.0.0.2", "198.51.100.7"},
+		{"10.0.0.1:1", "", "10.0.0.1"},
+		{"10.0.0.1:1", "10.0.0.3", "10.0.0.1"},
+		{"10.0.0.1:1", "garbage", "10.0.0.1"},
+		{"192.0.2.1:1", "198.51.100.7", "192.0.2.1"},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "http://agent/", nil)
+		r.RemoteAddr = c.remote
+		if c.xff != "" {
+			r.Header.Set("X-Forwarded-For", c.xff)
+		}
+		var got string
+		f.Middleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = ClientAddr(r) })).ServeHTTP(httptest.NewRecorder(), r)
+		if got != c.want {
+			t.Errorf("%s with X-Forwarded-For %q: client %q, want %q", c.remote, c.xff, got, c.want)
+		}
+	}
+}
+
 // TestForwardingConfigErrors: bad settings are refused with the name of
 // the setting.
 func TestForwardingConfigErrors(t *testing.T) {
