@@ -30,6 +30,12 @@ func testAgent(t *testing.T, tweak func(*Config)) *Agent {
 // waiting for anything.
 func startDevAgent(t *testing.T, tweak func(*Config)) *Agent {
 	t.Helper()
+	return startDevAgentLogged(t, tweak, hclog.New(&hclog.LoggerOptions{Level: hclog.Warn}))
+}
+
+// startDevAgentLogged is startDevAgent logging to logger.
+func startDevAgentLogged(t *testing.T, tweak func(*Config), logger hclog.Logger) *Agent {
+	t.Helper()
 	zero := 0
 	cfg := &Config{
 		DevMode:  true,
@@ -44,7 +50,7 @@ func startDevAgent(t *testing.T, tweak func(*Config)) *Agent {
 	if err := cfg.Finalize(); err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(cfg, hclog.New(&hclog.LoggerOptions{Level: hclog.Warn}))
+	a, err := New(cfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsimple"
 
+	"github.com/stratus-cloud/stratus/internal/httpx"
 	"github.com/stratus-cloud/stratus/rpc"
 	"github.com/stratus-cloud/stratus/server/scheduler"
 	"github.com/stratus-cloud/stratus/tlsutil"
@@ -58,6 +59,15 @@ type Config struct {
 	// EnableDebug serves the Go profiler at /v1/agent/pprof/ to admins
 	// (Nomad's enable_debug); off by default.
 	EnableDebug bool `hcl:"enable_debug,optional"`
+	// PublicURL, when set, is the base URL clients reach the HTTP APIs
+	// at ("https://cloud.example.com"): the Keystone catalog and every
+	// link the APIs answer are built on it, whatever the request says.
+	PublicURL string `hcl:"public_url,optional"`
+	// HTTPTrustedProxies are the addresses (IPs or CIDR prefixes) of
+	// reverse proxies whose X-Forwarded-Proto and X-Forwarded-Host are
+	// believed when building links; the headers of any other client are
+	// ignored. Empty trusts none.
+	HTTPTrustedProxies []string `hcl:"http_trusted_proxies,optional"`
 
 	Ports *PortsConfig `hcl:"ports,block"`
 
@@ -88,6 +98,10 @@ type Config struct {
 	DevImage string `hcl:"dev_image,optional"`
 	// Version is the build version, advertised in gossip.
 	Version string
+	// LogBuffer, when set, holds the agent's recent log lines, which
+	// GET /v1/agent/logs serves to admins. `cloudctl agent` sets it;
+	// never a file.
+	LogBuffer *LogBuffer
 
 	// devTempDir is set when dev mode made DataDir itself and should
 	// remove it on shutdown.
@@ -547,6 +561,9 @@ func (c *Config) Finalize() error {
 	}
 	if t := c.TLS; t != nil && t.VerifyHTTPSClient && (!t.HTTP || t.CAFile == "") {
 		return fmt.Errorf("tls verify_https_client needs http = true and ca_file, the CA client certificates are checked against")
+	}
+	if _, err := httpx.NewForwarding(c.HTTPTrustedProxies, c.PublicURL); err != nil {
+		return err
 	}
 	switch c.AccessLog {
 	case "", "off", "trace", "debug", "info":

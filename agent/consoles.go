@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stratus-cloud/stratus/agent/console"
@@ -24,7 +25,7 @@ type ConsoleConfig struct {
 	Listen string `hcl:"listen,optional"`
 	// PublicURL is the base URL users reach the websocket proxy at
 	// ("https://console.example.com"); empty is the listen address, or
-	// the agent's advertised HTTP address.
+	// the agent's public_url, or its advertised HTTP address.
 	PublicURL string `hcl:"public_url,optional"`
 	// XVPVNCListen is where the plain TCP VNC proxy listens (Nova's
 	// xvpvncproxy, port 6081); empty picks a free port on the bind
@@ -82,6 +83,10 @@ func (a *Agent) startConsoles() error {
 			public = a.httpScheme() + "://" + a.advertised(ln.Addr())
 		}
 	}
+	if public == "" && a.config.PublicURL != "" {
+		// Served on the HTTP port, the proxy is reached where the APIs are.
+		public = strings.TrimSuffix(a.config.PublicURL, "/")
+	}
 	if public == "" {
 		public = a.httpScheme() + "://" + a.httpAddr
 	}
@@ -117,6 +122,7 @@ func (a *Agent) startConsoles() error {
 		uiHandler := ui.Handler()
 		mux.Handle(ui.MountPath+"/", uiHandler)
 		a.consoleServer = a.httpLimits().newHTTPServer(mux, ifaceNative, a.logger)
+		a.consoleServer.Handler = a.forwarded(a.consoleServer.Handler)
 		a.bgWG.Add(1)
 		go func() {
 			defer a.bgWG.Done()

@@ -12,6 +12,7 @@ import (
 	"github.com/stratus-cloud/stratus/agent/nova"
 	s3api "github.com/stratus-cloud/stratus/agent/s3"
 	"github.com/stratus-cloud/stratus/agent/ui"
+	"github.com/stratus-cloud/stratus/internal/httpx"
 )
 
 // routes is the HTTP port's handler: each API mounted at its prefix. The
@@ -58,6 +59,22 @@ func (a *Agent) routes() http.Handler {
 	return mux
 }
 
+// forwarded wraps a listener's handler (outside the request limits, so
+// that the rate limit keys on the client a trusted proxy forwarded for)
+// so that the APIs' links name the URL clients reached: public_url, or
+// what a trusted proxy's X-Forwarded-Proto/Host say
+// (internal/httpx/forwarded.go). Config
+// Finalize has checked the settings; an unfinalized config that fails
+// trusts no proxy.
+func (a *Agent) forwarded(h http.Handler) http.Handler {
+	f, err := httpx.NewForwarding(a.config.HTTPTrustedProxies, a.config.PublicURL)
+	if err != nil {
+		a.logger.Warn("invalid public_url or http_trusted_proxies, trusting no proxy", "error", err)
+		f = &httpx.Forwarding{}
+	}
+	return f.Middleware(h)
+}
+
 // mountUI serves the web UI (agent/ui) at /ui and redirects / there.
 func (a *Agent) mountUI(mux *http.ServeMux) {
 	handler := ui.Handler()
@@ -79,6 +96,9 @@ func (a *Agent) startNative() {
 		},
 		Gossip: a.gossip, WriteRetry: a.writeRetry, Logger: a.logger.Named("native"),
 		EnableDebug: a.config.EnableDebug,
+	}
+	if b := a.config.LogBuffer; b != nil {
+		cfg.Logs = b.Bytes
 	}
 	if a.devReady != nil {
 		cfg.Readiness = a.devReady

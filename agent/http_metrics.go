@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/stratus-cloud/stratus/internal/httpx"
 	"github.com/stratus-cloud/stratus/internal/route"
 )
 
@@ -38,8 +39,10 @@ func (a *Agent) observed(api string, h http.Handler) http.Handler {
 		m.apiRequests.WithLabelValues(api, pattern, strconv.Itoa(rec.status)).Inc()
 		m.apiDuration.WithLabelValues(api, pattern).Observe(took.Seconds())
 		if level != hclog.Off && level >= access.GetLevel() {
+			user, project := slot.Caller()
 			access.Log(level, "request", "api", api, "method", r.Method, "route", pattern, "status", rec.status,
-				"duration", took, "request_id", requestID(rec.Header()), "remote", r.RemoteAddr)
+				"duration", took, "request_id", requestID(rec.Header()), "remote", httpx.ClientAddr(r),
+				"user", user, "project", project)
 		}
 	})
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stratus-cloud/stratus/internal/route"
 )
 
 // TestAPIRequestMetrics: every API's requests are counted by API, route
@@ -176,7 +178,8 @@ func TestGrafanaDashboardMetricsExist(t *testing.T) {
 }
 
 // TestAccessLog: with access_log = "info" every API request is logged
-// with its route template, status and request ID.
+// with its route template, status, request ID and the user and project
+// it authenticated as.
 func TestAccessLog(t *testing.T) {
 	t.Parallel()
 	var buf syncBuf
@@ -185,12 +188,13 @@ func TestAccessLog(t *testing.T) {
 	a := &Agent{config: &Config{AccessLog: "info"}, logger: hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Info})}
 	a.metrics = newMetrics(a)
 	h := a.observed("compute", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		route.ObserveCaller(r.Context(), "u-1", "p-2")
 		w.Header().Set("X-Openstack-Request-Id", "req-42")
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/compute/v2.1/servers/abc/action", nil))
 	line := buf.String()
-	for _, want := range []string{"http: request", "api=compute", "method=POST", "route=unmatched", "status=202", "request_id=req-42"} {
+	for _, want := range []string{"http: request", "api=compute", "method=POST", "route=unmatched", "status=202", "request_id=req-42", "user=u-1", "project=p-2"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("access log %q lacks %q", line, want)
 		}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/stratus-cloud/stratus/agent/neutron"
 	"github.com/stratus-cloud/stratus/agent/nova"
 	s3api "github.com/stratus-cloud/stratus/agent/s3"
+	"github.com/stratus-cloud/stratus/internal/httpx"
 )
 
 // The request limits of the HTTP port are the daemon's, not an API's:
@@ -163,11 +163,9 @@ func rateKey(r *http.Request) string {
 		}
 	}
 	if cred == "" {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		return "ip:" + host
+		// Behind a trusted proxy, the client it forwarded for: not the
+		// proxy, which every client would share.
+		return "ip:" + httpx.ClientAddr(r)
 	}
 	sum := sha256.Sum256([]byte(cred))
 	return "cred:" + hex.EncodeToString(sum[:16])

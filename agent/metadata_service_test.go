@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 )
@@ -37,21 +39,41 @@ client {
 	}
 }
 
-// TestMetadataServiceDefaultPortTaken starts a dev agent while the
-// default metadata address is taken: the agent runs without the service
-// rather than failing; a taken address set explicitly is an error.
-func TestMetadataServiceDefaultPortTaken(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:8775")
-	if err != nil {
-		t.Skipf("127.0.0.1:8775 is not free to take: %v", err)
+// takeMetadataPort takes port 8775 on a loopback address of its own
+// (dev agents of parallel tests serve metadata on 127.0.0.1:8775 when
+// it is free), and answers that address. It fails under CI=true when no
+// such address is free, and skips elsewhere.
+func takeMetadataPort(t *testing.T) string {
+	t.Helper()
+	var errs []string
+	for i := 77; i < 87; i++ {
+		host := fmt.Sprintf("127.0.0.%d", i)
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, "8775"))
+		if err == nil {
+			t.Cleanup(func() { ln.Close() })
+			return host
+		}
+		errs = append(errs, err.Error())
 	}
-	defer ln.Close()
-	a := testAgent(t, nil)
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("no loopback address has port 8775 free under CI=true: %s", strings.Join(errs, "; "))
+	}
+	t.Skipf("no loopback address has port 8775 free: %s", strings.Join(errs, "; "))
+	return ""
+}
+
+// TestMetadataServiceDefaultPortTaken starts a dev agent while the
+// default metadata address (bind_addr:8775) is taken: the agent runs
+// without the service rather than failing; a taken address set
+// explicitly is an error.
+func TestMetadataServiceDefaultPortTaken(t *testing.T) {
+	host := takeMetadataPort(t)
+	a := testAgent(t, func(c *Config) { c.BindAddr = host })
 	if a.MetadataAddr() != "" {
 		t.Fatalf("metadata service at %s with its port taken", a.MetadataAddr())
 	}
-	cfg := &Config{DevMode: true, NodeName: "m2", DataDir: t.TempDir(), BindAddr: "127.0.0.1",
-		Client: &ClientConfig{Metadata: &MetadataConfig{Listen: "127.0.0.1:8775"}}}
+	cfg := &Config{DevMode: true, NodeName: "m2", DataDir: t.TempDir(), BindAddr: host,
+		Client: &ClientConfig{Metadata: &MetadataConfig{Listen: net.JoinHostPort(host, "8775")}}}
 	zero := 0
 	cfg.Ports = &PortsConfig{HTTP: &zero, RPC: &zero, Gossip: &zero}
 	if err := cfg.Finalize(); err != nil {

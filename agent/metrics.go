@@ -48,7 +48,7 @@ func newMetrics(a *Agent) *metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.apiRequests, m.apiDuration, m.rateLimited,
-		&clusterCollector{a: a}, &stateCollector{a: a},
+		&clusterCollector{a: a}, &stateCollector{a: a}, &serverCollector{a: a},
 	)
 	return m
 }

@@ -36,7 +36,8 @@ func (a *Agent) startS3() error {
 	}
 	a.s3Addr = ln.Addr().String()
 	ln = a.secureListener(ln)
-	a.s3Server = a.httpLimits().newHTTPServer(a.s3.Handler(""), ifaceS3, a.logger)
+	a.s3Server = a.httpLimits().newHTTPServer(a.observed("s3", a.s3.Handler("")), ifaceS3, a.logger)
+	a.s3Server.Handler = a.forwarded(a.s3Server.Handler)
 	a.bgWG.Add(1)
 	go func() {
 		defer a.bgWG.Done()

@@ -3,6 +3,7 @@ package command
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -182,7 +183,11 @@ func runAgent(e *env, f *agentFlags) int {
 	if logFile != nil {
 		defer logFile.Close()
 	}
-	logger := hclog.New(&hclog.LoggerOptions{Name: "agent", Level: level, JSONFormat: cfg.LogJSON, Output: agent.LogOutput(e.ui.Stderr, logFile)})
+	// The last lines stay in memory too, for GET /v1/agent/logs and
+	// `cloudctl operator debug`.
+	cfg.LogBuffer = agent.NewLogBuffer(agent.DefaultLogBufferLines)
+	out := io.MultiWriter(agent.LogOutput(e.ui.Stderr, logFile), cfg.LogBuffer)
+	logger := hclog.New(&hclog.LoggerOptions{Name: "agent", Level: level, JSONFormat: cfg.LogJSON, Output: out})
 
 	sigCh := make(chan os.Signal, 2)
 	signal.Notify(sigCh, syscall.SIGINT, syscall.SIGTERM)

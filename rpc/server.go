@@ -86,6 +86,8 @@ type Server struct {
 	authorize atomic.Pointer[Authorizer]
 	// observer, when set, sees every call's session (SetSessionObserver).
 	observer atomic.Pointer[SessionObserver]
+	// callObserver, when set, sees every call's duration (SetCallObserver).
+	callObserver atomic.Pointer[CallObserver]
 	// methods are the registered "name.Method"s (Methods).
 	methodsMu sync.Mutex
 	methods   []string
@@ -230,17 +232,25 @@ type authCodec struct {
 
 	mu      sync.Mutex
 	filters map[uint64]ReplyFilter
+	// starts are the calls read and not answered, for the CallObserver.
+	starts map[uint64]callStart
 }
 
 func (c *authCodec) ReadRequestHeader(req *rpc.Request) error {
 	err := c.ServerCodec.ReadRequestHeader(req)
 	c.method, c.seq = req.ServiceMethod, req.Seq
+	if err == nil {
+		c.started(req)
+	}
 	return err
 }
 
 func (c *authCodec) ReadRequestBody(body any) error {
 	if err := c.ServerCodec.ReadRequestBody(body); err != nil || body == nil {
 		// A nil body is one net/rpc discards: no endpoint runs.
+		if body == nil {
+			c.unknown()
+		}
 		return err
 	}
 	fn := c.srv.authorize.Load()
@@ -273,6 +283,7 @@ func (c *authCodec) WriteResponse(resp *rpc.Response, body any) error {
 	if filter != nil && resp.Error == "" && body != nil {
 		filter(body)
 	}
+	c.finished(resp)
 	return c.ServerCodec.WriteResponse(resp, body)
 }
 

@@ -164,6 +164,7 @@ func (s *Server) submitPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 		return nil, structs.ErrNoLeader
 	}
 	p := &pendingPlan{plan: plan, done: make(chan planOutcome, 1)}
+	queued := time.Now()
 	select {
 	case s.planQueue <- p:
 	case <-s.shutdownCh:
@@ -176,6 +177,7 @@ func (s *Server) submitPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 	for {
 		select {
 		case out := <-p.done:
+			s.metrics.observePlanApply(time.Since(queued))
 			return out.result, out.err
 		case <-check.C:
 			if !s.IsLeader() {

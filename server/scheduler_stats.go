@@ -6,6 +6,9 @@ package server
 // follower's are all zero.
 type SchedulerStats struct {
 	EvalsReady, EvalsUnacked, PlansQueued int
+	// EvalsByTrigger are the broker's evaluations by trigger, with the
+	// blocked ones (eval_broker_stats.go).
+	EvalsByTrigger map[string]EvalBrokerCounts
 }
 
 // SchedulerStats reads the scheduling queues.
@@ -13,6 +16,7 @@ func (s *Server) SchedulerStats() SchedulerStats {
 	var st SchedulerStats
 	if s.evalBroker != nil {
 		st.EvalsReady, st.EvalsUnacked = s.evalBroker.Stats()
+		st.EvalsByTrigger = s.evalBroker.statsByTrigger()
 	}
 	st.PlansQueued = len(s.planQueue)
 	return st

@@ -55,6 +55,8 @@ type Server struct {
 	evalBroker *evalBroker
 	planQueue  chan *pendingPlan
 	heartbeats *heartbeats
+	// metrics are the server's own figures (metrics.go).
+	metrics *serverMetrics
 	// downs counts hosts marked down by each path (agent_exit.go).
 	downs downCounters
 	// sessions remembers which hosts agents named on each RPC session.
@@ -97,6 +99,7 @@ func NewServer(cfg *Config) (s *Server, err error) {
 		planQueue:   make(chan *pendingPlan, maxPlanBatch*4),
 		heartbeats:  newHeartbeats(cfg.HeartbeatTTL),
 		imageSync:   newImageSync(),
+		metrics:     newServerMetrics(),
 	}
 	s.evalBroker = newEvalBroker(cfg.EvalNackTimeout, 3, s.failEval)
 	// Undo whatever was started if a later step fails. The named result
@@ -125,6 +128,7 @@ func NewServer(cfg *Config) (s *Server, err error) {
 		RaftPeerName:  cfg.RaftPeerName,
 		Logger:        s.logger,
 	})
+	s.rpcServer.SetCallObserver(s.metrics.observeRPC)
 	if cfg.TLSClient != nil {
 		s.rpcServer.SetRaftClientTLS(cfg.TLSClient)
 	}

@@ -176,7 +176,11 @@ func (w *worker) schedule(state *fsm.StateStore, ev *structs.Evaluation, pending
 		cache = <-w.caches
 		defer func() { w.caches <- cache }()
 	}
-	return scheduler.ScheduleCached(cache, stateHosts{state: state, w: w}, ev, pending, w.srv.schedulerConfig(state), rng)
+	plan, err := scheduler.ScheduleCached(cache, stateHosts{state: state, w: w}, ev, pending, w.srv.schedulerConfig(state), rng)
+	if err == nil {
+		w.srv.metrics.observePlacementFailures(plan.Failures)
+	}
+	return plan, err
 }
 
 // waitForIndex blocks until this server's state has applied index, so the

@@ -70,6 +70,10 @@ type PlacementFailure struct {
 	// Filtered maps each filter's reason to the number of hosts it
 	// rejected.
 	Filtered map[string]int
+	// FilteredBy maps each filter's name ("ComputeFilter") to the number
+	// of hosts it rejected, for the metrics: reasons may name a zone or
+	// a trait, filter names are a fixed set.
+	FilteredBy map[string]int
 	// HostsEvaluated is how many hosts were considered.
 	HostsEvaluated int
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/agent/identity"
+	"github.com/stratus-cloud/stratus/internal/httpx"
 	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/structs"
@@ -171,16 +172,10 @@ func (q *request) subject() *policy.Subject {
 	return &policy.Subject{UserID: q.token.UserID, ProjectID: q.token.ProjectID, Roles: q.token.Roles}
 }
 
-// requestBase is the scheme and host the client used.
+// requestBase is the external URL the client reached the agent at
+// (httpx.ExternalBase).
 func requestBase(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
-		scheme = p
-	}
-	return scheme + "://" + r.Host
+	return httpx.ExternalBase(r)
 }
 
 // authenticate verifies X-Auth-Token; Cinder needs a project-scoped
@@ -198,6 +193,7 @@ func (q *request) authenticate() error {
 		return errorf(http.StatusForbidden, "A project-scoped token is required.")
 	}
 	q.token, q.authToken = tok, raw
+	route.ObserveCaller(q.r.Context(), tok.UserID, tok.ProjectID)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/internal/sigv4"
 	"github.com/stratus-cloud/stratus/policy"
 	"github.com/stratus-cloud/stratus/structs"
@@ -53,6 +54,7 @@ func (q *request) authenticate() error {
 		return verifyError(err)
 	}
 	q.token = auth.Token
+	route.ObserveCaller(q.r.Context(), auth.UserID, auth.ProjectID)
 	q.caller = caller{UserID: auth.UserID, ProjectID: auth.ProjectID,
 		subject: policy.Subject{UserID: auth.UserID, ProjectID: auth.ProjectID, Roles: auth.Roles}}
 	return nil

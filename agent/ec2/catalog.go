@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stratus-cloud/stratus/internal/httpx"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -162,12 +163,8 @@ func imageMatches(it imageItem, filters []filter) bool {
 // describeRegions answers DescribeRegions: the Stratus region, whose
 // endpoint is the one the request came to.
 func describeRegions(q *request) error {
-	scheme := "http"
-	if q.r.TLS != nil {
-		scheme = "https"
-	}
 	resp := &describeRegionsResponse{}
-	resp.Regions = append(resp.Regions, regionItem{Name: q.api.region, Endpoint: scheme + "://" + q.r.Host + MountPath + "/", OptIn: "opt-in-not-required"})
+	resp.Regions = append(resp.Regions, regionItem{Name: q.api.region, Endpoint: httpx.ExternalBase(q.r) + MountPath + "/", OptIn: "opt-in-not-required"})
 	return q.reply(resp)
 }
 

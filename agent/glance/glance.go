@@ -156,6 +156,7 @@ func (q *request) authenticate() error {
 		return errorf(http.StatusForbidden, "A project-scoped token is required.")
 	}
 	q.token, q.authToken = tok, raw
+	route.ObserveCaller(q.r.Context(), tok.UserID, tok.ProjectID)
 	return nil
 }
 

@@ -2,6 +2,8 @@ package glance
 
 import (
 	"net/http"
+
+	"github.com/stratus-cloud/stratus/internal/httpx"
 )
 
 // apiVersions are the Image API versions served, newest first: 2.7
@@ -9,16 +11,10 @@ import (
 // answered with no import methods, as a Glance without any enabled.
 var apiVersions = []string{"v2.7", "v2.6", "v2.5", "v2.4", "v2.3", "v2.2", "v2.1", "v2.0"}
 
-// baseURL is the scheme and host the client used, plus MountPath.
+// baseURL is the external URL the client reached the agent at
+// (httpx.ExternalBase), plus MountPath.
 func baseURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
-		scheme = p
-	}
-	return scheme + "://" + r.Host + MountPath
+	return httpx.ExternalBase(r) + MountPath
 }
 
 func versionsBody(r *http.Request) map[string]any {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -177,6 +178,8 @@ func (s *Service) issueToken(w http.ResponseWriter, r *http.Request) (int, any, 
 		return 0, nil, err
 	}
 	w.Header().Set("X-Subject-Token", tok)
+	// The access log names who logged in: the servers authenticated them.
+	route.ObserveCaller(r.Context(), t.UserID, t.ProjectID)
 	return http.StatusCreated, s.tokenView(r, t, !r.URL.Query().Has("nocatalog")), nil
 }
 

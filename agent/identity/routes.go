@@ -128,6 +128,7 @@ func (s *Service) dispatch(w http.ResponseWriter, r *http.Request) (int, any, er
 		if !m.Route.Access.Allows(&policy.Subject{UserID: t.UserID, ProjectID: t.ProjectID, Roles: t.Roles}) {
 			return 0, nil, errForbiddenRule(m.Route.Policy)
 		}
+		route.ObserveCaller(r.Context(), t.UserID, t.ProjectID)
 		r = r.WithContext(context.WithValue(r.Context(), callerKey{}, t))
 	}
 	return m.Route.Handle(w, r)

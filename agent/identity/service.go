@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/stratus-cloud/stratus/internal/httpx"
 	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -100,14 +101,10 @@ func New(cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// hostURL is the default ExternalURL: the scheme and Host the request
-// came with.
+// hostURL is the default ExternalURL: the URL the client reached the
+// agent at (a trusted proxy's or the public_url, httpx.ExternalBase).
 func hostURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
+	return httpx.ExternalBase(r)
 }
 
 // Start begins the background refresh of signing keys and revocations.

@@ -123,6 +123,9 @@ type Config struct {
 	RaftStats func() map[string]string
 	// EnableDebug serves the Go profiler to admins (pprof.go).
 	EnableDebug bool
+	// Logs, when set, answers the agent's recent log lines
+	// (GET /v1/agent/logs, logs.go).
+	Logs func() []byte
 	// WriteRetry is how long an idempotent write (a keyed create, a
 	// delete) is retried across leader elections; zero sends it once.
 	WriteRetry time.Duration

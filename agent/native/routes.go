@@ -18,6 +18,7 @@ func (a *API) routes() []route.Route[handler] {
 		{Pattern: "GET /v1/status/ready", Access: policy.Public, Handle: a.statusReady},
 		{Pattern: "GET /v1/agent/self", Access: policy.Admin, Handle: a.agentSelf},
 		{Pattern: "GET /v1/agent/members", Access: policy.Admin, Handle: a.agentMembers},
+		{Pattern: "GET /v1/agent/logs", Access: policy.Admin, Handle: a.agentLogs},
 		{Pattern: "GET /v1/agent/pprof", Access: policy.Admin, Handle: a.pprofIndex},
 		{Pattern: "GET /v1/agent/pprof/{profile}", Access: policy.Admin, Handle: a.pprofProfile},
 

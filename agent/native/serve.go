@@ -107,6 +107,9 @@ func (a *API) answer(w http.ResponseWriter, r *http.Request, name string, level 
 	}()
 	token := requestToken(r)
 	subject, err := a.authorize(token, level)
+	if subject != nil {
+		route.ObserveCaller(r.Context(), subject.UserID, subject.ProjectID)
+	}
 	// Requests forwarded to another agent on the caller's behalf
 	// present the caller's token there.
 	r = r.WithContext(httpx.WithToken(r.Context(), token))

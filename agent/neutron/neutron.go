@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/agent/identity"
+	"github.com/stratus-cloud/stratus/internal/httpx"
 	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -100,16 +101,10 @@ func (q *request) call(method string, args, out any) error {
 	return route.AsCaller(q.api.rpc, q.authToken).RPC(method, args, out)
 }
 
-// base is the scheme and host the client used, plus MountPath.
+// base is the external URL the client reached the agent at
+// (httpx.ExternalBase), plus MountPath.
 func (q *request) base() string {
-	scheme := "http"
-	if q.r.TLS != nil {
-		scheme = "https"
-	}
-	if p := q.r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
-		scheme = p
-	}
-	return scheme + "://" + q.r.Host + MountPath
+	return httpx.ExternalBase(q.r) + MountPath
 }
 
 func (a *API) serveHTTP(w http.ResponseWriter, r *http.Request) {
@@ -140,6 +135,7 @@ func (q *request) authenticate() error {
 		return apiErrorf(http.StatusForbidden, "HTTPForbidden", "A project-scoped token is required.")
 	}
 	q.token, q.authToken = tok, raw
+	route.ObserveCaller(q.r.Context(), tok.UserID, tok.ProjectID)
 	return nil
 }
 

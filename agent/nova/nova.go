@@ -139,15 +139,9 @@ func (a *API) write(q *request, rep *reply, err error) {
 // jsonEncoders pools the encoders of this API's answers.
 var jsonEncoders = httpx.NewJSONPool(func(e *json.Encoder) { e.SetEscapeHTML(false) })
 
-// baseURL is the scheme and host the client used, plus MountPath: the
-// root of every link.
+// baseURL is the external URL the client reached the agent at (a
+// trusted proxy's or the public_url, httpx.ExternalBase), plus
+// MountPath: the root of every link.
 func baseURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
-		scheme = p
-	}
-	return scheme + "://" + r.Host + MountPath
+	return httpx.ExternalBase(r) + MountPath
 }

@@ -62,6 +62,7 @@ func (q *request) authenticate() error {
 		return faultf(http.StatusUnauthorized, msgAuthRequired)
 	}
 	q.token, q.authToken = tok, raw
+	route.ObserveCaller(q.r.Context(), tok.UserID, tok.ProjectID)
 	// Calls forwarded to the agent hosting an instance (consoles,
 	// diagnostics) present the caller's token there.
 	q.r = q.r.WithContext(httpx.WithToken(q.r.Context(), raw))

@@ -19,11 +19,13 @@ import (
 	"encoding/xml"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/stratus-cloud/stratus/internal/httpx"
 	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -94,9 +96,12 @@ func (a *API) Handler(prefix string) http.Handler {
 
 // request is one API call as the handlers see it.
 type request struct {
-	api    *API
-	w      http.ResponseWriter
-	r      *http.Request
+	api *API
+	w   http.ResponseWriter
+	r   *http.Request
+	// prefix is where the API is mounted on its listener ("" on the
+	// dedicated one), for the absolute URLs of answers.
+	prefix string
 	bucket string
 	key    string
 	id     string
@@ -115,6 +120,13 @@ func (q *request) call(method string, args, reply any) error {
 	return route.AsCaller(q.api.rpc, q.token).RPC(method, args, reply)
 }
 
+// url is the absolute URL of path (a bucket or object, "/b/k") as the
+// client reached it: behind a trusted TLS-terminating proxy or with a
+// public_url, that one's (httpx.ExternalBase).
+func (q *request) url(path string) string {
+	return httpx.ExternalBase(q.r) + q.prefix + (&url.URL{Path: path}).EscapedPath()
+}
+
 func newRequestID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -122,7 +134,7 @@ func newRequestID() string {
 }
 
 func (a *API) serve(prefix string, w http.ResponseWriter, r *http.Request) {
-	q := &request{api: a, w: w, r: r, id: newRequestID()}
+	q := &request{api: a, w: w, r: r, prefix: prefix, id: newRequestID()}
 	w.Header().Set("X-Amz-Request-Id", q.id)
 	w.Header().Set("Server", "Stratus")
 	defer func() {
@@ -174,6 +186,7 @@ func (q *request) authenticate() error {
 	}
 	q.sig, q.signKey, q.token = sig, auth.SigningKey, auth.Token
 	q.caller = structs.S3Caller{ProjectID: auth.ProjectID, UserID: auth.UserID, Admin: admin}
+	route.ObserveCaller(q.r.Context(), auth.UserID, auth.ProjectID)
 	return nil
 }
 

@@ -157,7 +157,7 @@ func (a *API) completeUpload(q *request) error {
 	if err != nil {
 		return err
 	}
-	return q.writeXML(completeResult{Xmlns: xmlns, Location: "/" + q.bucket + "/" + q.key, Bucket: q.bucket, Key: q.key, ETag: quoteETag(obj.ETag)})
+	return q.writeXML(completeResult{Xmlns: xmlns, Location: q.url("/" + q.bucket + "/" + q.key), Bucket: q.bucket, Key: q.key, ETag: quoteETag(obj.ETag)})
 }
 
 // abortUpload discards an upload and its parts (AbortMultipartUpload).

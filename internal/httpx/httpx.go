@@ -1,7 +1,10 @@
 // Package httpx holds the HTTP plumbing the agent's APIs share — strict
-// JSON decoding and finding which methods a route table allows for a
-// path — so the native, identity and compute APIs differ only in how
-// they word their errors. It must not know any API's error format.
+// JSON decoding, finding which methods a route table allows for a path,
+// and the external URL a request reached (trusted proxies' forwarded
+// headers and the public URL) — so the native, identity and compute APIs
+// differ only in how they word their errors. It must not know any API's
+// error format, and must never believe a forwarded header from an
+// address that is not a configured proxy.
 package httpx
 
 import (

@@ -13,9 +13,11 @@ import (
 
 type slotKey struct{}
 
-// Slot receives the pattern of the route a request matched.
+// Slot receives the pattern of the route a request matched, and who the
+// request authenticated as.
 type Slot struct {
 	pattern atomic.Pointer[string]
+	caller  atomic.Pointer[authCaller]
 }
 
 // WithSlot returns ctx carrying a new Slot, and the Slot.
@@ -44,4 +46,29 @@ func observe(ctx context.Context, pattern string) {
 	if s, ok := ctx.Value(slotKey{}).(*Slot); ok {
 		s.pattern.Store(&pattern)
 	}
+}
+
+// authCaller is who a request authenticated as, for the access log.
+type authCaller struct{ userID, projectID string }
+
+// ObserveCaller records, in ctx's Slot if it has one, the user and
+// project a request authenticated as, so that the access log names them.
+// An API calls it once it has verified the caller's credential, never
+// with what the request merely claims.
+func ObserveCaller(ctx context.Context, userID, projectID string) {
+	if ctx == nil {
+		return
+	}
+	if s, ok := ctx.Value(slotKey{}).(*Slot); ok {
+		s.caller.Store(&authCaller{userID: userID, projectID: projectID})
+	}
+}
+
+// Caller is the user and project ObserveCaller recorded, "" for a
+// request that did not authenticate.
+func (s *Slot) Caller() (userID, projectID string) {
+	if c := s.caller.Load(); c != nil {
+		return c.userID, c.projectID
+	}
+	return "", ""
 }

@@ -156,6 +156,7 @@ func (s *run) placementFailure(req *Request) *structs.PlacementFailure {
 		InstanceID:     req.Instance.ID,
 		Explanation:    Explanation(len(s.views), filtered),
 		Filtered:       filtered,
+		FilteredBy:     s.byFilter.toMap(),
 		HostsEvaluated: len(s.views),
 	}
 }

@@ -141,6 +141,7 @@ type run struct {
 	weights  []float64
 	top      []int
 	counts   reasonCounts
+	byFilter reasonCounts
 	// pivot is where ties among equally weighted hosts start (ranking).
 	pivot int32
 
@@ -205,6 +206,7 @@ func (s *run) place(req *Request) (*HostView, *structs.PlacementFailure) {
 	s.active = activeFilters(s.active[:0], s.filters, req)
 	s.cands = s.cands[:0]
 	s.counts.reset()
+	s.byFilter.reset()
 hosts:
 	for i := range s.views {
 		v := &s.views[i]
@@ -214,6 +216,7 @@ hosts:
 					reason = f.Name()
 				}
 				s.counts.add(reason)
+				s.byFilter.add(f.Name())
 				continue hosts
 			}
 		}
