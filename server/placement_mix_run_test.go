@@ -68,6 +68,10 @@ func (m *mixBench) groupFor(project, policy string) (string, error) {
 func (m *mixBench) round(b *testing.B, n, creates int) mixRound {
 	obs := newMixObserver(m.pb)
 	cpuStart := processCPU()
+	// The observer sweeps while the creates go out, so that each
+	// placement is timed when it happens.
+	watched := make(chan struct{})
+	go func() { defer close(watched); obs.watch() }()
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < mixClients; w++ {
@@ -85,7 +89,11 @@ func (m *mixBench) round(b *testing.B, n, creates int) mixRound {
 	}
 	close(work)
 	wg.Wait()
-	obs.wait(b)
+	obs.allSent()
+	<-watched
+	if err := obs.failure(); err != nil {
+		b.Fatal(err)
+	}
 	res := obs.result()
 	res.cpu = processCPU() - cpuStart
 	return res
@@ -141,8 +149,9 @@ type mixObserver struct {
 	first    time.Time
 	pending  map[string]mixSent
 	res      mixRound
-	wake     chan struct{}
 	progress time.Time
+	done     bool  // every create has been answered
+	err      error // why watch gave up
 }
 
 // mixRound is what one round measured.
@@ -156,8 +165,7 @@ type mixRound struct {
 }
 
 func newMixObserver(pb *placementBench) *mixObserver {
-	return &mixObserver{pb: pb, pending: map[string]mixSent{}, wake: make(chan struct{}, 1),
-		res: mixRound{failures: map[string]int{}}}
+	return &mixObserver{pb: pb, pending: map[string]mixSent{}, res: mixRound{failures: map[string]int{}}}
 }
 
 // started records a create's send time (the round starts at the first).
@@ -185,28 +193,43 @@ func (o *mixObserver) sent(s mixSent) {
 	o.res.accepts = append(o.res.accepts, s.accepted.Sub(s.start))
 	o.res.lastAccept = s.accepted
 	o.pending[s.id] = s
-	select {
-	case o.wake <- struct{}{}:
-	default:
-	}
 }
 
-// wait sweeps the pending instances every 2 ms until none is left after
-// the last create was answered; it fails the benchmark when none was
-// placed for benchStallTimeout.
-func (o *mixObserver) wait(b *testing.B) {
-	b.Helper()
+// watch sweeps the pending instances every 2 ms until every create
+// has been answered (allSent) and none is left, or none was placed for
+// benchStallTimeout (then failure says so).
+func (o *mixObserver) watch() {
+	o.mu.Lock()
 	o.progress = time.Now()
-	for !o.sweep() {
-		if time.Since(o.progress) > benchStallTimeout {
-			o.mu.Lock()
-			left := len(o.pending)
-			o.mu.Unlock()
-			b.Fatalf("%d instances still without a host or a fault after %s without progress; %s",
-				left, benchStallTimeout, o.pb.describe())
+	o.mu.Unlock()
+	for {
+		done := o.sweep()
+		o.mu.Lock()
+		finished, stalled := done && o.done, time.Since(o.progress) > benchStallTimeout
+		if stalled && !finished {
+			o.err = fmt.Errorf("%d instances still without a host or a fault after %s without progress; %s",
+				len(o.pending), benchStallTimeout, o.pb.describe())
+		}
+		o.mu.Unlock()
+		if finished || stalled {
+			return
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// allSent tells the observer that every create has been answered.
+func (o *mixObserver) allSent() {
+	o.mu.Lock()
+	o.done = true
+	o.mu.Unlock()
+}
+
+// failure is why the observer gave up, if it did.
+func (o *mixObserver) failure() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
 }
 
 // sweep looks each pending instance up once and reports whether none is
