@@ -20,7 +20,7 @@ import (
 
 // BenchmarkAgentDeath measures how long a host stays up in the
 // replicated state after its agent *process* dies or freezes, among
-// STRATUS_BENCH_MEMBERS gossip members (1,000; 50 under
+// STRATUS_BENCH_MEMBERS gossip members (1,000; 20 under
 // STRATUS_BENCH_SMALL). The victims are real `cloudctl agent --client`
 // processes (fake driver, one host each, built from ./cmd/cloudctl or
 // taken from STRATUS_CLOUDCTL), joined to the three servers of this
@@ -43,11 +43,16 @@ import (
 // heartbeat TTL) marked down during the measurements. A host seen down
 // that no victim held counts as a false down.
 func BenchmarkAgentDeath(b *testing.B) {
-	members := benchSize("STRATUS_BENCH_MEMBERS", 1000, 50)
+	members := benchSize("STRATUS_BENCH_MEMBERS", 1000, 20)
 	perMode := benchSize("STRATUS_BENCH_KILLS", 5, 1)
-	modes := []agentDeathMode{
-		{name: "crash", sig: syscall.SIGKILL},
-		{name: "frozen", sig: syscall.SIGSTOP},
+	modes := []*agentDeathMode{
+		{name: "crash", act: signal(syscall.SIGKILL)},
+		{name: "frozen", act: signal(syscall.SIGSTOP)},
+	}
+	var cut *netCutter
+	if os.Getenv("STRATUS_BENCH_CUT") != "" {
+		cut = newNetCutter(b)
+		modes = append(modes, &agentDeathMode{name: "cut", act: cut.cut, asUser: true})
 	}
 	bin := cloudctlBinary(b)
 	largePoolDefaults(b, members)
@@ -64,7 +69,7 @@ func BenchmarkAgentDeath(b *testing.B) {
 	procs := startSimProcs(b, simProcs(), servers[0].config.Region)
 	victims := perMode * len(modes)
 	startSimAgents(b, servers, procs, members-victims, live)
-	real := startRealAgents(b, bin, servers, victims)
+	real := startRealAgents(b, bin, servers, victims, func(i int) bool { return modes[i%len(modes)].asUser }, cut)
 	waitAllHostsUp(b, servers, members)
 	notAlive := settleGossip(b, servers, members+len(servers), 2*time.Minute)
 	stopProgress()
@@ -75,8 +80,7 @@ func BenchmarkAgentDeath(b *testing.B) {
 			b.Fatal("BenchmarkAgentDeath measures each victim once: run it with -benchtime 1x")
 		}
 		for i, a := range real {
-			mode := &modes[i%len(modes)]
-			mode.measure(b, servers, a, watch)
+			modes[i%len(modes)].measure(b, servers, a, watch)
 		}
 	}
 	b.StopTimer()
@@ -91,9 +95,11 @@ func BenchmarkAgentDeath(b *testing.B) {
 
 // agentDeathMode is one way of ending an agent and what it measured.
 type agentDeathMode struct {
-	name  string
-	sig   syscall.Signal
-	times []time.Duration
+	name string
+	act  func(a *realAgent) error
+	// asUser runs the victims under a user id of their own (netCutter).
+	asUser bool
+	times  []time.Duration
 	// by counts the hosts each path marked down while this mode's
 	// victims were measured.
 	by map[string]uint64
@@ -111,8 +117,8 @@ func (m *agentDeathMode) measure(b *testing.B, servers []*Server, a *realAgent, 
 	}
 	before := markedDown(servers)
 	start := time.Now()
-	if err := a.cmd.Process.Signal(m.sig); err != nil {
-		b.Fatalf("signal %s: %v", a.name, err)
+	if err := m.act(a); err != nil {
+		b.Fatalf("%s %s: %v", m.name, a.name, err)
 	}
 	var took time.Duration
 	for _, h := range hosts {
@@ -148,6 +154,11 @@ func (m *agentDeathMode) report(b *testing.B) {
 		m.name, len(m.times), p50, worst, m.by)
 }
 
+// signal is the act of sending a's process sig.
+func signal(sig syscall.Signal) func(a *realAgent) error {
+	return func(a *realAgent) error { return a.cmd.Process.Signal(sig) }
+}
+
 // markedDown sums every server's counts of hosts marked down, by path.
 func markedDown(servers []*Server) map[string]uint64 {
 	out := map[string]uint64{}
@@ -177,6 +188,10 @@ type realAgent struct {
 	name string
 	cmd  *exec.Cmd
 	done chan struct{}
+	// uid is the user the process runs as (0: this process's);
+	// gossipPort is its gossip port.
+	uid        int
+	gossipPort string
 }
 
 // hosts are the ids of the hosts a's process registered, as s sees them.
@@ -192,9 +207,10 @@ func (a *realAgent) hosts(s *Server) []string {
 }
 
 // startRealAgents starts n client agents joined through the servers'
-// gossip addresses and waits for each one's banner; each is SIGKILLed
-// (and reaped) when the benchmark ends, stopped or not.
-func startRealAgents(b *testing.B, bin string, servers []*Server, n int) []*realAgent {
+// gossip addresses and waits for each one's banner; agent i runs under a
+// user of its own (cut.user) when asUser(i). Each is SIGKILLed (and
+// reaped) when the benchmark ends, stopped or not.
+func startRealAgents(b *testing.B, bin string, servers []*Server, n int, asUser func(int) bool, cut *netCutter) []*realAgent {
 	b.Helper()
 	var join []string
 	for _, s := range servers {
@@ -203,10 +219,14 @@ func startRealAgents(b *testing.B, bin string, servers []*Server, n int) []*real
 	agents := make([]*realAgent, n)
 	for i := range agents {
 		name := fmt.Sprintf("real-agent-%02d", i)
+		uid, dir := 0, b.TempDir()
+		if asUser(i) {
+			uid, dir = cut.user(b, i)
+		}
 		args := append([]string{"agent", "--client", "--node-name", name, "--bind", "127.0.0.1",
-			"--http-port", "0", "--rpc-port", "0", "--gossip-port", "0", "--data-dir", b.TempDir(),
+			"--http-port", "0", "--rpc-port", "0", "--gossip-port", "0", "--data-dir", dir,
 			"--region", servers[0].config.Region, "-acl=false", "--log-level", "warn"}, join...)
-		a, err := startRealAgent(bin, name, args, filepath.Join(b.TempDir(), name+".log"))
+		a, err := startRealAgent(bin, name, args, filepath.Join(b.TempDir(), name+".log"), uid)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -221,7 +241,7 @@ func startRealAgents(b *testing.B, bin string, servers []*Server, n int) []*real
 
 // startRealAgent starts one agent, its log in logPath, and waits (up to
 // a minute) for the last line of its banner.
-func startRealAgent(bin, name string, args []string, logPath string) (*realAgent, error) {
+func startRealAgent(bin, name string, args []string, logPath string, uid int) (*realAgent, error) {
 	logs, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s log: %w", name, err)
@@ -230,6 +250,9 @@ func startRealAgent(bin, name string, args []string, logPath string) (*realAgent
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if uid != 0 {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, fmt.Errorf("agent %s stdout: %w", name, err)
@@ -237,13 +260,17 @@ func startRealAgent(bin, name string, args []string, logPath string) (*realAgent
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start agent %s: %w", name, err)
 	}
-	a := &realAgent{name: name, cmd: cmd, done: make(chan struct{})}
+	a := &realAgent{name: name, cmd: cmd, done: make(chan struct{}), uid: uid}
 	ready := make(chan bool, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
 		seen := false
 		for sc.Scan() {
-			if !seen && strings.HasPrefix(strings.TrimSpace(sc.Text()), "Data") {
+			line := strings.TrimSpace(sc.Text())
+			if addr, ok := strings.CutPrefix(line, "Gossip:"); ok && !seen {
+				_, a.gossipPort, _ = strings.Cut(strings.TrimSpace(addr), ":")
+			}
+			if !seen && strings.HasPrefix(line, "Data") {
 				seen = true
 				ready <- true
 			}
@@ -274,7 +301,16 @@ func cloudctlBinary(b *testing.B) string {
 		return bin
 	}
 	_, file, _, _ := runtime.Caller(0)
-	bin := filepath.Join(b.TempDir(), "cloudctl")
+	// Not in b.TempDir (0700): the cut victims run as another user.
+	dir, err := os.MkdirTemp("", "stratus-bench-cloudctl-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	bin := filepath.Join(dir, "cloudctl")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/cloudctl")
 	build.Dir = filepath.Dir(filepath.Dir(file))
 	if out, err := build.CombinedOutput(); err != nil {
