@@ -261,22 +261,27 @@ func (o *mixObserver) sweep() bool {
 	return len(o.pending) == 0
 }
 
-// faultReason is the leading reason of a scheduling fault: the most
-// frequent rejection of its NoValidHost explanation ("0/1000 hosts: 700
-// insufficient MEMORY_MB, 300 …" gives "insufficient MEMORY_MB").
+// faultReason is a scheduling fault's rejection reasons without their
+// counts, most frequent first: "0/1000 hosts: 999 server group affinity,
+// 1 insufficient MEMORY_MB" gives "server group affinity, insufficient
+// MEMORY_MB" (the group's one host is full), which tells more than the
+// first reason alone.
 func faultReason(f *structs.Fault) string {
 	if f == nil {
 		return "error without a fault"
 	}
-	msg := f.Message
-	if _, rest, ok := strings.Cut(msg, " hosts: "); ok {
-		first, _, _ := strings.Cut(rest, ", ")
-		if _, reason, ok := strings.Cut(first, " "); ok {
-			return reason
-		}
-		return first
+	_, rest, ok := strings.Cut(f.Message, " hosts: ")
+	if !ok {
+		return f.Message
 	}
-	return msg
+	var reasons []string
+	for _, part := range strings.Split(rest, ", ") {
+		if _, reason, ok := strings.Cut(part, " "); ok {
+			part = reason
+		}
+		reasons = append(reasons, part)
+	}
+	return strings.Join(reasons, ", ")
 }
 
 // result is the round's measurements.
@@ -336,7 +341,7 @@ func (r *mixResult) report(b *testing.B) {
 	sort.Strings(reasons)
 	var lines []string
 	for _, k := range reasons {
-		b.ReportMetric(float64(r.failures[k]), "fail:"+strings.NewReplacer(" ", "_", ":", "").Replace(k))
+		b.ReportMetric(float64(r.failures[k]), "fail:"+strings.NewReplacer(" ", "_", ":", "", ",", "").Replace(k))
 		lines = append(lines, fmt.Sprintf("%6d  %s", r.failures[k], k))
 	}
 	b.Logf("%d placed, %d failed; placement p50 %v p99 %v; create answered p50 %v p99 %v; failures by kind and reason:\n%s",
