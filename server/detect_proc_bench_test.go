@@ -36,7 +36,9 @@ import (
 //     nothing: the RPC session stays open and silent, gossip probes go
 //     unanswered, but the kernel still completes TCP handshakes on its
 //     gossip port, so the leader's check (gossip.Pool.ConfirmGone) takes
-//     it for alive and the heartbeat TTL decides.
+//     it for alive and the heartbeat TTL decides: 10 s, or 2 s per
+//     MaxHeartbeatsPerSecond (50) hosts beyond that (scaledTTL: 14 s at
+//     350 hosts, 40 s at 1,000), the agent heartbeating every half TTL.
 //
 // From the signal to the victim's host down on every server, it reports
 // p50 and max per way, and how many hosts each path (agent exit, gossip,
