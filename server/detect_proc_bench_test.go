@@ -27,8 +27,9 @@ import (
 // process as any agent joins; the other members are BenchmarkHostDeath's
 // simulated agents (a gossip member and an RPC session each, in child
 // processes, with the large-pool settings from 500 members on). Each
-// victim is measured once, one at a time, in one of two ways
-// (STRATUS_BENCH_KILLS victims of each, 5; 1 small):
+// victim is measured once, one at a time, in one of two ways, or three
+// with STRATUS_BENCH_CUT set (STRATUS_BENCH_KILLS victims of each, 5;
+// 1 small):
 //
 //   - crash: SIGKILL. The kernel closes the agent's sockets: its RPC
 //     session ends and its gossip port refuses (agent_exit.go).
@@ -39,6 +40,9 @@ import (
 //     it for alive and the heartbeat TTL decides: 10 s, or 2 s per
 //     MaxHeartbeatsPerSecond (50) hosts beyond that (scaledTTL: 14 s at
 //     350 hosts, 40 s at 1,000), the agent heartbeating every half TTL.
+//   - cut (STRATUS_BENCH_CUT, root and nft): every packet of the agent
+//     dropped, as a host whose link or power is gone (netCutter): gossip
+//     declares it failed and the leader's check of its port times out.
 //
 // From the signal to the victim's host down on every server, it reports
 // p50 and max per way, and how many hosts each path (agent exit, gossip,
