@@ -37,9 +37,9 @@ import (
 //     nothing: the RPC session stays open and silent, gossip probes go
 //     unanswered, but the kernel still completes TCP handshakes on its
 //     gossip port, so the leader's check (gossip.Pool.ConfirmGone) takes
-//     it for alive and the heartbeat TTL decides: 10 s, or 2 s per
-//     MaxHeartbeatsPerSecond (50) hosts beyond that (scaledTTL: 14 s at
-//     350 hosts, 40 s at 1,000), the agent heartbeating every half TTL.
+//     it for alive and the heartbeat TTL decides: the larger of 10 s and
+//     2 s per MaxHeartbeatsPerSecond (50) hosts (scaledTTL: 14 s at 350
+//     hosts, 40 s at 1,000), the agent heartbeating every half TTL.
 //   - cut (STRATUS_BENCH_CUT, root and nft): every packet of the agent
 //     dropped, as a host whose link or power is gone (netCutter): gossip
 //     declares it failed and the leader's check of its port times out.
