@@ -50,7 +50,7 @@ func TestDefaultStack(t *testing.T) {
 	}
 	wantFilters := []string{"TargetHostFilter", "ComputeFilter", "RetryFilter", "ResourceFilter", "AvailabilityZoneFilter",
 		"AggregateMultiTenancyIsolation", "AggregateInstanceExtraSpecsFilter",
-		"ComputeCapabilitiesFilter", "ImagePropertiesFilter", "TraitsFilter",
+		"ComputeCapabilitiesFilter", "MoveDestinationFilter", "ImagePropertiesFilter", "TraitsFilter",
 		"SameHostFilter", "DifferentHostFilter", "ServerGroupAntiAffinityFilter", "ServerGroupAffinityFilter"}
 	wantWeighers := []string{"RAMWeigher", "CPUWeigher", "DiskWeigher", "BuildFailureWeigher",
 		"ServerGroupSoftAffinityWeigher", "ServerGroupSoftAntiAffinityWeigher"}

@@ -30,6 +30,7 @@ func DefaultFilters() []Filter {
 		AggregateMultiTenancyIsolation{},
 		AggregateInstanceExtraSpecsFilter{},
 		ComputeCapabilitiesFilter{},
+		MoveDestinationFilter{},
 		ImagePropertiesFilter{},
 		TraitsFilter{},
 		SameHostFilter{},
