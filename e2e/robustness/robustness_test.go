@@ -1,6 +1,8 @@
 package robustness
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"net/http"
@@ -410,29 +412,55 @@ func checkInvariants(t *testing.T, c *cluster, admin *api.Client, h *history, in
 			t.Errorf("acknowledged create of %s is lost", in.Name)
 		}
 	}
-	checkPlacement(t, c, insts)
+	checkPlacement(t, c, admin, insts)
 	checkCapacity(t, admin, insts)
 	checkQuota(t, insts)
 }
 
 // checkPlacement reads every client's fake hypervisor: no instance runs
-// on two hosts, and each runs where the servers placed it.
-func checkPlacement(t *testing.T, c *cluster, insts []*api.Instance) {
-	where := map[string][]string{}
+// on two hosts, and each active or stopped instance runs on the host the
+// servers placed it on.
+func checkPlacement(t *testing.T, c *cluster, admin *api.Client, insts []*api.Instance) {
+	hosts, _, err := admin.Hosts().List(nil)
+	if err != nil {
+		t.Fatalf("hosts: %v", err)
+	}
+	hostOf := map[string]string{} // node name → host id
+	for _, h := range hosts {
+		hostOf[h.Name] = h.ID
+	}
+	where := map[string][]string{} // instance id → host ids running it
 	for _, cl := range c.clients {
 		raw, err := os.ReadFile(cl.dataDir + "/client/fake-hypervisor.json")
-		if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
 			continue // no instance ever ran there
 		}
-		for _, i := range insts {
-			if strings.Contains(string(raw), `"ID":"`+i.ID+`"`) {
-				where[i.ID] = append(where[i.ID], cl.name)
-			}
+		if err != nil {
+			t.Errorf("%s's hypervisor: %v", cl.name, err)
+			continue
+		}
+		var st struct {
+			Instances []struct{ Spec struct{ ID string } }
+		}
+		if err := json.Unmarshal(raw, &st); err != nil {
+			t.Errorf("%s's hypervisor state: %v", cl.name, err)
+			continue
+		}
+		for _, in := range st.Instances {
+			where[in.Spec.ID] = append(where[in.Spec.ID], hostOf[cl.name])
 		}
 	}
-	for id, hosts := range where {
-		if len(hosts) > 1 {
-			t.Errorf("instance %s runs on %d hosts: %v", id, len(hosts), hosts)
+	for id, on := range where {
+		if len(on) > 1 {
+			t.Errorf("instance %s runs on %d hosts: %v", id, len(on), on)
+		}
+	}
+	for _, i := range insts {
+		if i.HostID == "" || (i.VMState != "active" && i.VMState != "stopped") {
+			continue // not on a host, or in error: nothing need run
+		}
+		if on := where[i.ID]; len(on) != 1 || on[0] != i.HostID {
+			t.Errorf("instance %s (%s) is placed on host %s but runs on %v", i.ID, i.Name, i.HostID, on)
 		}
 	}
 }
