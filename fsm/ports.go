@@ -145,12 +145,13 @@ func (t *netTxn) port(c *structs.NetChange) error {
 		}
 	}
 	req := p.FixedIPs
+	var found map[string]netip.Addr
 	if c.AutoIPs && old == nil {
-		if req, err = t.autoIPs(n, p); err != nil {
+		if req, found, err = t.autoIPs(n, p); err != nil {
 			return err
 		}
 	}
-	if p.FixedIPs, err = t.assignIPs(n, p, req, old); err != nil {
+	if p.FixedIPs, err = t.assignIPs(n, p, req, old, found); err != nil {
 		return err
 	}
 	if err := t.checkPortGroups(p); err != nil {
@@ -253,15 +254,19 @@ func noMoreIPs(networkID string) error {
 // autoIPs are Neutron's default addresses of a new port: one from the
 // first IPv4 subnet with a free address, one from the first stateful
 // IPv6 subnet with one, and the SLAAC address of every SLAAC subnet. A
-// network whose subnets of a version are all full refuses the port.
-func (t *netTxn) autoIPs(n *structs.Network, p *structs.Port) ([]structs.FixedIP, error) {
+// network whose subnets of a version are all full refuses the port. The
+// free addresses it found, by subnet, are handed to assignIPs, which
+// would otherwise search each subnet a second time in the same
+// transaction for the same answer.
+func (t *netTxn) autoIPs(n *structs.Network, p *structs.Port) ([]structs.FixedIP, map[string]netip.Addr, error) {
 	subs, err := t.networkSubnets(n.ID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	found := map[string]netip.Addr{}
 	var out []structs.FixedIP
 	for _, version := range []int{4, 6} {
-		tried, found := false, false
+		tried, done := false, false
 		for _, s := range subs {
 			if s.IPVersion != version {
 				continue
@@ -270,29 +275,32 @@ func (t *netTxn) autoIPs(n *structs.Network, p *structs.Port) ([]structs.FixedIP
 				out = append(out, structs.FixedIP{SubnetID: s.ID})
 				continue
 			}
-			if found {
+			if done {
 				continue
 			}
 			tried = true
-			if _, ok, err := lowestFree(t.txn, s, nil); err != nil {
-				return nil, err
+			if a, ok, err := lowestFree(t.txn, s, nil); err != nil {
+				return nil, nil, err
 			} else if ok {
 				out = append(out, structs.FixedIP{SubnetID: s.ID})
-				found = true
+				found[s.ID] = a
+				done = true
 			}
 		}
-		if tried && !found {
-			return nil, noMoreIPs(n.ID)
+		if tried && !done {
+			return nil, nil, noMoreIPs(n.ID)
 		}
 	}
-	return out, nil
+	return out, found, nil
 }
 
 // assignIPs resolves and checks a port's requested addresses: each names
 // a subnet of the port's network, by id or by containing the address;
 // an address given must be free (or already the port's), an address
-// not given is allocated (a SLAAC subnet's derives from the MAC).
-func (t *netTxn) assignIPs(n *structs.Network, p *structs.Port, req []structs.FixedIP, old *structs.Port) ([]structs.FixedIP, error) {
+// not given is allocated (a SLAAC subnet's derives from the MAC): the
+// subnet's lowest free one, which found already holds when autoIPs
+// looked it up in this transaction.
+func (t *netTxn) assignIPs(n *structs.Network, p *structs.Port, req []structs.FixedIP, old *structs.Port, found map[string]netip.Addr) ([]structs.FixedIP, error) {
 	if len(req) == 0 {
 		return nil, nil
 	}
@@ -353,6 +361,11 @@ func (t *netTxn) assignIPs(n *structs.Network, p *structs.Port, req []structs.Fi
 				return nil, err
 			}
 		default:
+			if pre, ok := found[s.ID]; ok && len(chosen[s.ID]) == 0 {
+				a = pre // lowestFree(t.txn, s, nil), unchanged since
+				delete(found, s.ID)
+				break
+			}
 			var ok bool
 			if a, ok, err = lowestFree(t.txn, s, chosen[s.ID]); err != nil {
 				return nil, err
