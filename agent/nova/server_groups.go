@@ -3,7 +3,6 @@ package nova
 import (
 	"net/http"
 	"regexp"
-	"strconv"
 
 	"github.com/stratus-cloud/stratus/internal/route"
 	"github.com/stratus-cloud/stratus/structs"
@@ -88,22 +87,11 @@ func (a *API) serverGroupList(q *request) (*reply, error) {
 	if err := q.checkQuery("all_projects", "limit", "offset"); err != nil {
 		return nil, err
 	}
-	v := q.query()
-	offset, limit := 0, maxLimit
-	for _, p := range []struct {
-		name string
-		dst  *int
-	}{{"offset", &offset}, {"limit", &limit}} {
-		if !v.Has(p.name) {
-			continue
-		}
-		n, err := strconv.Atoi(v.Get(p.name))
-		if err != nil || n < 0 {
-			return nil, badRequest("Invalid input for query parameters %s. Value: %s. '%s' does not match '^[0-9]*$'", p.name, v.Get(p.name), v.Get(p.name))
-		}
-		*p.dst = n
+	offset, limit, err := q.offsetLimit()
+	if err != nil {
+		return nil, err
 	}
-	limit = min(limit, maxLimit)
+	v := q.query()
 	project := q.token.ProjectID
 	if v.Has("all_projects") && q.isAdmin() {
 		project = ""

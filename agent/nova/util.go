@@ -107,6 +107,38 @@ func cmpBool(a, b bool) int {
 // maxLimit is Nova's [api]max_limit: the largest page.
 const maxLimit = 1000
 
+// offsetLimit reads Nova's common.limited parameters, ?offset= and
+// ?limit= (at most max_limit), as non-negative integers.
+func (q *request) offsetLimit() (offset, limit int, err error) {
+	v := q.query()
+	offset, limit = 0, maxLimit
+	for _, p := range []struct {
+		name string
+		dst  *int
+	}{{"offset", &offset}, {"limit", &limit}} {
+		if !v.Has(p.name) {
+			continue
+		}
+		n, err := strconv.Atoi(v.Get(p.name))
+		if err != nil || n < 0 {
+			return 0, 0, badRequest("Invalid input for query parameters %s. Value: %s. '%s' does not match '^[0-9]*$'", p.name, v.Get(p.name), v.Get(p.name))
+		}
+		*p.dst = n
+	}
+	return offset, min(limit, maxLimit), nil
+}
+
+// limited is Nova's common.limited: items sliced by ?offset= and
+// ?limit=.
+func limited[T any](q *request, items []T) ([]T, error) {
+	offset, limit, err := q.offsetLimit()
+	if err != nil {
+		return nil, err
+	}
+	items = items[min(offset, len(items)):]
+	return items[:min(limit, len(items))], nil
+}
+
 // page is a list request's limit and marker.
 type page struct {
 	limit  int

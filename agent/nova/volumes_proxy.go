@@ -61,28 +61,6 @@ var proxySnapshotCreateSchema = &schema{types: tObject, required: []string{"snap
 	}},
 }}
 
-// limited is Nova's common.limited: ?offset= and ?limit= (at most
-// max_limit) as non-negative integers.
-func limited[T any](q *request, items []T) ([]T, error) {
-	v := q.query()
-	offset, limit := 0, maxLimit
-	for _, p := range []struct {
-		name string
-		dst  *int
-	}{{"offset", &offset}, {"limit", &limit}} {
-		if !v.Has(p.name) {
-			continue
-		}
-		n, err := strconv.Atoi(v.Get(p.name))
-		if err != nil || n < 0 {
-			return nil, badRequest("Invalid input for query parameters %s. Value: %s. '%s' does not match '^[0-9]*$'", p.name, v.Get(p.name), v.Get(p.name))
-		}
-		*p.dst = n
-	}
-	items = items[min(offset, len(items)):]
-	return items[:min(limit, maxLimit, len(items))], nil
-}
-
 // proxyVolumeView is Nova's _translate_volume_summary_view (the detail
 // view is the same): the first attachment, or [{}] for none.
 func proxyVolumeView(v *structs.Volume, typeName string) map[string]any {
