@@ -232,7 +232,7 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 	}
 	a.startNative()
 
-	a.httpServer = a.httpLimits().newHTTPServer(a.routes(), ifaceAuto, logger)
+	a.httpServer = a.httpLimits().newHTTPServer(a.devSettled(a.routes()), ifaceAuto, logger)
 	a.httpServer.Handler = a.forwarded(a.httpServer.Handler)
 	a.watchSIGHUP()
 	a.bgWG.Add(1)

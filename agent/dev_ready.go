@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -151,4 +152,54 @@ func (a *Agent) devAnonymous() (*policy.Subject, error) {
 	case <-t.C:
 	}
 	return nil, structs.Errorf(structs.KindUnavailable, "the dev cloud is still starting: its admin user and project are not seeded yet")
+}
+
+// devSettleWait bounds how long a dev cloud's API request waits for the
+// seeding: a request sent the moment `make dev` starts (a flavor looked
+// up by name, a token for the demo user) gets the seeded cloud, not a
+// 404 a second before the flavors exist.
+const devSettleWait = 10 * time.Second
+
+// devSettled holds a dev cloud's API requests until its seeding is done
+// (at most devSettleWait; after that the request runs and gets the
+// APIs' own answer). Readiness, health and the UI answer at once: they
+// are how a caller learns the cloud is not ready yet.
+func (a *Agent) devSettled(h http.Handler) http.Handler {
+	if a.devReady == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !devSettleExempt(r.URL.Path) {
+			a.waitDevReady(r)
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// waitDevReady waits for the seeding, the request's end or
+// devSettleWait, whichever comes first.
+func (a *Agent) waitDevReady(r *http.Request) {
+	select {
+	case <-a.devReady.Ready():
+		return
+	default:
+	}
+	t := time.NewTimer(devSettleWait)
+	defer t.Stop()
+	select {
+	case <-a.devReady.Ready():
+	case <-r.Context().Done():
+	case <-a.shutdownCh:
+	case <-t.C:
+	}
+}
+
+// devSettleExempt names the paths that answer before the seeding.
+func devSettleExempt(path string) bool {
+	for _, p := range []string{"/v1/status/", "/v1/agent/", "/ui"} {
+		if strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return path == "/"
 }

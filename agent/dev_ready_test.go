@@ -102,3 +102,29 @@ func TestDevReadinessSteps(t *testing.T) {
 		t.Error("a step done twice made it ready twice")
 	}
 }
+
+// TestDevRequestsWaitForTheSeeding: a request sent the moment a dev
+// cloud starts — before its flavors exist — waits for the seeding and
+// gets them, while readiness answers at once.
+func TestDevRequestsWaitForTheSeeding(t *testing.T) {
+	t.Parallel()
+	a := startDevAgent(t, nil)
+	resp, err := http.Get(a.url("/v1/status/ready"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("readiness: %d", resp.StatusCode)
+	}
+	resp, err = http.Get(a.url("/v1/flavors/1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f structs.Flavor
+	err = json.NewDecoder(resp.Body).Decode(&f)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || f.Name != "m1.tiny" {
+		t.Fatalf("flavor 1 at start: %d %+v %v", resp.StatusCode, f, err)
+	}
+}
