@@ -226,12 +226,43 @@ type Console struct {
 	Path string
 }
 
-// Volume is a block device to attach.
+// Volume is a block device to attach: a file or block device on this
+// host (Path), or a disk QEMU reaches over the network (Network).
 type Volume struct {
 	ID     string
 	Path   string
 	Device string
+	// Network, when set, is where a volume that is not on this host is
+	// served; Path is empty then.
+	Network *NetworkDisk
 }
+
+// NetworkDisk is a volume QEMU opens over the network: a storage
+// agent's NBD export or a Ceph RBD image. Such a disk is always raw to
+// QEMU.
+type NetworkDisk struct {
+	// Protocol is NetworkNBD or NetworkRBD.
+	Protocol string
+	// Name is the NBD export's name, or the RBD image as "pool/image".
+	Name string
+	// Hosts are the servers as "host:port": the NBD server, or Ceph's
+	// monitors.
+	Hosts []string
+	// TLS asks QEMU for NBD over TLS with the x509 credentials the
+	// host's libvirt is configured with (qemu.conf nbd_tls).
+	TLS bool
+	// User and SecretUUID authenticate to the server: the cephx user
+	// and the libvirt secret holding its key. The key itself is never
+	// in the domain's XML or metadata.
+	User       string
+	SecretUUID string
+}
+
+// Network disk protocols, libvirt's names.
+const (
+	NetworkNBD = "nbd"
+	NetworkRBD = "rbd"
+)
 
 // NIC is a network interface to attach.
 type NIC struct {

@@ -19,25 +19,15 @@ import (
 // their files exist.
 func bootVolumes(m *instanceMeta, spec *virt.InstanceSpec) error {
 	if rv := spec.RootVolume; rv != nil {
-		if rv.ID == "" || rv.Path == "" {
-			return fmt.Errorf("root volume: a volume needs an id and a path")
-		}
-		format, err := fileFormat(rv.Path)
+		mv, err := newMetaVolume(rv, "")
 		if err != nil {
-			return fmt.Errorf("root volume %s: %w", rv.ID, err)
+			return fmt.Errorf("root volume: %w", err)
 		}
-		m.RootVolume = &metaVolume{ID: rv.ID, Path: rv.Path, Format: format}
+		m.RootVolume = &mv
 	}
 	// sda may be the root disk (hw_disk_bus sata).
 	used := map[string]bool{"sda": true}
 	for _, v := range spec.Volumes {
-		if v.ID == "" || v.Path == "" {
-			return fmt.Errorf("volume %q: a volume needs an id and a path", v.ID)
-		}
-		format, err := fileFormat(v.Path)
-		if err != nil {
-			return fmt.Errorf("volume %s: %w", v.ID, err)
-		}
 		dev, err := volumeDevice(v.Device)
 		if err != nil {
 			return fmt.Errorf("volume %s: %w", v.ID, err)
@@ -45,8 +35,12 @@ func bootVolumes(m *instanceMeta, spec *virt.InstanceSpec) error {
 		if !strings.HasPrefix(dev, "sd") || used[dev] {
 			dev = freeSCSIName(used)
 		}
+		mv, err := newMetaVolume(&v, dev)
+		if err != nil {
+			return err
+		}
 		used[dev] = true
-		m.Volumes = append(m.Volumes, metaVolume{ID: v.ID, Path: v.Path, Device: dev, Format: format})
+		m.Volumes = append(m.Volumes, mv)
 	}
 	return nil
 }

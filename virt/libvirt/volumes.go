@@ -36,6 +36,8 @@ type metaVolume struct {
 	Path   string `xml:"path,attr"`
 	Device string `xml:"device,attr"`
 	Format string `xml:"format,attr"`
+	// Network is set for a volume served over the network (Path empty).
+	Network *metaNetwork `xml:"network,omitempty"`
 }
 
 // volumeBus is the bus volumes are attached on: SCSI, on a virtio-scsi
@@ -58,7 +60,7 @@ func volumeDisk(v metaVolume) libvirtxml.DomainDisk {
 	return libvirtxml.DomainDisk{
 		Device: "disk",
 		Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: v.Format},
-		Source: &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: v.Path}},
+		Source: v.source(),
 		Target: &libvirtxml.DomainDiskTarget{Dev: v.Device, Bus: volumeBus},
 		Serial: serial,
 	}
@@ -173,8 +175,8 @@ func diskSuffix(i int) string {
 // the same file is a no-op; a missing file fails. SUSPENDED instances
 // refuse (virt.ErrInvalidState), as Nova's do.
 func (d *Driver) AttachVolume(ctx context.Context, id string, vol *virt.Volume) error {
-	if vol == nil || vol.ID == "" || vol.Path == "" {
-		return fmt.Errorf("libvirt AttachVolume %q: a volume needs an id and a path", id)
+	if vol == nil || vol.ID == "" || (vol.Path == "") == (vol.Network == nil) {
+		return fmt.Errorf("libvirt AttachVolume %q: a volume needs an id and either a path or a network source", id)
 	}
 	return d.withDomain(ctx, "AttachVolume", id, func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) error {
 		dev, err := volumeDevice(vol.Device)
@@ -182,7 +184,7 @@ func (d *Driver) AttachVolume(ctx context.Context, id string, vol *virt.Volume) 
 			return fmt.Errorf("volume %s: %w", vol.ID, err)
 		}
 		if i := slices.IndexFunc(m.Volumes, func(v metaVolume) bool { return v.ID == vol.ID }); i >= 0 {
-			if old := m.Volumes[i]; old.Path == vol.Path && (dev == "" || dev == old.Device) {
+			if old := m.Volumes[i]; old.sameSource(vol) && (dev == "" || dev == old.Device) {
 				return nil
 			}
 			return fmt.Errorf("volume %s is already attached as %s (%s)", vol.ID, m.Volumes[i].Device, m.Volumes[i].Path)
@@ -190,9 +192,8 @@ func (d *Driver) AttachVolume(ctx context.Context, id string, vol *virt.Volume) 
 		if s.managedSave || s.power == virt.PowerSuspend {
 			return invalid("attach a volume to", s.power)
 		}
-		format, err := fileFormat(vol.Path)
-		if err != nil {
-			return fmt.Errorf("volume %s: %w", vol.ID, err)
+		if _, err := newMetaVolume(vol, dev); err != nil {
+			return err
 		}
 		used, err := usedTargets(lv, dom, m)
 		if err != nil {
@@ -204,7 +205,10 @@ func (d *Driver) AttachVolume(ctx context.Context, id string, vol *virt.Volume) 
 		case !strings.HasPrefix(dev, "sd"):
 			dev = freeSCSIName(used)
 		}
-		mv := metaVolume{ID: vol.ID, Path: vol.Path, Device: dev, Format: format}
+		mv, err := newMetaVolume(vol, dev)
+		if err != nil {
+			return err
+		}
 		if s.active() {
 			if err := d.hotplugVolume(lv, dom, mv); err != nil {
 				return err
