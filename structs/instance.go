@@ -285,11 +285,24 @@ func merge(ms ...map[string]string) map[string]string {
 // Stable reports whether no task is in progress.
 func (i *Instance) Stable() bool { return i.TaskState == "" && i.Task == nil }
 
-// Resources is what the instance's flavor asks of a host: the standard
+// Resources is what the instance asks of a host: its flavor's standard
 // classes plus resources:CUSTOM_X=N extra specs (resources:VCPU=N etc.
-// override the standard amounts, as in Nova).
+// override the standard amounts, as in Nova). An instance booted from a
+// volume asks no DISK_GB for its root disk, which lives on the volume,
+// as Nova's request spec for a volume-backed instance does (unless the
+// flavor sets resources:DISK_GB itself).
 func (i *Instance) Resources() (map[string]int64, error) {
-	return FlavorResources(i.Flavor)
+	res, err := FlavorResources(i.Flavor)
+	if err != nil || i.RootVolume() == nil {
+		return res, err
+	}
+	if _, set := i.Flavor.ExtraSpecs["resources:"+ResourceDiskGB]; set {
+		return res, nil
+	}
+	if d, ok := res[ResourceDiskGB]; ok {
+		res[ResourceDiskGB] = max(d-int64(i.Flavor.RootGB), 0)
+	}
+	return res, nil
 }
 
 // AwaitsPlacement reports whether the instance waits for evalID to place

@@ -65,3 +65,28 @@ func TestServerGroupRules(t *testing.T) {
 		}
 	}
 }
+
+// TestVolumeBackedInstanceAsksNoRootDisk: an instance booted from a
+// volume asks DISK_GB for its ephemeral and swap only, as Nova's request
+// spec for a volume-backed instance; a flavor's own resources:DISK_GB
+// still wins, and an image-backed instance asks for its root disk.
+func TestVolumeBackedInstanceAsksNoRootDisk(t *testing.T) {
+	f := &Flavor{ID: "f", VCPUs: 1, MemoryMB: 512, RootGB: 10, EphemeralGB: 2, SwapMB: 512}
+	inst := &Instance{Flavor: f}
+	if res, err := inst.Resources(); err != nil || res[ResourceDiskGB] != 13 {
+		t.Fatalf("image-backed: %v %v", res, err)
+	}
+	inst.BlockDevices = []*BlockDevice{{VolumeID: "v", BootIndex: 0}}
+	if res, err := inst.Resources(); err != nil || res[ResourceDiskGB] != 3 || res[ResourceVCPU] != 1 {
+		t.Fatalf("volume-backed: %v %v", res, err)
+	}
+	inst.Flavor = &Flavor{ID: "g", VCPUs: 1, MemoryMB: 512, RootGB: 10, ExtraSpecs: map[string]string{"resources:DISK_GB": "7"}}
+	if res, err := inst.Resources(); err != nil || res[ResourceDiskGB] != 7 {
+		t.Fatalf("override: %v %v", res, err)
+	}
+	inst.BlockDevices = []*BlockDevice{{VolumeID: "data", BootIndex: -1}}
+	inst.Flavor = f
+	if res, _ := inst.Resources(); res[ResourceDiskGB] != 13 {
+		t.Fatalf("data volume only: %v", res)
+	}
+}

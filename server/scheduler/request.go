@@ -56,7 +56,7 @@ func NewRequest(inst *structs.Instance) (*Request, error) {
 	if inst == nil {
 		return nil, structs.Errorf(structs.KindInvalid, "no instance")
 	}
-	res, err := structs.FlavorResources(inst.Flavor)
+	res, err := inst.Resources()
 	if err != nil {
 		return nil, err
 	}
