@@ -134,6 +134,45 @@ func TestWebUI(t *testing.T) {
 		admin.screenshot("instance")
 	})
 
+	t.Run("attach and detach a volume", func(t *testing.T) {
+		admin.t = t
+		volumes := must[string](admin, `JSON.parse(sessionStorage.getItem('stratus.session')).endpoints.volumev3 || ''`)
+		if volumes == "" {
+			t.Fatal("no volumev3 endpoint in the session's catalog")
+		}
+		var created struct{ Volume struct{ ID string } }
+		if code, _ := call(t, "POST", base+volumes+"/volumes", adminToken, map[string]any{"volume": map[string]any{"size": 1, "name": "data-1"}}, &created); code != http.StatusAccepted {
+			t.Fatalf("create volume: %d", code)
+		}
+		eventually(t, "volume available", 30*time.Second, func() error {
+			var v struct{ Volume struct{ Status string } }
+			if code, _ := call(t, "GET", base+volumes+"/volumes/"+created.Volume.ID, adminToken, nil, &v); code != 200 || v.Volume.Status != "available" {
+				return fmt.Errorf("volume %d %s", code, v.Volume.Status)
+			}
+			return nil
+		})
+		admin.waitJS("volumes card, nothing attached", `document.querySelector('#volumes-card')?.textContent.includes('No volume is attached.')`, 10*time.Second)
+		admin.do("attach", chromedp.Click(chromedp.CSS(`#volume-attach`)))
+		admin.waitJS("attach dialog offers data-1", `[...document.querySelectorAll('dialog[open] select option')].some(o => o.textContent.startsWith('data-1'))`, 10*time.Second)
+		admin.checkA11y("attach volume dialog")
+		admin.do("confirm", chromedp.Click(chromedp.CSS(`dialog[open] [data-confirm]`)))
+		row := fmt.Sprintf(`#volumes-table tr[data-volume=%q]`, created.Volume.ID)
+		admin.waitJS("data-1 in-use on the page", `document.querySelector('`+row+`')?.textContent.includes('in-use') && document.querySelector('`+row+`').textContent.includes('data-1')`, 60*time.Second)
+		admin.checkA11y("instance with a volume")
+		admin.screenshot("instance-volume")
+		admin.do("detach", chromedp.Click(chromedp.CSS(row+` [data-detach]`)))
+		admin.waitJS("confirmation dialog", `document.querySelector('dialog[open] [data-confirm]')`, 5*time.Second)
+		admin.do("confirm", chromedp.Click(chromedp.CSS(`dialog[open] [data-confirm]`)))
+		admin.waitJS("detached", `document.querySelector('#volumes-card')?.textContent.includes('No volume is attached.')`, 60*time.Second)
+		var v struct{ Volume struct{ Status string } }
+		if code, _ := call(t, "GET", base+volumes+"/volumes/"+created.Volume.ID, adminToken, nil, &v); code != 200 || v.Volume.Status != "available" {
+			t.Errorf("after detach the volume is %d %q, want available", code, v.Volume.Status)
+		}
+		if must[string](admin, `window.__noReload || ''`) != "still here" {
+			t.Fatal("the page reloaded")
+		}
+	})
+
 	t.Run("stop", func(t *testing.T) {
 		admin.t = t
 		admin.do("stop", chromedp.Click(chromedp.CSS(`[data-op="stop"]`)))

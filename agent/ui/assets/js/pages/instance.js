@@ -1,6 +1,6 @@
 // One instance: its state, host, flavor and addresses, every lifecycle
 // operation that applies (after a confirmation), its fault with the
-// scheduler's explanation, and its instance actions; live.
+// scheduler's explanation, its instance actions and its volumes; live.
 
 import { ApiError, compute, service } from '../api.js';
 import { h, replace, timeEl, fmtTime } from '../dom.js';
@@ -9,6 +9,7 @@ import { runOperation } from '../ops.js';
 import { badge, operationsFor, POWER_STATES } from '../status.js';
 import { consoleCard } from './console.js';
 import { explanation } from './evaluations.js';
+import { volumesCard } from './volumes.js';
 
 // actionsShown bounds how many instance actions are shown with events.
 const actionsShown = 15;
@@ -22,6 +23,7 @@ export async function render({ root, signal, session, params, navigate }) {
   let gone = false;
   // The console card outlives redraws, so a shown log stays.
   const consoleSection = consoleCard(id, { signal });
+  let volumesSection = null;
 
   // imageName names an image from the image service's list (read once;
   // no per-image lookups that could miss).
@@ -117,6 +119,8 @@ export async function render({ root, signal, session, params, navigate }) {
     }, o.label));
 
     const fault = s.fault ? faultBox(s.fault) : null;
+    if (!volumesSection) volumesSection = volumesCard(s, { signal });
+    volumesSection.update(s);
 
     replace(body,
       fault,
@@ -132,6 +136,7 @@ export async function render({ root, signal, session, params, navigate }) {
         h('section', { class: 'card', 'aria-labelledby': 'timeline-h' },
           h('h2', { id: 'timeline-h' }, 'Timeline'),
           timeline(actions))),
+      volumesSection,
       consoleSection);
     if (focusKey) {
       const el = body.querySelector(`[data-op="${CSS.escape(focusKey)}"]`);
