@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stratus-cloud/stratus/agent/cinder"
 	ec2api "github.com/stratus-cloud/stratus/agent/ec2"
 	"github.com/stratus-cloud/stratus/agent/glance"
 	"github.com/stratus-cloud/stratus/agent/native"
@@ -42,6 +43,7 @@ const (
 	ifaceIdentity apiInterface = "identity"
 	ifaceS3       apiInterface = "s3"
 	ifaceEC2      apiInterface = "ec2"
+	ifaceCinder   apiInterface = "volume"
 )
 
 // identityPrefix is where the Keystone-compatible API is mounted.
@@ -68,6 +70,8 @@ func classify(r *http.Request, fixed apiInterface) (apiInterface, bool) {
 			iface = ifaceS3
 		case under(ec2api.MountPath):
 			iface = ifaceEC2
+		case under(cinder.MountPath):
+			iface = ifaceCinder
 		default:
 			iface = ifaceNative
 		}
@@ -208,7 +212,8 @@ func writeOverLimit(w http.ResponseWriter, r *http.Request, iface apiInterface, 
 	}
 	var body any
 	switch iface {
-	case ifaceNova:
+	case ifaceNova, ifaceCinder:
+		// Cinder's fault wrapper has Nova's shape: {"overLimit": {…}}.
 		body = nova.OverLimitBody(status, msg, retryAfter)
 	case ifaceIdentity:
 		body = map[string]any{"error": map[string]any{"code": status, "message": msg, "title": http.StatusText(status)}}

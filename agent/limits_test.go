@@ -135,6 +135,11 @@ func TestRateLimitAnswersInEachAPIsFormat(t *testing.T) {
 				t.Fatalf("compute: %d %s", code, body)
 			}
 		}},
+		{"volume", "GET", "/volume/v3/p1/volumes", map[string]string{"X-Auth-Token": "cinder-tok"}, func(t *testing.T, code int, hdr http.Header, body []byte) {
+			if code != 429 || limitsJSON(t, body, "overLimit.code") != float64(429) || limitsJSON(t, body, "overLimit.retryAfter") != hdr.Get("Retry-After") {
+				t.Fatalf("volume: %d %s", code, body)
+			}
+		}},
 		{"identity", "GET", "/identity/v3/projects", map[string]string{"X-Auth-Token": "keystone-tok"}, func(t *testing.T, code int, _ http.Header, body []byte) {
 			if code != 429 || limitsJSON(t, body, "error.code") != float64(429) || limitsJSON(t, body, "error.title") != "Too Many Requests" {
 				t.Fatalf("identity: %d %s", code, body)
