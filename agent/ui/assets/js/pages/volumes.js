@@ -96,6 +96,14 @@ export function volumesCard(server, { signal } = {}) {
   }
 
   async function attach() {
+    // The project's volumes as they are now, not as the last redraw saw
+    // them: one made a moment ago must be offered.
+    attachBtn.disabled = true;
+    try {
+      await refresh();
+    } finally {
+      attachBtn.disabled = !storage;
+    }
     const free = volumes.filter((v) => v.status === 'available');
     if (!free.length) {
       notify('No volume of this project is available to attach: create one first (openstack volume create, or cloudctl volume create).', 'error');
