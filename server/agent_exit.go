@@ -26,7 +26,8 @@ import (
 // which ports to dial.
 
 // sessionWatch is the rpc.SessionObserver that remembers, for each
-// session, the hosts agents' heartbeats and registrations named on it.
+// session, the hosts agents' heartbeats, registrations and allocation
+// watches named on it.
 type sessionWatch struct {
 	s  *Server
 	mu sync.Mutex
@@ -59,6 +60,15 @@ func (w *sessionWatch) ObserveCall(session uint64, _ string, args any) {
 			return
 		}
 		ids = []string{a.Host.ID}
+	case *structs.AllocHostRequest:
+		// An agent's allocation watch: a blocking query that keeps its
+		// session busy, so this session is open whenever the agent
+		// lives — unlike its heartbeats', which the pool may have
+		// reaped and reopened since the last one.
+		if a.Forwarded || a.HostID == "" {
+			return
+		}
+		ids = []string{a.HostID}
 	default:
 		return
 	}

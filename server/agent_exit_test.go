@@ -53,6 +53,19 @@ func (a *sessionAgent) heartbeat(t *testing.T, via *Server) {
 	}
 }
 
+// watch asks for its host's allocations over a new session to via, as
+// an agent's allocation watch does (without blocking), once via knows
+// the host.
+func (a *sessionAgent) watch(t *testing.T, via *Server) {
+	t.Helper()
+	a.conns = rpc.NewConnPool(rpc.PoolConfig{Logger: hclog.NewNullLogger()})
+	t.Cleanup(func() { _ = a.conns.Shutdown() })
+	req := &structs.AllocHostRequest{HostID: a.host, QueryOptions: structs.QueryOptions{AllowStale: true}}
+	waitFor(t, "the allocation watch of "+a.host, time.Minute, func() error {
+		return a.conns.RPC(via.RPCAddr(), "Alloc.GetHostAllocs", req, &structs.AllocIndexResponse{})
+	})
+}
+
 // sessionsNaming counts the sessions s remembers hosts for.
 func sessionsNaming(s *Server) int {
 	s.sessions.mu.Lock()
@@ -145,4 +158,36 @@ func TestAgentExitMarksHostDown(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestAgentExitSeenOnTheWatchSession: an agent whose only open session
+// is its allocation watch (its heartbeats' session reaped or not yet
+// made) is still caught by the exit path when its process dies.
+func TestAgentExitSeenOnTheWatchSession(t *testing.T) {
+	t.Parallel()
+	servers := testCluster(t, 3, func(c *Config) {
+		c.HeartbeatTTL = time.Hour
+		c.gossipProbeInterval = time.Hour
+	})
+	leader := waitForLeader(t, servers...)
+	follower := servers[0]
+	if follower == leader {
+		follower = servers[1]
+	}
+	a := startSessionAgent(t, leader, "watching-agent")
+	a.watch(t, follower)
+	if n := sessionsNaming(follower); n != 1 {
+		t.Fatalf("the follower remembers %d sessions naming hosts, want 1", n)
+	}
+	_ = a.gossip.Shutdown()
+	_ = a.conns.Shutdown()
+	waitFor(t, "the exited agent's host down everywhere", time.Minute, func() error {
+		if !hostStatusEverywhere(servers, a.host, structs.HostStatusDown) {
+			return fmt.Errorf("not down on every server")
+		}
+		return nil
+	})
+	if got := leader.HostsMarkedDown(); got["agent_exit"] != 1 || got["gossip"] != 0 {
+		t.Errorf("hosts marked down = %v, want one agent exit", got)
+	}
 }
