@@ -93,9 +93,16 @@ func (s *Server) disks(w http.ResponseWriter, r *http.Request) ([]virt.ExportedD
 		return nil, false
 	}
 	disks, err := s.lookup(r.Context(), r.PathValue("alloc"), token)
+	if err != nil {
+		s.refuse(w, r, err)
+		return nil, false
+	}
+	return disks, true
+}
+
+// refuse answers a Lookup's or PrepareFunc's error.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
-	case err == nil:
-		return disks, true
 	case errors.Is(err, ErrUnknown):
 		httpError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, ErrDenied):
@@ -103,10 +110,9 @@ func (s *Server) disks(w http.ResponseWriter, r *http.Request) ([]virt.ExportedD
 	case errors.Is(err, ErrBusy), errors.Is(err, virt.ErrInvalidState):
 		httpError(w, http.StatusConflict, err.Error())
 	default:
-		s.logger.Warn("cannot export disks", "alloc_id", r.PathValue("alloc"), "error", err)
+		s.logger.Warn("cannot serve a disk export's request", "alloc_id", r.PathValue("alloc"), "path", r.URL.Path, "error", err)
 		httpError(w, http.StatusInternalServerError, err.Error())
 	}
-	return nil, false
 }
 
 func (s *Server) manifest(w http.ResponseWriter, r *http.Request) {

@@ -63,7 +63,7 @@ type Driver struct {
 	failAlways map[string]error
 	// migrated records where LiveMigrate sent each instance, for
 	// MigratedTo; it is test bookkeeping and not persisted.
-	migrated map[string]string
+	migrated map[string]virt.LiveMigrationTarget
 	// persistent is set by Open: every change is saved to StatePath.
 	persistent bool
 	// events carries SetPowerState's changes to Events' reader.
@@ -94,16 +94,17 @@ type instance struct {
 }
 
 var (
-	_ virt.Driver          = (*Driver)(nil)
-	_ virt.Pauser          = (*Driver)(nil)
-	_ virt.Suspender       = (*Driver)(nil)
-	_ virt.Rescuer         = (*Driver)(nil)
-	_ virt.Resizer         = (*Driver)(nil)
-	_ virt.LiveMigrator    = (*Driver)(nil)
-	_ virt.Snapshotter     = (*Driver)(nil)
-	_ virt.ConsoleOutputer = (*Driver)(nil)
-	_ virt.RemoteConsoler  = (*Driver)(nil)
-	_ virt.EventSource     = (*Driver)(nil)
+	_ virt.Driver               = (*Driver)(nil)
+	_ virt.Pauser               = (*Driver)(nil)
+	_ virt.Suspender            = (*Driver)(nil)
+	_ virt.Rescuer              = (*Driver)(nil)
+	_ virt.Resizer              = (*Driver)(nil)
+	_ virt.LiveMigrator         = (*Driver)(nil)
+	_ virt.PreparedLiveMigrator = (*Driver)(nil)
+	_ virt.Snapshotter          = (*Driver)(nil)
+	_ virt.ConsoleOutputer      = (*Driver)(nil)
+	_ virt.RemoteConsoler       = (*Driver)(nil)
+	_ virt.EventSource          = (*Driver)(nil)
 )
 
 // New returns a fake driver for a clean host described by cfg.

@@ -126,6 +126,13 @@ func (d *Driver) RescueLayout(id string) (device, bus string, err error) {
 // empty destination with an error; a failed migration leaves the
 // instance as it was, as the virt.LiveMigrator contract requires.
 func (d *Driver) LiveMigrate(ctx context.Context, id string, destination string) error {
+	return d.LiveMigrateTo(ctx, id, virt.LiveMigrationTarget{URI: destination})
+}
+
+// LiveMigrateTo is LiveMigrate to to.URI; it records to whole for
+// MigrationTarget (virt.PreparedLiveMigrator).
+func (d *Driver) LiveMigrateTo(ctx context.Context, id string, to virt.LiveMigrationTarget) error {
+	destination := to.URI
 	if err := d.begin(ctx, "LiveMigrate", d.cfg.MigrateLatency); err != nil {
 		return wrap("LiveMigrate", id, err)
 	}
@@ -146,15 +153,22 @@ func (d *Driver) LiveMigrate(ctx context.Context, id string, destination string)
 		return wrap("LiveMigrate", id, err)
 	}
 	if d.migrated == nil {
-		d.migrated = make(map[string]string)
+		d.migrated = make(map[string]virt.LiveMigrationTarget)
 	}
-	d.migrated[id] = destination
+	d.migrated[id] = to
 	return nil
 }
 
 // MigratedTo returns where the last successful LiveMigrate of instance id
 // sent it, or "" if it never left. It is a test hook, like Spec.
 func (d *Driver) MigratedTo(id string) string {
+	return d.MigrationTarget(id).URI
+}
+
+// MigrationTarget returns the whole target of the last successful live
+// migration of instance id, with what the destination prepared. It is a
+// test hook, like Spec.
+func (d *Driver) MigrationTarget(id string) virt.LiveMigrationTarget {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.migrated[id]
