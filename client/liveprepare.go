@@ -102,9 +102,9 @@ func (r *runner) prepareOnce(pd *structs.DiskSource) (diskxfer.Prepared, error) 
 }
 
 // sendLive migrates the instance to to with the driver lm, using what
-// the destination prepared when the driver can.
+// the destination prepared when there is something and the driver can.
 func (r *runner) sendLive(lm virt.LiveMigrator, to virt.LiveMigrationTarget) error {
-	if p, ok := lm.(virt.PreparedLiveMigrator); ok {
+	if p, ok := lm.(virt.PreparedLiveMigrator); ok && to.ImagePath != "" {
 		return p.LiveMigrateTo(r.c.ctx, r.alloc.InstanceID, to)
 	}
 	return lm.LiveMigrate(r.c.ctx, r.alloc.InstanceID, to.URI)
