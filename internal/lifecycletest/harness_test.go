@@ -3,6 +3,7 @@ package lifecycletest
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/client/diskxfer/diskxfertest"
+	"github.com/stratus-cloud/stratus/client/imagecache"
 	"github.com/stratus-cloud/stratus/internal/clienttest"
 	"github.com/stratus-cloud/stratus/server"
 	"github.com/stratus-cloud/stratus/structs"
@@ -244,9 +246,15 @@ func (c *cloud) startAgent(name string) {
 	if hv.export == nil {
 		hv.export = diskxfertest.Serve(c.t)
 	}
-	a, err := client.New(client.Config{DataDir: hv.dataDir, NodeName: name, Driver: hv.drv, RPC: rpcVia{c},
+	var a *client.Client
+	cache, err := imagecache.New(imagecache.Config{Dir: filepath.Join(hv.dataDir, "image-cache"), Fetcher: clienttest.Fetcher{Server: c.leader},
+		InUse: func() map[string]bool { return a.ImagesInUse() }})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	a, err = client.New(client.Config{DataDir: hv.dataDir, NodeName: name, Driver: hv.drv, RPC: rpcVia{c},
 		Logger: logger("agent-" + name), ReportInterval: 20 * time.Millisecond, PowerSyncInterval: 500 * time.Millisecond,
-		DiskExportURL: hv.export.URL, ImageUploader: clienttest.Uploader{Server: c.leader}})
+		DiskExportURL: hv.export.URL, ImageUploader: clienttest.Uploader{Server: c.leader}, ImageFiles: cache})
 	if err != nil {
 		c.t.Fatal(err)
 	}
