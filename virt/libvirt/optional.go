@@ -524,9 +524,11 @@ func (d *Driver) RemoteConsole(ctx context.Context, id string, kind string) (*vi
 // where they are, used by the destination from then on; otherwise they
 // are copied onto volumes prepared in the destination's pool of the same
 // name (blockmigrate.go: incrementally when the destination can open the
-// image; the destination needs no shared storage, only the same
-// ConsoleDir path) and on success its volumes and console log here are
-// deleted. On failure it stays here as it was, and the prepared volumes
+// image, which LiveMigrateTo names; the destination needs no shared
+// storage, only the same ConsoleDir path) and on success its volumes and
+// console log here are deleted. The driver itself connects to the
+// destination's libvirtd to prepare the volumes; the migration is peer to
+// peer (this libvirtd connects to the destination's). On failure it stays here as it was, and the prepared volumes
 // are deleted. It needs Config.MigrationURI (the LiveMigrate capability);
 // without it, it fails with virt.ErrNotSupported.
 func (d *Driver) LiveMigrate(ctx context.Context, id string, destination string) error {
