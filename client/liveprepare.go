@@ -52,6 +52,12 @@ func (c *Client) PrepareLiveMigration(ctx context.Context, allocID, token string
 	if !held {
 		return diskxfer.Prepared{}, fmt.Errorf("%w: the allocation is not waiting for a live migration", diskxfer.ErrBusy)
 	}
+	// The agent's shutdown ends the prepare too: the source then fails
+	// the migration rather than wait for an agent that is gone.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(c.ctx, cancel)
+	defer stop()
 	start := time.Now()
 	path, err := c.imagePathCtx(ctx, imageID)
 	if err != nil {

@@ -1,7 +1,9 @@
 package lifecycletest
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -69,6 +71,27 @@ type hypervisor struct {
 	// export serves the hypervisor's disks to moves, across restarts of
 	// its agent.
 	export *diskxfertest.Export
+	// hold, when it holds a channel, makes the image cache's downloads
+	// wait until it is closed; fetching is told of each that waits.
+	hold     atomic.Pointer[chan struct{}]
+	fetching chan string
+}
+
+// heldFetcher is a hypervisor's image fetcher, which its hold stops.
+type heldFetcher struct {
+	hv    *hypervisor
+	inner imagecache.Fetcher
+}
+
+func (f heldFetcher) Fetch(ctx context.Context, img imagecache.Image) (io.ReadCloser, error) {
+	if ch := f.hv.hold.Load(); ch != nil {
+		select {
+		case f.hv.fetching <- img.ID:
+		default:
+		}
+		<-*ch
+	}
+	return f.inner.Fetch(ctx, img)
 }
 
 type cloudOpts struct {
@@ -217,7 +240,7 @@ func (c *cloud) addHostWith(name string, cfg fake.Config) *hypervisor {
 	c.t.Helper()
 	cfg.HostName = name
 	drv := fake.New(cfg)
-	hv := &hypervisor{name: name, drv: drv, dataDir: c.t.TempDir()}
+	hv := &hypervisor{name: name, drv: drv, dataDir: c.t.TempDir(), fetching: make(chan string, 8)}
 	c.mu.Lock()
 	c.hvs[name] = hv
 	c.mu.Unlock()
@@ -247,7 +270,7 @@ func (c *cloud) startAgent(name string) {
 		hv.export = diskxfertest.Serve(c.t)
 	}
 	var a *client.Client
-	cache, err := imagecache.New(imagecache.Config{Dir: filepath.Join(hv.dataDir, "image-cache"), Fetcher: clienttest.Fetcher{Server: c.leader},
+	cache, err := imagecache.New(imagecache.Config{Dir: filepath.Join(hv.dataDir, "image-cache"), Fetcher: heldFetcher{hv: hv, inner: clienttest.Fetcher{Server: c.leader}},
 		InUse: func() map[string]bool { return a.ImagesInUse() }})
 	if err != nil {
 		c.t.Fatal(err)
