@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,7 +22,9 @@ import (
 // destination's root overlay on that file, so only what the guest wrote
 // travels. A destination that cannot prepare — dead, restarting too
 // long, or without the image's data — fails the migration before it
-// starts: the instance stays on its source as it was.
+// starts: the instance stays on its source as it was. One whose agent
+// predates the call (diskxfer.ErrNoPrepare) is migrated unprepared, as
+// before.
 
 const (
 	// prepareAttempts bounds how often the source asks: enough to ride
@@ -88,6 +91,10 @@ func (r *runner) liveTarget() (virt.LiveMigrationTarget, error) {
 		if p, err = r.prepareOnce(pd); err == nil {
 			to.ImagePath = p.ImagePath
 			r.logger.Info("the destination is prepared", "to_host", pd.HostID, "image_path", p.ImagePath)
+			return to, nil
+		}
+		if errors.Is(err, diskxfer.ErrNoPrepare) {
+			r.logger.Warn("the destination's agent is too old to prepare; migrating without preparing it", "to_host", pd.HostID)
 			return to, nil
 		}
 		if r.c.ctx.Err() != nil {

@@ -26,6 +26,11 @@ import (
 // POSTs to: MountPath+A+PreparePath.
 const PreparePath = "/prepare"
 
+// ErrNoPrepare means the destination's agent predates the prepare call
+// (no route serves it there): the source migrates without it, as
+// before.
+var ErrNoPrepare = errors.New("the destination's agent cannot prepare for a live migration")
+
 // Prepared is what a live migration's destination made ready.
 type Prepared struct {
 	// ImagePath is the destination's local file of the instance's
@@ -60,7 +65,7 @@ func (s *Server) WithPrepare(fn PrepareFunc) *Server {
 
 // Prepare asks the destination dst of a live migration to prepare and
 // returns what it made ready. An error means the destination is not
-// ready: the migration must not start.
+// ready and the migration must not start, except ErrNoPrepare.
 func Prepare(ctx context.Context, hc *http.Client, dst *structs.DiskSource) (Prepared, error) {
 	if dst == nil || dst.URL == "" {
 		return Prepared{}, errors.New("the destination host publishes no disk export: its agent cannot prepare")
@@ -87,6 +92,9 @@ func Prepare(ctx context.Context, hc *http.Client, dst *structs.DiskSource) (Pre
 		var body struct{ Error string }
 		if json.Unmarshal(raw, &body) != nil || body.Error == "" {
 			body.Error = strings.TrimSpace(string(raw))
+		}
+		if resp.StatusCode == http.StatusMethodNotAllowed || (resp.StatusCode == http.StatusNotFound && body.Error == msgNoExport) {
+			return Prepared{}, ErrNoPrepare
 		}
 		return Prepared{}, fmt.Errorf("prepare the destination: it answered %s: %s", resp.Status, body.Error)
 	}

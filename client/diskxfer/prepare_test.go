@@ -2,6 +2,7 @@ package diskxfer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -63,6 +64,14 @@ func TestPrepare(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
 		t.Errorf("GET prepare answered %s", resp.Status)
+	}
+
+	// An agent older than the call has no route for it: the source
+	// tells that from a refusal.
+	old := httptest.NewServer(NewServer(nil, nil))
+	t.Cleanup(old.Close)
+	if _, err := Prepare(t.Context(), nil, &structs.DiskSource{AllocID: "a2", URL: old.URL + MountPath, Token: "tok"}); !errors.Is(err, ErrNoPrepare) {
+		t.Errorf("prepare on an older agent: %v, want ErrNoPrepare", err)
 	}
 
 	ts.Close()

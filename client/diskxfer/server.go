@@ -20,6 +20,10 @@ import (
 // TokenHeader carries the move's token on every request.
 const TokenHeader = "X-Stratus-Disk-Token"
 
+// msgNoExport is the answer to a path no route serves; agents older than
+// the prepare call answer it to one.
+const msgNoExport = "no such disk export"
+
 // MountPath is where an agent serves its disk exports: the manifest of
 // allocation A at MountPath+A, a disk at MountPath+A+"/"+role.
 const MountPath = "/v1/client/disks/"
@@ -78,7 +82,7 @@ func NewServer(lookup Lookup, logger hclog.Logger) *Server {
 	s.mux.HandleFunc("GET "+MountPath+"{alloc}", s.manifest)
 	s.mux.HandleFunc("GET "+MountPath+"{alloc}/{role}", s.disk)
 	s.mux.HandleFunc(MountPath, func(w http.ResponseWriter, r *http.Request) {
-		httpError(w, http.StatusNotFound, "no such disk export")
+		httpError(w, http.StatusNotFound, msgNoExport)
 	})
 	return s
 }
