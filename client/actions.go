@@ -157,6 +157,10 @@ func (r *runner) liveMigrate(p *pass) bool {
 	if err == nil && a.ActionArg == "" {
 		err = errors.New("no destination given")
 	}
+	var to virt.LiveMigrationTarget
+	if err == nil {
+		to, err = r.liveTarget() // liveprepare.go
+	}
 	if err == nil {
 		// Recorded first: a restart that finds the instance gone then
 		// knows it migrated rather than disappeared.
@@ -164,7 +168,7 @@ func (r *runner) liveMigrate(p *pass) bool {
 		st.MigrateSeq = a.ActionSeq
 		r.save(st)
 		r.logger.Info("live-migrating", "destination", a.ActionArg, "action_seq", a.ActionSeq)
-		if err = lm.LiveMigrate(ctx, a.InstanceID, a.ActionArg); err == nil {
+		if err = r.sendLive(lm, to); err == nil {
 			r.migratedAway(p.power)
 			return false
 		}

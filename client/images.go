@@ -30,6 +30,11 @@ type ImageUploader interface {
 // without a record, or whose upload never finished: the driver falls
 // back to what it can, see libvirt's stratus_image_path).
 func (c *Client) imagePath(imageID string) (string, error) {
+	return c.imagePathCtx(c.ctx, imageID)
+}
+
+// imagePathCtx is imagePath for a caller with its own ctx.
+func (c *Client) imagePathCtx(ctx context.Context, imageID string) (string, error) {
 	if c.cfg.ImageFiles == nil || imageID == "" {
 		return "", nil
 	}
@@ -37,7 +42,7 @@ func (c *Client) imagePath(imageID string) (string, error) {
 	if err != nil || img == nil || img.HashValue == "" {
 		return "", err
 	}
-	path, err := c.cfg.ImageFiles.Get(c.ctx, imagecache.Image{ID: img.ID, HashValue: img.HashValue, Size: img.Size})
+	path, err := c.cfg.ImageFiles.Get(ctx, imagecache.Image{ID: img.ID, HashValue: img.HashValue, Size: img.Size})
 	if err != nil {
 		return "", fmt.Errorf("image %s (%s): %w", img.Name, img.ID, err)
 	}

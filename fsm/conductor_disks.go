@@ -10,6 +10,11 @@ import (
 // (InstanceTaskEntry.DiskToken): the FSM draws nothing. A source desired
 // running again (revert, failed move) stops exporting (setDesired), as
 // its guest may write to the disks from then on.
+//
+// A live migration to another host uses the same token the other way
+// round: the destination accepts it (DiskExportToken) and the source
+// asks the destination with it to prepare (PrepareDest) before it
+// sends the guest.
 
 // shareDisks gives a move's destination a on another host the source's
 // disks, returning the source as updated. Moves without a token (from
@@ -31,4 +36,22 @@ func (t *taskTxn) shareDisks(task *structs.Task, a, src *structs.Allocation) (*s
 	}
 	a.DiskSource = ds
 	return t.command(src, func(c *structs.Allocation) { c.DiskExportToken = task.DiskToken })
+}
+
+// prepareDest gives a live migration's destination a on another host
+// the task's token, and returns what the source src asks it with: nil
+// for moves without a token (servers older than FSMLevelLivePrepare)
+// and without a source. A destination that publishes no disk export
+// (host dest) gets an empty URL, and the source then migrates
+// unprepared.
+func (t *taskTxn) prepareDest(task *structs.Task, a, src *structs.Allocation, dest *structs.Host) *structs.DiskSource {
+	if task.DiskToken == "" || src == nil || a.HostID == src.HostID {
+		return nil
+	}
+	a.DiskExportToken = task.DiskToken
+	ds := &structs.DiskSource{AllocID: a.ID, HostID: a.HostID, Token: task.DiskToken}
+	if dest != nil {
+		ds.URL = dest.Attributes[structs.HostAttrDiskExportURL]
+	}
+	return ds
 }

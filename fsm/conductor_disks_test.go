@@ -92,3 +92,45 @@ func TestEvacuationTellsTheDestinationWhereTheDiskIs(t *testing.T) {
 		t.Fatalf("after the destination found no disk: vm_state %s fault %+v", i.VMState, i.Fault)
 	}
 }
+
+// TestLiveMigrationPreparesTheDestination: a live migration carrying a
+// token gives its destination the token and its source where and how to
+// ask the destination to prepare (the destination's published export);
+// once the guest is there, the destination, desired running, no longer
+// takes the token. Without a token nothing is prepared.
+func TestLiveMigrationPreparesTheDestination(t *testing.T) {
+	for _, token := range []string{"tok", ""} {
+		b := taskFixture(t)
+		h1 := b.host("h1").Copy()
+		h1.Capabilities = append(h1.Capabilities, structs.HostCapabilityLiveMigrate)
+		h2 := b.host("h2").Copy()
+		h2.Attributes = map[string]string{structs.HostAttrDiskExportURL: "http://h2:4646/v1/client/disks/"}
+		b.mustApply(structs.HostRegisterType, &structs.HostRegisterEntry{Host: h1})
+		b.mustApply(structs.HostRegisterType, &structs.HostRegisterEntry{Host: h2})
+		if resp := b.task(structs.OpLiveMigrate, withMove, func(e *structs.InstanceTaskEntry) { e.DiskToken = token }); resp != nil {
+			t.Fatal(resp)
+		}
+		res, _ := structs.FlavorResources(b.inst("i1").Flavor)
+		b.mustApply(structs.PlanApplyType, &structs.PlanApplyEntry{Placements: []*structs.Allocation{{ID: "a2", InstanceID: "i1", HostID: "h2",
+			EvalID: "e-move", Resources: res, ClientState: structs.AllocClientPending}}})
+		a1, _ := b.f.State().AllocationByID(nil, "a1")
+		a2, _ := b.f.State().AllocationByID(nil, "a2")
+		if a1.PendingAction != structs.ActionLiveMigrate || a2.DesiredState != structs.AllocDesiredHeld {
+			t.Fatalf("token %q: source %+v destination %+v", token, a1, a2)
+		}
+		if token == "" {
+			if a1.PrepareDest != nil || a2.DiskExportToken != "" {
+				t.Fatalf("a migration without a token prepares: %+v, %q", a1.PrepareDest, a2.DiskExportToken)
+			}
+			continue
+		}
+		want := structs.DiskSource{AllocID: "a2", HostID: "h2", URL: "http://h2:4646/v1/client/disks/", Token: "tok"}
+		if a1.PrepareDest == nil || *a1.PrepareDest != want || a2.DiskExportToken != "tok" {
+			t.Fatalf("source's prepare %+v (want %+v), destination's token %q", a1.PrepareDest, want, a2.DiskExportToken)
+		}
+		b.reportOn("h1", "a1", structs.AllocClientRunning, structs.PowerRunning, a1.ActionSeq, "")
+		if a2, _ = b.f.State().AllocationByID(nil, "a2"); a2.DesiredState != structs.AllocDesiredRunning || a2.DiskExportToken != "" {
+			t.Fatalf("destination after the migration %+v: want it running without the token", a2)
+		}
+	}
+}

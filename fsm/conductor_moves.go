@@ -102,7 +102,7 @@ func (t *taskTxn) startMove(inst *structs.Instance, e *structs.InstanceTaskEntry
 		AllowSameHost: e.AllowSameHost && kind == structs.TaskKindResize,
 	}
 	switch kind {
-	case structs.TaskKindResize, structs.TaskKindMigrate:
+	case structs.TaskKindResize, structs.TaskKindMigrate, structs.TaskKindLiveMigrate:
 		task.DiskToken = e.DiskToken
 	case structs.TaskKindEvacuate:
 		task.EvacuateDisk = e.EvacuateDisk
@@ -186,6 +186,7 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 		}
 		return t.putInstance(inst)
 	case structs.TaskKindLiveMigrate:
+		prepare := t.prepareDest(task, a, src, dest) // conductor_disks.go
 		if err := insertAlloc(t.txn, t.index, a, t.hb); err != nil {
 			return err
 		}
@@ -196,7 +197,10 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 		if src == nil {
 			return t.abortMove(inst, nil)
 		}
-		if err := t.ask(src, structs.ActionLiveMigrate, migrationTarget(dest)); err != nil {
+		if _, err := t.command(src, func(c *structs.Allocation) {
+			c.PendingAction, c.ActionSeq, c.ActionArg = structs.ActionLiveMigrate, t.index, migrationTarget(dest)
+			c.PrepareDest = prepare
+		}); err != nil {
 			return err
 		}
 		return t.putInstance(inst)

@@ -206,6 +206,13 @@ func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.Instance
 				entry.DiskToken = rand.Text()
 			}
 		}
+		if args.Op == structs.OpLiveMigrate {
+			// With it the source has the destination prepare (fetch the
+			// image) first; older servers would drop it (FSMLevel).
+			if l, _ := s.ClusterFSMLevel(); l >= structs.FSMLevelLivePrepare {
+				entry.DiskToken = rand.Text()
+			}
+		}
 		if args.Op == structs.OpEvacuate {
 			// Older servers would drop the rule and rebuild from the
 			// image whatever the caller said (FSMLevel).

@@ -81,8 +81,17 @@ type Allocation struct {
 	DiskSource *DiskSource `json:",omitempty"`
 	// DiskExportToken, on a move's source, is the token its agent
 	// requires of the destination fetching the instance's disks; empty
-	// when no move may read them.
+	// when no move may read them. On a live migration's destination it
+	// is the token its agent requires of the source asking it to prepare
+	// (PrepareDest).
 	DiskExportToken string `json:",omitempty"`
+	// PrepareDest, on a live migration's source, is the destination's
+	// allocation, host, disk export and token: the source's agent asks
+	// that agent to prepare (fetch the instance's image into its cache)
+	// before the migration starts, so that only what the guest wrote is
+	// copied. Nil when the servers drew no token (older servers) or the
+	// destination is the same host. Shared by copies like DiskSource.
+	PrepareDest *DiskSource `json:",omitempty"`
 	// RestoreImageID, on an unshelve's destination, is the shelve's
 	// snapshot: the agent builds the root disk from it (a full copy, so
 	// the image can go once the instance runs) instead of from the
@@ -112,8 +121,8 @@ type Allocation struct {
 	AllocModifyIndex uint64
 }
 
-// Copy returns a copy; it shares Resources, Flavor and DiskSource, which are never
-// changed in place.
+// Copy returns a copy; it shares Resources, Flavor, DiskSource and
+// PrepareDest, which are never changed in place.
 func (a *Allocation) Copy() *Allocation {
 	if a == nil {
 		return nil

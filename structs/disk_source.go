@@ -6,11 +6,14 @@ package structs
 // carry disks to another host.
 const HostAttrDiskExportURL = "disk_export_url"
 
-// DiskSource tells a resize's or cold migration's destination where to
-// fetch the instance's disks: the source allocation, the host that holds
-// it and that host's disk export, and the token that host accepts for
-// this move. It is set by the FSM when the destination is placed on
-// another host, and never changed in place (Allocation.Copy shares it).
+// DiskSource names the other end of a move for an agent-to-agent call:
+// an allocation, the host that holds it, that host's disk export and the
+// token that host accepts for this move. A resize's or cold migration's
+// destination fetches the instance's disks from its source with it
+// (Allocation.DiskSource); a live migration's source asks its
+// destination to prepare with it (Allocation.PrepareDest). It is set by
+// the FSM when the destination is placed on another host, and never
+// changed in place (Allocation.Copy shares it).
 type DiskSource struct {
 	AllocID string
 	HostID  string

@@ -67,6 +67,15 @@ const (
 	// ImageID: the FSM snapshots the disk to it before it calls the
 	// instance shelved, and an unshelve restores from it.
 	FSMLevelDiskCopy FSMLevel = 4
+	// FSMLevelLivePrepare, of the same release, adds a meaning: a live
+	// migration's InstanceTask entry may carry a DiskToken, from which
+	// the FSM gives the destination's allocation a DiskExportToken and
+	// the source's a PrepareDest, so the source's agent has the
+	// destination's fetch the instance's image before the migration
+	// starts. An older server would drop the token and the migration
+	// would copy the whole disk, so the servers draw one only once every
+	// server has this level.
+	FSMLevelLivePrepare = FSMLevelDiskCopy
 	// FSMLevelUserDataUpdate, of the same release, adds no message type
 	// but a field: an InstanceUpdate entry's UserData (a rebuild's new
 	// user data), which an older FSM would drop, leaving its copy of the

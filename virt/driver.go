@@ -77,6 +77,25 @@ type LiveMigrator interface {
 	LiveMigrate(ctx context.Context, id string, destination string) error
 }
 
+// LiveMigrationTarget is where a live migration goes, with what its
+// destination's agent prepared before it starts.
+type LiveMigrationTarget struct {
+	// URI is LiveMigrate's destination.
+	URI string
+	// ImagePath is the destination's local file of the instance's image
+	// (its image cache's), fetched there before the migration; "" when
+	// the destination prepared nothing, and the driver then copies the
+	// whole disk unless it finds the image at the source's path there.
+	ImagePath string
+}
+
+// PreparedLiveMigrator is a LiveMigrator that uses what the destination
+// prepared: with the image there, only what the guest wrote is copied.
+type PreparedLiveMigrator interface {
+	// LiveMigrateTo is LiveMigrate to to.URI, using to.ImagePath.
+	LiveMigrateTo(ctx context.Context, id string, to LiveMigrationTarget) error
+}
+
 // Snapshotter can capture an instance's root disk as an image.
 type Snapshotter interface {
 	Snapshot(ctx context.Context, id string, imageName string) (imagePath string, err error)

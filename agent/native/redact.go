@@ -19,7 +19,7 @@ func redactInstance(inst *structs.Instance) *structs.Instance {
 
 // redactAlloc returns a without its disk tokens.
 func redactAlloc(a *structs.Allocation) *structs.Allocation {
-	if a == nil || (a.DiskExportToken == "" && a.DiskSource == nil) {
+	if a == nil || (a.DiskExportToken == "" && a.DiskSource == nil && a.PrepareDest == nil) {
 		return a
 	}
 	c := a.Copy()
@@ -28,6 +28,11 @@ func redactAlloc(a *structs.Allocation) *structs.Allocation {
 		ds := *a.DiskSource
 		ds.Token = ""
 		c.DiskSource = &ds
+	}
+	if a.PrepareDest != nil {
+		pd := *a.PrepareDest
+		pd.Token = ""
+		c.PrepareDest = &pd
 	}
 	return c
 }

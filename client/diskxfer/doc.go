@@ -7,6 +7,10 @@
 // partial file where it stopped, checks every digest and only then
 // hands the files to its driver.
 //
+// A live migration's source asks its destination's agent the other way
+// round to prepare (fetch the instance's image into its cache) before
+// the migration starts (prepare.go).
+//
 // Access needs the move's token, which the servers give both ends
 // through their allocations (structs.DiskSource, DiskExportToken); the
 // server side is told by a Lookup whether a token opens an allocation's

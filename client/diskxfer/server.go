@@ -20,6 +20,10 @@ import (
 // TokenHeader carries the move's token on every request.
 const TokenHeader = "X-Stratus-Disk-Token"
 
+// msgNoExport is the answer to a path no route serves; agents older than
+// the prepare call answer it to one.
+const msgNoExport = "no such disk export"
+
 // MountPath is where an agent serves its disk exports: the manifest of
 // allocation A at MountPath+A, a disk at MountPath+A+"/"+role.
 const MountPath = "/v1/client/disks/"
@@ -78,7 +82,7 @@ func NewServer(lookup Lookup, logger hclog.Logger) *Server {
 	s.mux.HandleFunc("GET "+MountPath+"{alloc}", s.manifest)
 	s.mux.HandleFunc("GET "+MountPath+"{alloc}/{role}", s.disk)
 	s.mux.HandleFunc(MountPath, func(w http.ResponseWriter, r *http.Request) {
-		httpError(w, http.StatusNotFound, "no such disk export")
+		httpError(w, http.StatusNotFound, msgNoExport)
 	})
 	return s
 }
@@ -93,9 +97,16 @@ func (s *Server) disks(w http.ResponseWriter, r *http.Request) ([]virt.ExportedD
 		return nil, false
 	}
 	disks, err := s.lookup(r.Context(), r.PathValue("alloc"), token)
+	if err != nil {
+		s.refuse(w, r, err)
+		return nil, false
+	}
+	return disks, true
+}
+
+// refuse answers a Lookup's or PrepareFunc's error.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
-	case err == nil:
-		return disks, true
 	case errors.Is(err, ErrUnknown):
 		httpError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, ErrDenied):
@@ -103,10 +114,9 @@ func (s *Server) disks(w http.ResponseWriter, r *http.Request) ([]virt.ExportedD
 	case errors.Is(err, ErrBusy), errors.Is(err, virt.ErrInvalidState):
 		httpError(w, http.StatusConflict, err.Error())
 	default:
-		s.logger.Warn("cannot export disks", "alloc_id", r.PathValue("alloc"), "error", err)
+		s.logger.Warn("cannot serve a disk export's request", "alloc_id", r.PathValue("alloc"), "path", r.URL.Path, "error", err)
 		httpError(w, http.StatusInternalServerError, err.Error())
 	}
-	return nil, false
 }
 
 func (s *Server) manifest(w http.ResponseWriter, r *http.Request) {

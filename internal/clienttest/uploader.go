@@ -1,7 +1,8 @@
 // Package clienttest gives tests that run client.Client against
 // in-process servers what the agent daemon gives a client: an image
-// uploader over the servers' blob stream, for snapshots and shelves. It
-// must never be imported by non-test code.
+// uploader over the servers' blob stream, for snapshots and shelves, and
+// a fetcher over it for the image cache (unshelves restore through it).
+// It must never be imported by non-test code.
 package clienttest
 
 import (

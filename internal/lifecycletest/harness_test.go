@@ -1,8 +1,11 @@
 package lifecycletest
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/client/diskxfer/diskxfertest"
+	"github.com/stratus-cloud/stratus/client/imagecache"
 	"github.com/stratus-cloud/stratus/internal/clienttest"
 	"github.com/stratus-cloud/stratus/server"
 	"github.com/stratus-cloud/stratus/structs"
@@ -67,6 +71,27 @@ type hypervisor struct {
 	// export serves the hypervisor's disks to moves, across restarts of
 	// its agent.
 	export *diskxfertest.Export
+	// hold, when it holds a channel, makes the image cache's downloads
+	// wait until it is closed; fetching is told of each that waits.
+	hold     atomic.Pointer[chan struct{}]
+	fetching chan string
+}
+
+// heldFetcher is a hypervisor's image fetcher, which its hold stops.
+type heldFetcher struct {
+	hv    *hypervisor
+	inner imagecache.Fetcher
+}
+
+func (f heldFetcher) Fetch(ctx context.Context, img imagecache.Image) (io.ReadCloser, error) {
+	if ch := f.hv.hold.Load(); ch != nil {
+		select {
+		case f.hv.fetching <- img.ID:
+		default:
+		}
+		<-*ch
+	}
+	return f.inner.Fetch(ctx, img)
 }
 
 type cloudOpts struct {
@@ -215,7 +240,7 @@ func (c *cloud) addHostWith(name string, cfg fake.Config) *hypervisor {
 	c.t.Helper()
 	cfg.HostName = name
 	drv := fake.New(cfg)
-	hv := &hypervisor{name: name, drv: drv, dataDir: c.t.TempDir()}
+	hv := &hypervisor{name: name, drv: drv, dataDir: c.t.TempDir(), fetching: make(chan string, 8)}
 	c.mu.Lock()
 	c.hvs[name] = hv
 	c.mu.Unlock()
@@ -244,9 +269,15 @@ func (c *cloud) startAgent(name string) {
 	if hv.export == nil {
 		hv.export = diskxfertest.Serve(c.t)
 	}
-	a, err := client.New(client.Config{DataDir: hv.dataDir, NodeName: name, Driver: hv.drv, RPC: rpcVia{c},
+	var a *client.Client
+	cache, err := imagecache.New(imagecache.Config{Dir: filepath.Join(hv.dataDir, "image-cache"), Fetcher: heldFetcher{hv: hv, inner: clienttest.Fetcher{Server: c.leader}},
+		InUse: func() map[string]bool { return a.ImagesInUse() }})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	a, err = client.New(client.Config{DataDir: hv.dataDir, NodeName: name, Driver: hv.drv, RPC: rpcVia{c},
 		Logger: logger("agent-" + name), ReportInterval: 20 * time.Millisecond, PowerSyncInterval: 500 * time.Millisecond,
-		DiskExportURL: hv.export.URL, ImageUploader: clienttest.Uploader{Server: c.leader}})
+		DiskExportURL: hv.export.URL, ImageUploader: clienttest.Uploader{Server: c.leader}, ImageFiles: cache})
 	if err != nil {
 		c.t.Fatal(err)
 	}

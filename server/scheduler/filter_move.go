@@ -17,7 +17,7 @@ func (MoveDestinationFilter) Name() string { return "MoveDestinationFilter" }
 
 func (MoveDestinationFilter) applies(req *Request) bool {
 	t := req.Instance.Task
-	return t != nil && t.DiskToken != "" && t.TargetHostID != t.SourceHostID
+	return t != nil && t.DiskToken != "" && t.Kind != structs.TaskKindLiveMigrate && t.TargetHostID != t.SourceHostID
 }
 
 // Filter implements Filter.

@@ -85,6 +85,9 @@ func (d *Driver) WriteDisk(id, role string, data []byte) error {
 		in.disks = map[string][]byte{}
 	}
 	in.disks[role] = bytes.Clone(data)
+	if err := d.writeSharedLocked(id, in); err != nil {
+		return wrap("WriteDisk", id, err)
+	}
 	return d.saveLocked()
 }
 

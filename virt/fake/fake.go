@@ -46,6 +46,18 @@ type Config struct {
 	// StatePath, with Open, keeps the instances in a file so they
 	// survive a restart of the agent, as a real hypervisor's do.
 	StatePath string
+
+	// SharedDir, when set, is storage this host shares with the fake
+	// hosts given the same directory (libvirt's shared_storage): every
+	// instance's disks are also files there, under names of their own
+	// spawn's attempt (shared.go), which an evacuation finds
+	// (SharedDisks).
+	SharedDir string
+	// SnapshotDir, when set, is where Snapshot writes the root disk's
+	// data (what WriteDisk or a move put there), so that a shelve's
+	// snapshot carries it and an unshelve restores it; without it, or
+	// for a disk that holds nothing, Snapshot writes no file.
+	SnapshotDir string
 }
 
 // Driver is the fake driver. It implements virt.Driver, virt.Pauser,
@@ -63,7 +75,7 @@ type Driver struct {
 	failAlways map[string]error
 	// migrated records where LiveMigrate sent each instance, for
 	// MigratedTo; it is test bookkeeping and not persisted.
-	migrated map[string]string
+	migrated map[string]virt.LiveMigrationTarget
 	// persistent is set by Open: every change is saved to StatePath.
 	persistent bool
 	// events carries SetPowerState's changes to Events' reader.
@@ -89,21 +101,26 @@ type instance struct {
 	crashDumps int
 	// disks are what the guest "wrote" to each disk, by role (disks.go).
 	disks map[string][]byte
+	// attempt names the instance's files on shared storage (shared.go);
+	// empty without Config.SharedDir.
+	attempt string
 	// volumes are the hot-plugged volumes (volumes.go); not persisted.
 	volumes []virt.Volume
 }
 
 var (
-	_ virt.Driver          = (*Driver)(nil)
-	_ virt.Pauser          = (*Driver)(nil)
-	_ virt.Suspender       = (*Driver)(nil)
-	_ virt.Rescuer         = (*Driver)(nil)
-	_ virt.Resizer         = (*Driver)(nil)
-	_ virt.LiveMigrator    = (*Driver)(nil)
-	_ virt.Snapshotter     = (*Driver)(nil)
-	_ virt.ConsoleOutputer = (*Driver)(nil)
-	_ virt.RemoteConsoler  = (*Driver)(nil)
-	_ virt.EventSource     = (*Driver)(nil)
+	_ virt.Driver               = (*Driver)(nil)
+	_ virt.Pauser               = (*Driver)(nil)
+	_ virt.Suspender            = (*Driver)(nil)
+	_ virt.Rescuer              = (*Driver)(nil)
+	_ virt.Resizer              = (*Driver)(nil)
+	_ virt.LiveMigrator         = (*Driver)(nil)
+	_ virt.PreparedLiveMigrator = (*Driver)(nil)
+	_ virt.SharedDiskFinder     = (*Driver)(nil)
+	_ virt.Snapshotter          = (*Driver)(nil)
+	_ virt.ConsoleOutputer      = (*Driver)(nil)
+	_ virt.RemoteConsoler       = (*Driver)(nil)
+	_ virt.EventSource          = (*Driver)(nil)
 )
 
 // New returns a fake driver for a clean host described by cfg.
@@ -214,10 +231,18 @@ func (d *Driver) Spawn(ctx context.Context, spec *virt.InstanceSpec) (*virt.Inst
 	// root volume stays in the spec (RootVolume).
 	in := &instance{spec: cloneSpec(spec), power: virt.PowerRunning, n: d.serial, boots: 1, disks: disks,
 		volumes: slices.Clone(spec.Volumes)}
+	if d.cfg.SharedDir != "" {
+		in.attempt = newAttempt()
+	}
+	if err := d.writeSharedLocked(id, in); err != nil {
+		_ = d.removeSharedLocked(id, in)
+		return nil, wrap("Spawn", id, err)
+	}
 	d.serial++
 	d.instances[id] = in
 	if err := d.saveLocked(); err != nil {
 		delete(d.instances, id)
+		_ = d.removeSharedLocked(id, in)
 		return nil, wrap("Spawn", id, err)
 	}
 	return in.info(), nil
@@ -230,6 +255,13 @@ func (d *Driver) Destroy(ctx context.Context, id string) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if in, ok := d.instances[id]; ok {
+		// Only this host's own files: another host's on shared storage
+		// are never deleted here.
+		if err := d.removeSharedLocked(id, in); err != nil {
+			return wrap("Destroy", id, err)
+		}
+	}
 	delete(d.instances, id)
 	if err := d.saveLocked(); err != nil {
 		return wrap("Destroy", id, err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/stratus-cloud/stratus/virt"
@@ -126,6 +128,13 @@ func (d *Driver) RescueLayout(id string) (device, bus string, err error) {
 // empty destination with an error; a failed migration leaves the
 // instance as it was, as the virt.LiveMigrator contract requires.
 func (d *Driver) LiveMigrate(ctx context.Context, id string, destination string) error {
+	return d.LiveMigrateTo(ctx, id, virt.LiveMigrationTarget{URI: destination})
+}
+
+// LiveMigrateTo is LiveMigrate to to.URI; it records to whole for
+// MigrationTarget (virt.PreparedLiveMigrator).
+func (d *Driver) LiveMigrateTo(ctx context.Context, id string, to virt.LiveMigrationTarget) error {
+	destination := to.URI
 	if err := d.begin(ctx, "LiveMigrate", d.cfg.MigrateLatency); err != nil {
 		return wrap("LiveMigrate", id, err)
 	}
@@ -146,15 +155,22 @@ func (d *Driver) LiveMigrate(ctx context.Context, id string, destination string)
 		return wrap("LiveMigrate", id, err)
 	}
 	if d.migrated == nil {
-		d.migrated = make(map[string]string)
+		d.migrated = make(map[string]virt.LiveMigrationTarget)
 	}
-	d.migrated[id] = destination
+	d.migrated[id] = to
 	return nil
 }
 
 // MigratedTo returns where the last successful LiveMigrate of instance id
 // sent it, or "" if it never left. It is a test hook, like Spec.
 func (d *Driver) MigratedTo(id string) string {
+	return d.MigrationTarget(id).URI
+}
+
+// MigrationTarget returns the whole target of the last successful live
+// migration of instance id, with what the destination prepared. It is a
+// test hook, like Spec.
+func (d *Driver) MigrationTarget(id string) virt.LiveMigrationTarget {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.migrated[id]
@@ -190,16 +206,30 @@ func (d *Driver) Resize(ctx context.Context, id string, spec *virt.InstanceSpec)
 	})
 }
 
-// Snapshot returns a made-up image path,
-// /var/lib/stratus/fake/<host>/snapshots/<id>/<imageName>.qcow2; nothing
-// is written. imageName must be non-empty and contain no slash.
+// Snapshot writes the root disk's data (raw) to
+// <SnapshotDir>/<host>/<id>/<imageName>.raw and returns that path, with
+// Config.SnapshotDir and a root disk that holds something; otherwise it
+// returns a made-up path, /var/lib/stratus/fake/<host>/snapshots/<id>/
+// <imageName>.qcow2, and writes nothing. imageName must be non-empty and
+// contain no slash.
 func (d *Driver) Snapshot(ctx context.Context, id string, imageName string) (string, error) {
 	var path string
 	err := d.withInstance(ctx, "Snapshot", id, 0, func(in *instance) error {
 		if imageName == "" || strings.ContainsAny(imageName, `/\`) {
 			return fmt.Errorf("invalid image name %q", imageName)
 		}
-		path = fmt.Sprintf("/var/lib/stratus/fake/%s/snapshots/%s/%s.qcow2", d.cfg.HostName, id, imageName)
+		data := in.disks[virt.DiskRoleRoot]
+		if d.cfg.SnapshotDir == "" || len(data) == 0 {
+			path = fmt.Sprintf("/var/lib/stratus/fake/%s/snapshots/%s/%s.qcow2", d.cfg.HostName, id, imageName)
+			return nil
+		}
+		path = filepath.Join(d.cfg.SnapshotDir, d.cfg.HostName, id, imageName+".raw")
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
 		return nil
 	})
 	return path, err

@@ -37,7 +37,8 @@ func Open(cfg Config) (*Driver, error) {
 			return nil, fmt.Errorf("fake: state file %s has an instance without id", cfg.StatePath)
 		}
 		d.instances[p.Spec.ID] = &instance{spec: p.Spec, power: p.Power, n: p.N, boots: p.Boots,
-			rescued: p.Rescued, rescueImage: p.RescueImage, rescueDevice: p.RescueDevice, rescueBus: p.RescueBus, disks: p.Disks}
+			rescued: p.Rescued, rescueImage: p.RescueImage, rescueDevice: p.RescueDevice, rescueBus: p.RescueBus, disks: p.Disks,
+			attempt: p.Attempt}
 	}
 	return d, nil
 }
@@ -61,6 +62,8 @@ type persistedInstance struct {
 	RescueBus    string `json:",omitempty"`
 	// Disks are the disks' contents (disks.go), by role.
 	Disks map[string][]byte `json:",omitempty"`
+	// Attempt names the instance's files on shared storage (shared.go).
+	Attempt string `json:",omitempty"`
 }
 
 // saveLocked writes the instances to StatePath, if set; callers hold d.mu.
@@ -73,7 +76,7 @@ func (d *Driver) saveLocked() error {
 	for _, in := range d.instances {
 		st.Instances = append(st.Instances, persistedInstance{Spec: in.spec, Power: in.power, N: in.n, Boots: in.boots,
 			Rescued: in.rescued, RescueImage: in.rescueImage, RescueDevice: in.rescueDevice, RescueBus: in.rescueBus,
-			Disks: cloneDisks(in.disks)})
+			Disks: cloneDisks(in.disks), Attempt: in.attempt})
 	}
 	raw, err := json.Marshal(&st)
 	if err != nil {

@@ -20,7 +20,11 @@ import (
 // when the destination has that image at the same path — then only what
 // the guest wrote travels (VIR_MIGRATE_NON_SHARED_INC) — and a
 // standalone disk of the same size otherwise, into which QEMU copies
-// the whole disk (VIR_MIGRATE_NON_SHARED_DISK). Libvirt copies only
+// the whole disk (VIR_MIGRATE_NON_SHARED_DISK). The destination's agent
+// fetches the image into its cache before the migration starts
+// (client/liveprepare.go) and names its file there, which the overlay is
+// built on and the domain's record names from then on; without that
+// name the source's path is tried. Libvirt copies only
 // writable disks, so the read-only config drive is uploaded first. The
 // domain's definition on the destination names the new files and
 // volumes (VIR_MIGRATE_PARAM_DEST_XML).
@@ -49,13 +53,14 @@ func (b *blockPlan) close(keep bool, d *Driver) {
 
 // performLive live-migrates dom (record m) to dconn with flags: in place
 // on shared storage, else as a block migration onto disks prepared on
-// the destination, which are deleted again if it fails.
-func (d *Driver) performLive(lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, dconn string, flags golibvirt.DomainMigrateFlags) (err error) {
+// the destination (the root overlay on destImage, the destination's
+// file of the image, when given), which are deleted again if it fails.
+func (d *Driver) performLive(lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, dconn, destImage string, flags golibvirt.DomainMigrateFlags) (err error) {
 	var params []golibvirt.TypedParam
 	if d.cfg.SharedStorage {
 		flags |= golibvirt.MigrateUnsafe
 	} else {
-		plan, perr := d.prepareBlockMigration(lv, dom, m, dconn)
+		plan, perr := d.prepareBlockMigration(lv, dom, m, dconn, destImage)
 		if perr != nil {
 			return fmt.Errorf("prepare the live migration to %s: %w", dconn, perr)
 		}
@@ -66,6 +71,8 @@ func (d *Driver) performLive(lv *golibvirt.Libvirt, dom golibvirt.Domain, m *ins
 			params = plan.params
 			defer func() { plan.close(err == nil, d) }()
 		}
+		d.cfg.Logger.Info("block migration", "instance_id", m.ID, "destination", dconn,
+			"incremental", flags&golibvirt.MigrateNonSharedInc != 0, "dest_image", destImage)
 	}
 	if _, merr := lv.DomainMigratePerform3Params(dom, []string{dconn}, params, nil, flags); merr != nil {
 		return fmt.Errorf("live migration to %s: %w", dconn, merr)
@@ -74,10 +81,11 @@ func (d *Driver) performLive(lv *golibvirt.Libvirt, dom golibvirt.Domain, m *ins
 }
 
 // prepareBlockMigration prepares the destination at dconn for the
-// block migration of dom (record m). It returns nil when the
-// destination has no pool of this driver's name to prepare, and the
-// migration then copies the disks to the same paths as before.
-func (d *Driver) prepareBlockMigration(lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, dconn string) (_ *blockPlan, err error) {
+// block migration of dom (record m), the root overlay on destImage when
+// given. It returns nil when the destination has no pool of this
+// driver's name to prepare, and the migration then copies the disks to
+// the same paths as before.
+func (d *Driver) prepareBlockMigration(lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, dconn, destImage string) (_ *blockPlan, err error) {
 	u, err := url.Parse(dconn)
 	if err != nil {
 		return nil, fmt.Errorf("destination %s: %w", dconn, err)
@@ -110,8 +118,17 @@ func (d *Driver) prepareBlockMigration(lv *golibvirt.Libvirt, dom golibvirt.Doma
 	}
 	attempt := newAttempt()
 	var renames []string // old, new, …: paths and volume names
+	base := ""
+	if m.Image != nil {
+		base = m.Image.Base
+	}
+	if destImage == "" {
+		destImage = base
+	} else if base != "" && destImage != base {
+		renames = append(renames, base, destImage)
+	}
 	for _, disk := range m.Disks {
-		vol, err := d.prepareDestVolume(lv, dest, dp, m, disk, attempt, plan)
+		vol, err := d.prepareDestVolume(lv, dest, dp, m, disk, attempt, destImage, plan)
 		if err != nil {
 			return nil, err
 		}
@@ -133,10 +150,10 @@ func (d *Driver) prepareBlockMigration(lv *golibvirt.Libvirt, dom golibvirt.Doma
 }
 
 // prepareDestVolume creates on the destination the volume that takes
-// disk: an overlay on the same image file for the root disk when the
-// destination can open it (else the plan falls back to a full copy),
-// the config drive's data uploaded, any other disk empty.
-func (d *Driver) prepareDestVolume(lv, dest *golibvirt.Libvirt, dp golibvirt.StoragePool, m *instanceMeta, disk metaDisk, attempt string, plan *blockPlan) (golibvirt.StorageVol, error) {
+// disk: an overlay on the image file destImage for the root disk when
+// the destination can open it (else the plan falls back to a full
+// copy), the config drive's data uploaded, any other disk empty.
+func (d *Driver) prepareDestVolume(lv, dest *golibvirt.Libvirt, dp golibvirt.StoragePool, m *instanceMeta, disk metaDisk, attempt, destImage string, plan *blockPlan) (golibvirt.StorageVol, error) {
 	name := d.domainName(m.ID) + attemptSep + attempt + "-" + disk.Role
 	p, err := d.pool(lv)
 	if err != nil {
@@ -155,12 +172,12 @@ func (d *Driver) prepareDestVolume(lv, dest *golibvirt.Libvirt, dp golibvirt.Sto
 		Capacity: &libvirtxml.StorageVolumeSize{Unit: "bytes", Value: capacity},
 		Target:   &libvirtxml.StorageVolumeTarget{Format: &libvirtxml.StorageVolumeTargetFormat{Type: format}},
 	}
-	if disk.Role == diskRoot && m.Image != nil && m.Image.Base != "" {
+	if disk.Role == diskRoot && m.Image != nil && destImage != "" {
 		if backed, err := hasBackingFile(disk.Path); err != nil {
 			return golibvirt.StorageVol{}, fmt.Errorf("the root disk: %w", err)
 		} else if backed {
 			overlay := *vol
-			overlay.BackingStore = &libvirtxml.StorageVolumeBackingStore{Path: m.Image.Base,
+			overlay.BackingStore = &libvirtxml.StorageVolumeBackingStore{Path: destImage,
 				Format: &libvirtxml.StorageVolumeTargetFormat{Type: m.Image.Format}}
 			v, err := createVol(dest, dp, &overlay)
 			if err == nil {
@@ -169,7 +186,7 @@ func (d *Driver) prepareDestVolume(lv, dest *golibvirt.Libvirt, dp golibvirt.Sto
 			}
 			// Without the image the whole disk travels.
 			d.cfg.Logger.Info("the migration's destination cannot open the instance's image; copying the whole root disk",
-				"instance_id", m.ID, "image", m.Image.Base, "error", err)
+				"instance_id", m.ID, "image", destImage, "error", err)
 			plan.flags = golibvirt.MigrateNonSharedDisk
 		}
 	}

@@ -25,9 +25,10 @@ type exportState struct {
 	ranges atomic.Int64
 }
 
-// diskExport serves the host's disks to other hosts' agents, as the
-// agent daemon does on its HTTP port, through whichever agent the host
-// runs now; it returns the URL to publish.
+// diskExport serves the host's disks to other hosts' agents and their
+// live migrations' prepare calls, as the agent daemon does on its HTTP
+// port, through whichever agent the host runs now; it returns the URL
+// to publish.
 func (c *cloud) diskExport(h *host) string {
 	c.t.Helper()
 	if h.export != nil {
@@ -48,7 +49,16 @@ func (c *cloud) diskExport(h *host) string {
 		}
 		return a.ExportDisks(ctx, allocID, token)
 	}
-	inner := diskxfer.NewServer(lookup, testLogger(c.t, "export-"+h.name))
+	prepare := func(ctx context.Context, allocID, token string) (diskxfer.Prepared, error) {
+		c.mu.Lock()
+		a := h.agent
+		c.mu.Unlock()
+		if a == nil {
+			return diskxfer.Prepared{}, diskxfer.ErrUnknown
+		}
+		return a.PrepareLiveMigration(ctx, allocID, token)
+	}
+	inner := diskxfer.NewServer(lookup, testLogger(c.t, "export-"+h.name)).WithPrepare(prepare)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		isData := strings.Count(strings.TrimPrefix(r.URL.Path, diskxfer.MountPath), "/") == 1
 		if isData && r.Header.Get("Range") != "" {

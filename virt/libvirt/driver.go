@@ -56,18 +56,19 @@ type Driver struct {
 }
 
 var (
-	_ virt.Driver          = (*Driver)(nil)
-	_ virt.Pauser          = (*Driver)(nil)
-	_ virt.Suspender       = (*Driver)(nil)
-	_ virt.Resizer         = (*Driver)(nil)
-	_ virt.Rescuer         = (*Driver)(nil)
-	_ virt.LiveMigrator    = (*Driver)(nil)
-	_ virt.Snapshotter     = (*Driver)(nil)
-	_ virt.ConsoleOutputer = (*Driver)(nil)
-	_ virt.RemoteConsoler  = (*Driver)(nil)
-	_ virt.EventSource     = (*Driver)(nil)
-	_ virt.VolumeAttacher  = (*Driver)(nil)
-	_ virt.Diagnoser       = (*Driver)(nil)
+	_ virt.Driver               = (*Driver)(nil)
+	_ virt.Pauser               = (*Driver)(nil)
+	_ virt.Suspender            = (*Driver)(nil)
+	_ virt.Resizer              = (*Driver)(nil)
+	_ virt.Rescuer              = (*Driver)(nil)
+	_ virt.LiveMigrator         = (*Driver)(nil)
+	_ virt.PreparedLiveMigrator = (*Driver)(nil)
+	_ virt.Snapshotter          = (*Driver)(nil)
+	_ virt.ConsoleOutputer      = (*Driver)(nil)
+	_ virt.RemoteConsoler       = (*Driver)(nil)
+	_ virt.EventSource          = (*Driver)(nil)
+	_ virt.VolumeAttacher       = (*Driver)(nil)
+	_ virt.Diagnoser            = (*Driver)(nil)
 )
 
 // eventBuffer is how many unread events Events holds before dropping.

@@ -524,12 +524,23 @@ func (d *Driver) RemoteConsole(ctx context.Context, id string, kind string) (*vi
 // where they are, used by the destination from then on; otherwise they
 // are copied onto volumes prepared in the destination's pool of the same
 // name (blockmigrate.go: incrementally when the destination can open the
-// image; the destination needs no shared storage, only the same
-// ConsoleDir path) and on success its volumes and console log here are
-// deleted. On failure it stays here as it was, and the prepared volumes
+// image, which LiveMigrateTo names; the destination needs no shared
+// storage, only the same ConsoleDir path) and on success its volumes and
+// console log here are deleted. The driver itself connects to the
+// destination's libvirtd to prepare the volumes; the migration is peer to
+// peer (this libvirtd connects to the destination's). On failure it stays here as it was, and the prepared volumes
 // are deleted. It needs Config.MigrationURI (the LiveMigrate capability);
 // without it, it fails with virt.ErrNotSupported.
 func (d *Driver) LiveMigrate(ctx context.Context, id string, destination string) error {
+	return d.LiveMigrateTo(ctx, id, virt.LiveMigrationTarget{URI: destination})
+}
+
+// LiveMigrateTo is LiveMigrate to to.URI onto the image file the
+// destination's agent prepared (to.ImagePath): the destination's root
+// overlay is built on it, so a block migration copies only what the
+// guest wrote (virt.PreparedLiveMigrator).
+func (d *Driver) LiveMigrateTo(ctx context.Context, id string, to virt.LiveMigrationTarget) error {
+	destination := to.URI
 	if !d.Capabilities().LiveMigrate {
 		return fmt.Errorf("libvirt LiveMigrate %q: live migration needs migration_uri configured: %w", id, virt.ErrNotSupported)
 	}
@@ -546,7 +557,7 @@ func (d *Driver) LiveMigrate(ctx context.Context, id string, destination string)
 		}
 		flags := golibvirt.MigrateLive | golibvirt.MigratePeer2peer | golibvirt.MigratePersistDest |
 			golibvirt.MigrateUndefineSource | golibvirt.MigrateAutoConverge
-		if err := d.performLive(lv, dom, m, dconn, flags); err != nil { // blockmigrate.go
+		if err := d.performLive(lv, dom, m, dconn, to.ImagePath, flags); err != nil { // blockmigrate.go
 			return err
 		}
 		if d.cfg.SharedStorage {

@@ -1,5 +1,6 @@
-// Package diskxfertest serves a test's hypervisor agents' disk exports,
-// as the agent daemon does on its HTTP port, for tests that run
+// Package diskxfertest serves a test's hypervisor agents' disk exports
+// and live-migration prepare calls, as the agent daemon does on its HTTP
+// port, for tests that run
 // client.Client directly. It must never be imported by non-test code.
 package diskxfertest
 
@@ -14,9 +15,11 @@ import (
 	"github.com/stratus-cloud/stratus/virt"
 )
 
-// Exporter is what serves an allocation's disks: a *client.Client.
+// Exporter is what serves an allocation's disks and prepares a live
+// migration's destination: a *client.Client.
 type Exporter interface {
 	ExportDisks(ctx context.Context, allocID, token string) ([]virt.ExportedDisk, error)
+	PrepareLiveMigration(ctx context.Context, allocID, token string) (diskxfer.Prepared, error)
 }
 
 // Export is one listening disk export.
@@ -42,7 +45,14 @@ func Serve(t testing.TB) *Export {
 		}
 		return x.ExportDisks(ctx, allocID, token)
 	}
-	srv := &http.Server{Handler: diskxfer.NewServer(lookup, nil)}
+	prepare := func(ctx context.Context, allocID, token string) (diskxfer.Prepared, error) {
+		x, _ := e.to.Load().(Exporter)
+		if x == nil {
+			return diskxfer.Prepared{}, diskxfer.ErrUnknown
+		}
+		return x.PrepareLiveMigration(ctx, allocID, token)
+	}
+	srv := &http.Server{Handler: diskxfer.NewServer(lookup, nil).WithPrepare(prepare)}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return e
