@@ -20,7 +20,7 @@ const (
 )
 
 // daemon runs (or adopts) the exporter's qemu-storage-daemon. The
-// daemon is started detached (--daemonize, its own session): it keeps
+// daemon is started in a session of its own: it keeps
 // serving the exports while the agent restarts, and the next agent
 // finds it by its monitor socket and pid file in the state directory.
 func (e *NBDExporter) daemon() error {
@@ -61,19 +61,42 @@ func (e *NBDExporter) daemon() error {
 func (e *NBDExporter) sockPath() string { return filepath.Join(e.cfg.StateDir, "qsd.sock") }
 func (e *NBDExporter) pidPath() string  { return filepath.Join(e.cfg.StateDir, "qsd.pid") }
 
-// start launches the daemon with its monitor only; serve configures it.
+// start launches the daemon with its monitor only (serve configures
+// it) in a session of its own, so that it outlives the agent; while the
+// agent runs it reaps the daemon when it exits.
 func (e *NBDExporter) start() error {
 	_ = os.Remove(e.sockPath())
 	if err := e.writeTLSDir(); err != nil {
 		return err
 	}
-	cmd := exec.Command(e.bin, "--chardev", "socket,id=qmp,server=on,wait=off,path="+strings.ReplaceAll(e.sockPath(), ",", ",,"),
-		"--monitor", "chardev=qmp", "--pidfile", e.pidPath(), "--daemonize")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("start %s: %w: %s", e.bin, err, strings.TrimSpace(string(out)))
+	logf, err := os.OpenFile(filepath.Join(e.cfg.StateDir, "qsd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("NBD export daemon log: %w", err)
 	}
-	return nil
+	defer logf.Close()
+	cmd := exec.Command(e.bin, "--chardev", "socket,id=qmp,server=on,wait=off,path="+strings.ReplaceAll(e.sockPath(), ",", ",,"),
+		"--monitor", "chardev=qmp", "--pidfile", e.pidPath())
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", e.bin, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("%s exited at start (%v); see %s", e.bin, err, logf.Name())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if _, err := os.Stat(e.pidPath()); err == nil {
+			if _, err := os.Stat(e.sockPath()); err == nil {
+				return nil
+			}
+		}
+	}
+	_ = cmd.Process.Kill()
+	return fmt.Errorf("%s did not open its monitor within 10 s; see %s", e.bin, logf.Name())
 }
 
 // serve gives the daemon its TLS credentials (the agent's certificate,
