@@ -8,7 +8,8 @@ import (
 )
 
 // wantExports are the exports the volumes ask of this host: one for
-// every attachment to an instance on another host, of a volume kept as
+// every attachment the Compute API made to an instance on another
+// host, of a volume kept as
 // a file here, whatever the volume's status: an attachment is served
 // from the moment the servers record it (attaching) until the detach
 // is done and it is gone.
@@ -19,7 +20,9 @@ func wantExports(hostID string, vols []*structs.Volume) []Export {
 			continue
 		}
 		for _, att := range v.Attachments {
-			if att.Host != "" && att.Host != hostID {
+			// A record the Block Storage API's caller drives
+			// (External) is not the Compute API's: no agent opens it.
+			if !att.External && att.Host != "" && att.Host != hostID {
 				out = append(out, Export{Name: structs.VolumeExportName(v.ID, att.ID), Path: v.ProviderLocation})
 			}
 		}

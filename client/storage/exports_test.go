@@ -13,7 +13,8 @@ import (
 func TestWantExports(t *testing.T) {
 	vols := []*structs.Volume{
 		{ID: "v1", Host: "hs", Status: structs.VolumeInUse, ProviderLocation: "/pool/volume-v1.qcow2",
-			Attachments: []*structs.VolumeAttachment{{ID: "a1", Host: "h1"}, {ID: "a2", Host: "h2"}, {ID: "a3", Host: "hs"}}},
+			Attachments: []*structs.VolumeAttachment{{ID: "a1", Host: "h1"}, {ID: "a2", Host: "h2"}, {ID: "a3", Host: "hs"},
+				{ID: "a-ext", Host: "client-host", External: true}}},
 		{ID: "v2", Host: "hs", Status: structs.VolumeDetaching, ProviderLocation: "/pool/volume-v2.qcow2",
 			Attachments: []*structs.VolumeAttachment{{ID: "a4", Host: "h1"}}},
 		{ID: "v3", Host: "other", Status: structs.VolumeInUse, ProviderLocation: "/pool/volume-v3.qcow2",
