@@ -44,6 +44,8 @@ type host struct {
 	export *exportState
 	// storageGB, above 0, makes the host a storage host too.
 	storageGB int64
+	// nbdAddr is the storage host's NBD server, which it advertises.
+	nbdAddr string
 }
 
 // Flavors small enough for TCG on a test machine.
@@ -123,7 +125,7 @@ func (c *cloud) startAgent(h *host) {
 	a, err := client.New(client.Config{
 		DataDir: h.dataDir, NodeName: h.name, HostName: h.name, Driver: h.drv, RPC: c.srv,
 		Logger: testLogger(c.t, "agent-"+h.name), ReportInterval: 20 * time.Millisecond, PowerSyncInterval: h.syncEvery,
-		DiskExportURL: c.diskExport(h), StorageCapacityGB: h.storageGB,
+		DiskExportURL: c.diskExport(h), StorageCapacityGB: h.storageGB, StorageNBDAddress: h.nbdAddr,
 	})
 	if err != nil {
 		c.t.Fatal(err)
