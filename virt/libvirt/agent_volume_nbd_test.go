@@ -1,8 +1,11 @@
 package libvirt_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -91,14 +94,74 @@ func (s *storageAgent) stop() {
 	<-s.done
 }
 
-// hmpQemuIO runs a qemu-io command in the QEMU of a domain, on the disk
-// device alias, and fails the test on an error or a pattern mismatch.
-func hmpQemuIO(t *testing.T, lv *golibvirt.Libvirt, dom golibvirt.Domain, alias, cmd string) {
+// writeThrough writes pattern at offset (64 KiB) through the disk with
+// device alias, as the domain's QEMU sees it (HMP qemu-io, whose report
+// goes to QEMU's log: the data is checked in the volume's file later).
+func writeThrough(t *testing.T, lv *golibvirt.Libvirt, dom golibvirt.Domain, alias string, pattern byte, offset int) {
 	t.Helper()
-	out, err := lv.QEMUDomainMonitorCommand(dom, fmt.Sprintf("qemu-io -d %s %q", alias, cmd), 1)
-	if err != nil || strings.Contains(out, "failed") || strings.Contains(out, "rror") {
-		t.Fatalf("qemu-io %q on %s: %v: %s", cmd, alias, err, out)
+	cmd := fmt.Sprintf("qemu-io -d %s \"write -P 0x%02x %d 64k\"", alias, pattern, offset)
+	if out, err := lv.QEMUDomainMonitorCommand(dom, cmd, 1); err != nil || strings.TrimSpace(out) != "" {
+		t.Fatalf("%s: %v: %s", cmd, err, out)
 	}
+}
+
+// readThrough copies the disk with device alias, as the domain's QEMU
+// reads it, into a raw file (a full backup job) and returns its first
+// n bytes.
+func readThrough(t *testing.T, lv *golibvirt.Libvirt, dom golibvirt.Domain, alias string, n int) []byte {
+	t.Helper()
+	qmp := func(cmd string) string {
+		t.Helper()
+		out, err := lv.QEMUDomainMonitorCommand(dom, cmd, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		return out
+	}
+	var blocks struct {
+		Return []struct {
+			QDev     string `json:"qdev"`
+			Inserted *struct {
+				NodeName string `json:"node-name"`
+			} `json:"inserted"`
+		} `json:"return"`
+	}
+	if err := json.Unmarshal([]byte(qmp(`{"execute":"query-block"}`)), &blocks); err != nil {
+		t.Fatal(err)
+	}
+	node := ""
+	for _, b := range blocks.Return {
+		if (b.QDev == alias || strings.HasSuffix(b.QDev, "/"+alias)) && b.Inserted != nil {
+			node = b.Inserted.NodeName
+		}
+	}
+	if node == "" {
+		t.Fatalf("no block node of %s: %+v", alias, blocks.Return)
+	}
+	target := filepath.Join(t.TempDir(), "copy.raw")
+	job := fmt.Sprintf("copy%d", time.Now().UnixNano())
+	qmp(fmt.Sprintf(`{"execute":"drive-backup","arguments":{"job-id":%q,"device":%q,"target":%q,"format":"raw","sync":"full"}}`, job, node, target))
+	waitUntil(t, 60*time.Second, "the copy through the attachment", func() error {
+		if out := qmp(`{"execute":"query-jobs"}`); strings.Contains(out, job) {
+			return fmt.Errorf("job runs: %s", out)
+		}
+		return nil
+	})
+	f, err := os.Open(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(f, buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf
+}
+
+// filled reports whether b is all c.
+func filled(b []byte, c byte) bool {
+	return len(b) > 0 && bytes.Count(b, []byte{c}) == len(b)
 }
 
 // TestAgentAttachesAVolumeOfAnotherHost: a volume built by host A's
@@ -192,8 +255,10 @@ func TestAgentAttachesAVolumeOfAnotherHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	alias := nbdDiskAlias(t, lvb, dom, structs.VolumeExportName(vol.ID, att.ID), nbdAddr)
-	hmpQemuIO(t, lvb, dom, alias, "read -P 0xab 0 64k")
-	hmpQemuIO(t, lvb, dom, alias, "write -P 0xcd 64k 64k")
+	if data := readThrough(t, lvb, dom, alias, 128<<10); !filled(data[:64<<10], 0xab) || !filled(data[64<<10:], 0) {
+		t.Fatalf("read through the attachment: % x …", data[:16])
+	}
+	writeThrough(t, lvb, dom, alias, 0xcd, 64<<10)
 
 	// A's storage agent restarts: it adopts the daemon, which served on.
 	pid := daemonPid(t, sa.cfg.StateDir)
@@ -205,13 +270,16 @@ func TestAgentAttachesAVolumeOfAnotherHost(t *testing.T) {
 		}
 		return nil
 	})
-	hmpQemuIO(t, lvb, dom, alias, "read -P 0xcd 64k 64k")
+	if data := readThrough(t, lvb, dom, alias, 128<<10); !filled(data[64<<10:], 0xcd) {
+		t.Fatalf("read through the attachment after the storage agent's restart: % x …", data[64<<10:(64<<10)+16])
+	}
+	writeThrough(t, lvb, dom, alias, 0xef, 128<<10)
 
 	// B's agent restarts: the attachment is still the domain's and the
 	// driver's.
 	c.restartAgent(hb)
 	nbdDiskAlias(t, lvb, dom, structs.VolumeExportName(vol.ID, att.ID), nbdAddr)
-	hmpQemuIO(t, lvb, dom, alias, "read -P 0xab 0 64k")
+	writeThrough(t, lvb, dom, alias, 0x5a, 192<<10)
 
 	c.task(id, structs.OpDetachVolume, func(r *structs.InstanceTaskRequest) {
 		r.Volume = &structs.VolumeAttachRequest{VolumeID: vol.ID}
@@ -225,9 +293,11 @@ func TestAgentAttachesAVolumeOfAnotherHost(t *testing.T) {
 		}
 		return nil
 	})
-	if out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", "read -P 0xcd 64k 64k", file).CombinedOutput(); err != nil ||
-		strings.Contains(string(out), "failed") {
-		t.Fatalf("the data written through the attachment: %v: %s", err, out)
+	for _, c := range []string{"read -P 0xab 0 64k", "read -P 0xcd 64k 64k", "read -P 0xef 128k 64k", "read -P 0x5a 192k 64k"} {
+		if out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", c, file).CombinedOutput(); err != nil ||
+			strings.Contains(string(out), "failed") || !strings.Contains(string(out), "read 65536/65536 bytes") {
+			t.Fatalf("the data written through the attachment (%s): %v: %s", c, err, out)
+		}
 	}
 }
 
