@@ -34,7 +34,9 @@ func (e *NBDExporter) daemon() error {
 	if q, err := dialQMP(e.sockPath()); err == nil {
 		e.log.Info("NBD export daemon adopted", "socket", e.sockPath())
 		e.q = q
-		return nil
+		// An agent that stopped between the start and the setup left
+		// the daemon without its server.
+		return e.serve()
 	}
 	// The socket answers no one: whatever the pid file names is stale
 	// or stuck.
@@ -101,7 +103,8 @@ func (e *NBDExporter) start() error {
 
 // serve gives the daemon its TLS credentials (the agent's certificate,
 // clients' certificates checked against the CA), the authorisation of
-// the clients' name, and starts its NBD server.
+// the clients' name, and starts its NBD server; what it has already is
+// kept.
 func (e *NBDExporter) serve() error {
 	host, port, err := net.SplitHostPort(e.cfg.Address)
 	if err != nil {
@@ -118,7 +121,9 @@ func (e *NBDExporter) serve() error {
 			"data": map[string]any{"host": host, "port": port}}, "tls-creds": tlsObjectID, "tls-authz": authzObjectID}},
 	}
 	for _, s := range steps {
-		if err := e.q.run(s.cmd, s.args, nil); err != nil {
+		err := e.q.run(s.cmd, s.args, nil)
+		// An adopted daemon has them already.
+		if err != nil && !(refused(err) && (strings.Contains(err.Error(), "uplicate") || strings.Contains(err.Error(), "already"))) {
 			return fmt.Errorf("NBD export daemon: %w", err)
 		}
 	}
