@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -97,9 +98,13 @@ func (s *storageAgent) stop() {
 // goes to QEMU's log: the data is checked in the volume's file later).
 func writeThrough(t *testing.T, lv *golibvirt.Libvirt, dom golibvirt.Domain, alias string, pattern byte, offset int) {
 	t.Helper()
-	cmd := fmt.Sprintf("qemu-io -d %s \"write -P 0x%02x %d 64k\"", alias, pattern, offset)
-	if out, err := lv.QEMUDomainMonitorCommand(dom, cmd, 1); err != nil || strings.TrimSpace(out) != "" {
-		t.Fatalf("%s: %v: %s", cmd, err, out)
+	// Flushed, as a guest flushes what must outlive a crash: the
+	// storage host's qcow2 metadata of a new cluster is cached until then.
+	for _, c := range []string{fmt.Sprintf("write -P 0x%02x %d 64k", pattern, offset), "flush"} {
+		cmd := fmt.Sprintf("qemu-io -d %s %q", alias, c)
+		if out, err := lv.QEMUDomainMonitorCommand(dom, cmd, 1); err != nil || strings.TrimSpace(out) != "" {
+			t.Fatalf("%s: %v: %s", cmd, err, out)
+		}
 	}
 }
 
@@ -107,6 +112,14 @@ func writeThrough(t *testing.T, lv *golibvirt.Libvirt, dom golibvirt.Domain, ali
 // reads as pattern at offset (64 KiB) as the domain's QEMU sees it: the
 // QEMU serves its node for the check, read-only, on a unix socket.
 func readThrough(t *testing.T, lv *golibvirt.Libvirt, dom golibvirt.Domain, alias string, pattern byte, offset int) {
+	t.Helper()
+	if err := tryReadThrough(t, lv, dom, alias, pattern, offset); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tryReadThrough is readThrough answering an error instead.
+func tryReadThrough(t *testing.T, lv *golibvirt.Libvirt, dom golibvirt.Domain, alias string, pattern byte, offset int) error {
 	t.Helper()
 	qmp := func(cmd string) string {
 		t.Helper()
@@ -144,8 +157,9 @@ func readThrough(t *testing.T, lv *golibvirt.Libvirt, dom golibvirt.Domain, alia
 	cmd := fmt.Sprintf("read -P 0x%02x %d 64k", pattern, offset)
 	out, err := exec.Command("qemu-io", "-r", "-f", "raw", "-c", cmd, "nbd+unix:///peek?socket="+sock).CombinedOutput()
 	if err != nil || strings.Contains(string(out), "failed") || !strings.Contains(string(out), "read 65536/65536 bytes") {
-		t.Fatalf("%s through the attachment: %v: %s", cmd, err, out)
+		return fmt.Errorf("%s through the attachment: %v: %s", cmd, err, out)
 	}
+	return nil
 }
 
 // TestAgentAttachesAVolumeOfAnotherHost: a volume built by host A's
@@ -154,8 +168,10 @@ func readThrough(t *testing.T, lv *golibvirt.Libvirt, dom golibvirt.Domain, alia
 // with TLS, B's QEMU opens it with the agents' certificate, and data
 // written to the file before reads through the attachment, and data
 // written through it is in the file after the detach. The attachment
-// survives a restart of A's storage agent (its daemon is adopted) and
-// of B's agent; the detach ends the export and its daemon.
+// survives a restart of A's storage agent (its daemon is adopted), the
+// death of the daemon (the exporter starts another, the guest's QEMU
+// reconnects) and a restart of B's agent; the detach ends the export
+// and its daemon.
 func TestAgentAttachesAVolumeOfAnotherHost(t *testing.T) {
 	for _, b := range []string{"qemu-img", "qemu-io", "qemu-storage-daemon"} {
 		if _, err := exec.LookPath(b); err != nil {
@@ -259,6 +275,19 @@ func TestAgentAttachesAVolumeOfAnotherHost(t *testing.T) {
 	readThrough(t, lvb, dom, alias, 0xcd, 64<<10)
 	writeThrough(t, lvb, dom, alias, 0xef, 128<<10)
 	t.Logf("storage agent restarted %v after the attach was asked", time.Since(start))
+
+	// The daemon dies: the exporter starts another with the export, and
+	// the guest's QEMU reconnects to it.
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 60*time.Second, "the export served again to the guest's QEMU", func() error {
+		if p := daemonPid(t, sa.cfg.StateDir); p == 0 || p == pid {
+			return fmt.Errorf("daemon %d (the killed one was %d)", p, pid)
+		}
+		return tryReadThrough(t, lvb, dom, alias, 0xef, 128<<10)
+	})
+	t.Logf("served again %v after the attach was asked", time.Since(start))
 
 	// B's agent restarts: the attachment is still the domain's and the
 	// driver's.
