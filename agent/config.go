@@ -324,6 +324,12 @@ type StorageConfig struct {
 	// CapacityGB is how much the pool may hold; 0 is the size of the
 	// file system under PoolDir.
 	CapacityGB int64 `hcl:"capacity_gb,optional"`
+	// NBDAddress (host:port, reachable from the other hosts) is where
+	// the storage agent serves its volumes to instances on other hosts,
+	// as NBD exports over TLS with the tls block's CA, certificate and
+	// key. Empty serves no other host: volumes attach only to instances
+	// on this host.
+	NBDAddress string `hcl:"nbd_address,optional"`
 }
 
 // ImageCacheConfig is the client's image_cache block.
@@ -475,6 +481,9 @@ func (c *Config) Finalize() error {
 	}
 	if st := c.Client.Storage; st != nil && (st.PoolDir == "" || st.CapacityGB < 0) {
 		return fmt.Errorf("client storage block needs a pool_dir and a capacity_gb of 0 (the file system's) or more")
+	}
+	if err := c.checkNBD(); err != nil {
+		return err
 	}
 	if c.Client.SimulatedHosts < 0 || c.Client.SimulatedHosts > 10000 {
 		return fmt.Errorf("simulated hosts must be between 0 and 10000")

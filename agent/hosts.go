@@ -110,7 +110,7 @@ func (a *Agent) startHosts() error {
 			CPUAllocationRatio: cfg.Client.CPUAllocationRatio, RAMAllocationRatio: cfg.Client.RAMAllocationRatio,
 			DiskAllocationRatio: cfg.Client.DiskAllocationRatio, ReservedMemoryMB: cfg.Client.ReservedHostMemoryMB,
 			ReservedVCPUs: cfg.Client.ReservedHostCPUs, ReservedDiskGB: cfg.Client.ReservedHostDiskGB,
-			TunnelIP: a.tunnelIP(i), StorageCapacityGB: hostPoolGB,
+			TunnelIP: a.tunnelIP(i), StorageCapacityGB: hostPoolGB, StorageNBDAddress: a.storageNBDAddress(storageHere),
 		})
 		if err != nil {
 			return fmt.Errorf("start host %s: %w", name, err)

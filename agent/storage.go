@@ -35,12 +35,18 @@ func (a *Agent) openStoragePool() (*storage.FilePool, int64, error) {
 // drives the volumes the servers place on the host, fetching images
 // through files.
 func (a *Agent) startStorage(c *client.Client, pool *storage.FilePool, files storage.ImageFiles, secret string) error {
-	sa, err := storage.New(storage.Config{HostID: c.HostID(), Region: a.config.Region, NodeSecret: secret,
-		RPC: a.nodeRPC(), Backend: pool, Images: files, Logger: a.logger.Named("storage")})
+	ctx, cancel := context.WithCancel(context.Background())
+	exports, err := a.startNBDExports(ctx)
 	if err != nil {
+		cancel()
 		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	sa, err := storage.New(storage.Config{HostID: c.HostID(), Region: a.config.Region, NodeSecret: secret,
+		RPC: a.nodeRPC(), Backend: pool, Exports: exports, Images: files, Logger: a.logger.Named("storage")})
+	if err != nil {
+		cancel()
+		return err
+	}
 	a.bgWG.Add(2)
 	go func() {
 		defer a.bgWG.Done()

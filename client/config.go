@@ -77,6 +77,10 @@ type Config struct {
 	// volume pool of that size (HostCapabilityVolumes); the storage
 	// agent (client/storage) drives its volumes.
 	StorageCapacityGB int64
+	// StorageNBDAddress is where the storage host serves its volumes to
+	// instances on other hosts (HostAttrStorageNBDAddress); empty when
+	// it serves none.
+	StorageNBDAddress string
 
 	// Allocation ratios (Nova's defaults: CPU 4.0, RAM 1.0, disk 1.0).
 	CPUAllocationRatio, RAMAllocationRatio, DiskAllocationRatio float64

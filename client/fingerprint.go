@@ -29,6 +29,9 @@ func (c *Client) fingerprint() (*structs.Host, error) {
 		// A storage host: the leader places volumes on it.
 		h.Capabilities = slices.Sorted(slices.Values(append(h.Capabilities, structs.HostCapabilityVolumes)))
 		h.Attributes[structs.HostAttrStorageCapacityGB] = strconv.FormatInt(c.cfg.StorageCapacityGB, 10)
+		if c.cfg.StorageNBDAddress != "" {
+			h.Attributes[structs.HostAttrStorageNBDAddress] = c.cfg.StorageNBDAddress
+		}
 	}
 	return h, nil
 }

@@ -24,6 +24,9 @@ func (r *runner) volumeAction(action string) error {
 		return err
 	}
 	if action == structs.ActionAttachVolume {
+		if arg.NBD != nil {
+			return r.attachExport(va, arg)
+		}
 		if arg.Path == "" {
 			return errors.New("the volume has no file on this host")
 		}

@@ -23,8 +23,10 @@ var volumeAttachCommand = (&spec{
 	args:     "[options] VOLUME INSTANCE",
 	help: `Attach the volume with ID VOLUME to INSTANCE (an ID or a name), hot-plugged
 into a running guest as a SCSI disk (/dev/sdb, sdc, … or the -device
-asked for). The volume must be available and kept on the instance's own
-host: volumes do not reach other hosts yet.` + volumeFollowHelp,
+asked for). The volume must be available. One kept on another host than
+the instance's is reached through its storage host's NBD export (its
+agent's storage nbd_address, over TLS); a storage host without one
+serves only its own instances.` + volumeFollowHelp,
 	nargs: exactly(2),
 	setup: func(fs *flag.FlagSet) runFunc {
 		device := fs.String("device", "", "The guest device to attach as (/dev/sdX; default: the first free one).")

@@ -87,15 +87,19 @@ func (t *taskTxn) startAttachVolume(inst *structs.Instance, e *structs.InstanceT
 	if err != nil {
 		return err
 	}
-	if v.Host != a.HostID || v.ProviderLocation == "" {
-		return structs.Errorf(structs.KindInvalid, "Invalid volume: volume %s is kept on another host than instance %s; attaching across hosts is not supported yet", v.ID, inst.ID)
+	if v.ProviderLocation == "" {
+		return structs.Errorf(structs.KindInvalid, "Invalid volume: volume %s has no storage yet", v.ID)
+	}
+	if e.Volume.AttachmentID == "" {
+		return structs.Errorf(structs.KindInvalid, "attach_volume needs an attachment id")
+	}
+	export, err := t.volumeExport(v, a.HostID, e.Volume.AttachmentID)
+	if err != nil {
+		return err
 	}
 	device, err := attachDevice(t.txn, inst.ID, e.Volume.Device)
 	if err != nil {
 		return err
-	}
-	if e.Volume.AttachmentID == "" {
-		return structs.Errorf(structs.KindInvalid, "attach_volume needs an attachment id")
 	}
 	v.Status = structs.VolumeAttaching
 	v.Attachments = append(v.Attachments, &structs.VolumeAttachment{ID: e.Volume.AttachmentID, InstanceID: inst.ID,
@@ -104,7 +108,33 @@ func (t *taskTxn) startAttachVolume(inst *structs.Instance, e *structs.InstanceT
 		return err
 	}
 	arg := structs.VolumeActionArg{VolumeID: v.ID, AttachmentID: e.Volume.AttachmentID, Path: v.ProviderLocation, Device: device}
+	if export != nil {
+		arg.Path, arg.NBD = "", export
+	}
 	return t.startVolumeAction(inst, e, a, structs.ActionAttachVolume, arg, evAttachVolume)
+}
+
+// volumeExport is where an attachment of v to an instance on host
+// reaches it: nil on v's own host (its file), else the storage host's
+// NBD export of the attachment, which the storage agent serves once it
+// sees the attachment. A storage host without an NBD server (no
+// HostAttrStorageNBDAddress) serves only its own instances.
+func (t *taskTxn) volumeExport(v *structs.Volume, host, attachmentID string) (*structs.VolumeExport, error) {
+	if v.Host == host {
+		return nil, nil
+	}
+	sh, err := t.host(v.Host)
+	if err != nil {
+		return nil, err
+	}
+	var addr string
+	if sh != nil {
+		addr = sh.Attributes[structs.HostAttrStorageNBDAddress]
+	}
+	if addr == "" {
+		return nil, structs.Errorf(structs.KindInvalid, "Invalid volume: volume %s is kept on another host than the instance, and its storage host serves no NBD exports (storage nbd_address)", v.ID)
+	}
+	return &structs.VolumeExport{Name: structs.VolumeExportName(v.ID, attachmentID), Address: addr}, nil
 }
 
 // startDetachVolume moves an attached volume to detaching and asks the

@@ -5,7 +5,9 @@
 #   - python3-openstackclient and python3-novaclient, the real OpenStack
 #     clients the Nova API is tested with;
 #   - libvirtd and QEMU, running (scripts/libvirt-setup.sh), for the
-#     libvirt driver's tests, which fail under CI=true without them;
+#     libvirt driver's tests, which fail under CI=true without them, and
+#     qemu-storage-daemon (qemu-system-common) for the storage agent's
+#     NBD exports (client/storage, virt/libvirt), likewise;
 #   - chromium and chromium-driver, the headless browser the web UI's
 #     end-to-end tests (e2e/ui) drive, which fail under CI=true without it;
 #   - nftables, dnsmasq-base, busybox, netcat-openbsd and iputils-ping

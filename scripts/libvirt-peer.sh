@@ -9,6 +9,9 @@
 #   scripts/libvirt-peer.sh uri   [NAME]   print its connection URI
 #   scripts/libvirt-peer.sh host-uri [NAME] print the URI the peer's
 #                                           libvirtd reaches the first at
+#   scripts/libvirt-peer.sh nbd-tls-dir [NAME] print the directory of the
+#                                           certificates its QEMUs present
+#                                           to NBD servers (nbd_tls_x509_cert_dir)
 #
 # The peer runs in a private mount namespace (unshare -m) with fresh
 # tmpfs over /run/libvirt, /var/lib/libvirt, /var/log/libvirt and
@@ -75,15 +78,20 @@ start() {
   echo "$slot" >"$dir/slot"
   flock -u 9
   exec 9>&-
-  for key in remote_display_port_min remote_display_port_max migration_port_min migration_port_max; do
+  for key in remote_display_port_min remote_display_port_max migration_port_min migration_port_max nbd_tls_x509_cert_dir; do
     sed -i -E "s/^[[:space:]]*${key}[[:space:]]*=/# &/" "$dir/etc/qemu.conf"
   done
+  # NBD disks with tls='yes' (volumes of another storage host) present
+  # the certificates in $dir/nbd-tls (ca-cert.pem, client-cert.pem,
+  # client-key.pem), which the tests write there (`nbd-tls-dir`).
+  mkdir -p "$dir/nbd-tls"
   cat >>"$dir/etc/qemu.conf" <<EOF
 # stratus: peer libvirtd $name (slot $slot)
 remote_display_port_min = $((20000 + slot * 200))
 remote_display_port_max = $((20000 + slot * 200 + 199))
 migration_port_min = $((49216 + slot * 16))
 migration_port_max = $((49216 + slot * 16 + 15))
+nbd_tls_x509_cert_dir = "$dir/nbd-tls"
 EOF
   cat >"$dir/etc/libvirtd.conf" <<EOF
 # stratus: peer libvirtd of scripts/libvirt-peer.sh
@@ -154,5 +162,6 @@ start) start ;;
 stop) stop ;;
 uri) echo "$uri" ;;
 host-uri) echo "$host_uri" ;;
-*) die "usage: $0 start|stop|uri|host-uri [NAME]" ;;
+nbd-tls-dir) echo "$dir/nbd-tls" ;;
+*) die "usage: $0 start|stop|uri|host-uri|nbd-tls-dir [NAME]" ;;
 esac

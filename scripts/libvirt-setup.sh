@@ -22,7 +22,9 @@ MARK="# stratus: managed by scripts/libvirt-setup.sh"
 
 # 1. Packages. Another apt run (e.g. one started in the background) holds
 # the dpkg lock: wait for it rather than fail.
-pkgs=(libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients qemu-system-x86 qemu-utils)
+# qemu-system-common (a dependency of qemu-system-x86, named for its
+# qemu-storage-daemon) serves the storage agents' NBD exports.
+pkgs=(libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients qemu-system-x86 qemu-system-common qemu-utils)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -40,7 +42,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   rm -f "$log"
 fi
-for b in libvirtd virtlogd virsh qemu-img; do
+for b in libvirtd virtlogd virsh qemu-img qemu-io qemu-storage-daemon; do
   command -v "$b" >/dev/null || die "$b not found after installing ${pkgs[*]}"
 done
 # scripts/libvirt-peer.sh (the second libvirtd of the live-migration

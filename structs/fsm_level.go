@@ -122,6 +122,12 @@ const (
 	// FSMLevelVolumeAttachments, of the same release, adds the Block
 	// Storage API's attachment records (VolumeAttachmentType).
 	FSMLevelVolumeAttachments = FSMLevelDiskCopy
+	// FSMLevelNBDAttach, of the same release, adds a meaning: an
+	// attach_volume of a volume kept on another host than the
+	// instance's, served by the storage host's NBD server, which an
+	// older FSM refuses. It came with attach_volume itself
+	// (FSMLevelVolumeAttach), so no server of a lower level meets it.
+	FSMLevelNBDAttach = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy

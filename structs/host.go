@@ -34,6 +34,12 @@ const (
 // gives its pool's size in GiB.
 const HostAttrStorageCapacityGB = "storage_capacity_gb"
 
+// HostAttrStorageNBDAddress is the attribute in which a storage host
+// gives the address (host:port) of its NBD server, which serves its
+// volumes, over TLS, to instances on other hosts. A storage host
+// without it serves only instances on itself.
+const HostAttrStorageNBDAddress = "storage_nbd_address"
+
 // HasCapability reports whether the host's driver supports c.
 func (h *Host) HasCapability(c string) bool {
 	for _, v := range h.Capabilities {

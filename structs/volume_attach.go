@@ -21,7 +21,8 @@ const (
 
 // VolumeActionArg is what an attach or detach action asks of the
 // instance's agent: which volume, where its data is (a file on this
-// host for now), and the guest device asked for.
+// host, or an NBD export of its storage host), and the guest device
+// asked for.
 type VolumeActionArg struct {
 	VolumeID     string
 	AttachmentID string
@@ -29,6 +30,27 @@ type VolumeActionArg struct {
 	// instance's host.
 	Path   string
 	Device string `json:",omitempty"`
+	// NBD, when set, is the storage host's export of this attachment:
+	// the volume is kept on another host, and Path is empty.
+	NBD *VolumeExport `json:",omitempty"`
+}
+
+// VolumeExport is where a storage host serves one attachment of a
+// volume over NBD (with TLS).
+type VolumeExport struct {
+	// Name is the export's name, unique to the attachment
+	// (VolumeExportName).
+	Name string
+	// Address is the storage host's NBD server, host:port.
+	Address string
+}
+
+// VolumeExportName is the NBD export name of one attachment of a
+// volume: the storage agent serves it under this name while the
+// attachment lasts, and the instance's agent opens it by this name, so
+// two attachments never share an export.
+func VolumeExportName(volumeID, attachmentID string) string {
+	return "volume-" + volumeID + "-" + attachmentID
 }
 
 // String encodes the argument for Allocation.ActionArg.

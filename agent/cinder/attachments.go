@@ -84,7 +84,8 @@ func attachmentSummary(x attachmentOf) map[string]any {
 
 // attachmentDetail is Cinder's detailed attachment. Its connection_info,
 // once a connector was given (or the Compute API attached it), says how
-// to reach the volume: its file on the storage host.
+// to reach the volume: its file on the storage host, or, for an instance
+// on another host, the storage host's NBD export of the attachment.
 func attachmentDetail(x attachmentOf) map[string]any {
 	out := attachmentSummary(x)
 	out["attached_at"], out["detached_at"], out["attach_mode"] = "", "", x.a.Mode
@@ -92,7 +93,13 @@ func attachmentDetail(x attachmentOf) map[string]any {
 		out["attached_at"] = time.Unix(0, x.a.AttachedAt).UTC().Format("2006-01-02T15:04:05.000000")
 	}
 	var info any
-	if !x.a.External || x.a.Connector != nil {
+	switch {
+	case !x.a.External && x.a.Host != x.v.Host:
+		// The instance's host reaches it through the storage host's NBD
+		// export of this attachment, over TLS.
+		info = map[string]any{"driver_volume_type": "nbd", "access_mode": x.a.Mode,
+			"data": map[string]any{"export_name": structs.VolumeExportName(x.v.ID, x.a.ID), "host": x.v.Host, "tls": true}}
+	case !x.a.External || x.a.Connector != nil:
 		info = map[string]any{"driver_volume_type": "file", "access_mode": x.a.Mode,
 			"data": map[string]any{"device_path": x.v.ProviderLocation, "format": x.v.Format, "host": x.v.Host}}
 	}

@@ -31,6 +31,9 @@ type Config struct {
 	NodeSecret string
 	RPC        RPC
 	Backend    Backend
+	// Exports serves the volumes attached to instances on other hosts;
+	// nil serves none (the servers then attach none across hosts).
+	Exports Exporter
 	// Images fetches images for volumes made from one; nil refuses
 	// them.
 	Images ImageFiles
@@ -118,6 +121,7 @@ func (a *Agent) sync(ctx context.Context, resp *structs.VolumeHostResponse) erro
 		}
 		a.driveVolume(ctx, v)
 	}
+	a.syncExports(ctx, resp.Volumes)
 	return a.failed
 }
 

@@ -12,6 +12,16 @@
 // repeats its work without harm, and it never deletes a file it did not
 // create.
 //
+// Volumes attached to instances on other hosts are served by the
+// NBDExporter (storage { nbd_address }): one qemu-storage-daemon with an
+// NBD server over TLS (the agent's certificate; clients must present a
+// certificate of the same CA and subject, QEMU's tls-authz) and one
+// export per attachment, named structs.VolumeExportName, from the moment
+// the servers record the attachment until it is gone. The wanted exports
+// are recorded in the exporter's state directory and the daemon is
+// checked and repaired every few seconds; it outlives an agent restart
+// (the next agent adopts it) and stops when no export is wanted.
+//
 // The storage agent must not decide placement (the leader chooses the
 // storage host) and must not touch server state except through its
 // reports (Volume.Report).

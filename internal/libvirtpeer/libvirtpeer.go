@@ -33,6 +33,10 @@ type Peer struct {
 	// HostURI is how the peer's libvirtd reaches the machine's own:
 	// the migration URI of the first host, for moves back to it.
 	HostURI string
+	// NBDTLSDir is the peer's nbd_tls_x509_cert_dir: the certificates
+	// (ca-cert.pem, client-cert.pem, client-key.pem) its QEMUs present
+	// to the NBD servers of disks with TLS, which the test writes.
+	NBDTLSDir string
 }
 
 // Start starts a peer libvirtd of the test's own; t.Cleanup destroys
@@ -64,5 +68,10 @@ func Start(t testing.TB) *Peer {
 		t.Fatalf("peer libvirtd %s: host-uri: %v", name, err)
 	}
 	p.HostURI = strings.TrimSpace(string(hostURI))
+	tlsDir, err := exec.Command("bash", script(), "nbd-tls-dir", name).Output()
+	if err != nil {
+		t.Fatalf("peer libvirtd %s: nbd-tls-dir: %v", name, err)
+	}
+	p.NBDTLSDir = strings.TrimSpace(string(tlsDir))
 	return p
 }

@@ -9,22 +9,23 @@ import (
 )
 
 // AttachVolume records a hot-plugged volume on the instance (Volumes
-// shows it); the fake never opens the volume's path. Attaching a volume
-// id already attached with the same path is a no-op, with another path
-// an error; a suspended instance refuses (virt.ErrInvalidState), as
+// shows it); the fake never opens the volume's path or network source.
+// Attaching a volume id already attached from the same path (or NBD
+// export) is a no-op, from another an error; a suspended instance refuses (virt.ErrInvalidState), as
 // libvirt's does. Attached volumes are not persisted: a reopened driver
 // has none, as a restarted hypervisor would until they are attached
 // again.
 func (d *Driver) AttachVolume(ctx context.Context, id string, vol *virt.Volume) error {
-	if vol == nil || vol.ID == "" || vol.Path == "" {
-		return fmt.Errorf("fake AttachVolume %q: a volume needs an id and a path", id)
+	if vol == nil || vol.ID == "" || (vol.Path == "") == (vol.Network == nil) {
+		return fmt.Errorf("fake AttachVolume %q: a volume needs an id and either a path or a network source", id)
 	}
 	return d.transition(ctx, "AttachVolume", id, func(in *instance) error {
 		if i := slices.IndexFunc(in.volumes, func(v virt.Volume) bool { return v.ID == vol.ID }); i >= 0 {
-			if in.volumes[i].Path == vol.Path {
+			if old := in.volumes[i]; old.Path == vol.Path && (old.Network == nil) == (vol.Network == nil) &&
+				(old.Network == nil || old.Network.Name == vol.Network.Name) {
 				return nil
 			}
-			return fmt.Errorf("volume %s is already attached from %s", vol.ID, in.volumes[i].Path)
+			return fmt.Errorf("volume %s is already attached from elsewhere", vol.ID)
 		}
 		if in.power == virt.PowerSuspend {
 			return virt.InvalidState("attach a volume to", in.power)

@@ -46,6 +46,8 @@ type host struct {
 	storageGB int64
 	// images, when set, is the agent's image cache.
 	images client.ImageFiles
+	// nbdAddr is the storage host's NBD server, which it advertises.
+	nbdAddr string
 }
 
 // Flavors small enough for TCG on a test machine.
@@ -126,6 +128,7 @@ func (c *cloud) startAgent(h *host) {
 		DataDir: h.dataDir, NodeName: h.name, HostName: h.name, Driver: h.drv, RPC: c.srv,
 		Logger: testLogger(c.t, "agent-"+h.name), ReportInterval: 20 * time.Millisecond, PowerSyncInterval: h.syncEvery,
 		DiskExportURL: c.diskExport(h), StorageCapacityGB: h.storageGB, ImageFiles: h.images,
+		StorageNBDAddress: h.nbdAddr,
 	})
 	if err != nil {
 		c.t.Fatal(err)

@@ -1,0 +1,150 @@
+package agent
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stratus-cloud/stratus/structs"
+	"github.com/stratus-cloud/stratus/tlsutil"
+)
+
+// TestAgentServesVolumesOverNBD: an agent with storage { nbd_address }
+// and TLS files advertises its NBD server, and a volume of its pool
+// attached to an instance on another host (a simulated one) is served
+// as that attachment's export, over TLS to the agents' certificate,
+// until the detach, which stops the export's daemon.
+func TestAgentServesVolumesOverNBD(t *testing.T) {
+	for _, b := range []string{"qemu-img", "qemu-io", "qemu-storage-daemon"} {
+		if _, err := exec.LookPath(b); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s (qemu-utils, qemu-system-common) is required under CI=true: %v", b, err)
+			}
+			t.Skipf("%s is not installed", b)
+		}
+	}
+	dir := t.TempDir()
+	caPEM, caKey, err := tlsutil.GenerateCA(tlsutil.CAOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := tlsutil.ParseCA(caPEM, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key, err := ca.IssueRole(tlsutil.CertOptions{Role: tlsutil.RoleClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qemuDir := filepath.Join(dir, "qemu")
+	if err := os.Mkdir(qemuDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for path, b := range map[string][]byte{filepath.Join(dir, "ca.pem"): caPEM, filepath.Join(dir, "cert.pem"): cert,
+		filepath.Join(dir, "key.pem"): key, filepath.Join(qemuDir, "ca-cert.pem"): caPEM,
+		filepath.Join(qemuDir, "client-cert.pem"): cert, filepath.Join(qemuDir, "client-key.pem"): key} {
+		writeFile(t, path, string(b))
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	var dataDir string
+	// Runs after the agent's own clean-up: the daemon outlives an agent
+	// by design, not a test.
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(filepath.Join(dataDir, "storage-nbd", "qsd.pid")); err == nil {
+			if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	a := testAgent(t, func(c *Config) {
+		c.Client = &ClientConfig{SimulatedHosts: 1, Storage: &StorageConfig{PoolDir: filepath.Join(dir, "pool"), CapacityGB: 20, NBDAddress: addr}}
+		c.TLS = &TLSConfig{CAFile: filepath.Join(dir, "ca.pem"), CertFile: filepath.Join(dir, "cert.pem"), KeyFile: filepath.Join(dir, "key.pem")}
+	})
+	dataDir = a.config.DataDir
+
+	var vr structs.SingleVolumeResponse
+	if err := a.rpc.RPC("Volume.Create", &structs.VolumeCreateRequest{ProjectID: "p1", Volume: &structs.Volume{Name: "far", SizeGB: 1}}, &vr); err != nil {
+		t.Fatal(err)
+	}
+	vol := waitVolumeRPC(t, a, vr.Volume.ID, structs.VolumeAvailable)
+	if out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", "write -P 0xab 0 64k", vol.ProviderLocation).CombinedOutput(); err != nil {
+		t.Fatalf("qemu-io: %v: %s", err, out)
+	}
+	var out structs.InstanceCreateResponse
+	if err := a.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "vm", FlavorID: "1", ImageID: "cirros",
+		ProjectID: "p1", UserID: "u1", RequestID: "req-vm", TargetHost: "test-sim-001"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	id := out.Instances[0].ID
+	waitLong(t, "vm ACTIVE", func() error {
+		var r structs.SingleInstanceResponse
+		if err := a.rpc.RPC("Instance.Get", &structs.InstanceSpecificRequest{InstanceID: id}, &r); err != nil {
+			return err
+		}
+		if r.Instance.Status() != "ACTIVE" || r.Instance.TaskState != "" {
+			return fmt.Errorf("status %s", r.Instance.Status())
+		}
+		if r.Instance.HostID == vol.Host {
+			t.Fatalf("the instance is on the storage host")
+		}
+		return nil
+	})
+	volTask := func(op string) {
+		t.Helper()
+		if err := a.rpc.RPC("Instance.Task", &structs.InstanceTaskRequest{InstanceID: id, Op: op, ProjectID: "p1", UserID: "u1", Admin: true,
+			Volume: &structs.VolumeAttachRequest{VolumeID: vol.ID}}, &structs.InstanceTaskResponse{}); err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+	}
+	volTask(structs.OpAttachVolume)
+	v := waitVolumeRPC(t, a, vol.ID, structs.VolumeInUse)
+	name := structs.VolumeExportName(vol.ID, v.AttachmentOf(id).ID)
+	host, port, _ := net.SplitHostPort(addr)
+	// The fake driver does not wait for the export as QEMU would: the
+	// storage agent serves it once it sees the attachment.
+	waitLong(t, "the export served", func() error {
+		read := exec.Command("qemu-io", "--object", "tls-creds-x509,id=tls0,endpoint=client,dir="+qemuDir, "--image-opts",
+			fmt.Sprintf("driver=nbd,server.type=inet,server.host=%s,server.port=%s,export=%s,tls-creds=tls0", host, port, name),
+			"-c", "read -P 0xab 0 64k")
+		if b, err := read.CombinedOutput(); err != nil || !strings.Contains(string(b), "read 65536/65536 bytes") || strings.Contains(string(b), "failed") {
+			return fmt.Errorf("read the export %s: %v: %s", name, err, b)
+		}
+		return nil
+	})
+
+	volTask(structs.OpDetachVolume)
+	waitVolumeRPC(t, a, vol.ID, structs.VolumeAvailable)
+	waitLong(t, "the export's daemon to stop", func() error {
+		if _, err := os.Stat(filepath.Join(dataDir, "storage-nbd", "qsd.pid")); err == nil {
+			return fmt.Errorf("the daemon runs")
+		}
+		return nil
+	})
+}
+
+func waitVolumeRPC(t *testing.T, a *Agent, id, status string) *structs.Volume {
+	t.Helper()
+	var v *structs.Volume
+	waitLong(t, "volume "+status, func() error {
+		var r structs.SingleVolumeResponse
+		if err := a.rpc.RPC("Volume.Get", &structs.VolumeSpecificRequest{VolumeID: id}, &r); err != nil {
+			return err
+		}
+		if v = r.Volume; v.Status != status {
+			return fmt.Errorf("status %s (%s)", v.Status, v.ErrorMessage)
+		}
+		return nil
+	})
+	return v
+}

@@ -1,0 +1,43 @@
+package storage
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// wantExports are the exports the volumes ask of this host: one for
+// every attachment the Compute API made to an instance on another
+// host, of a volume kept as
+// a file here, whatever the volume's status: an attachment is served
+// from the moment the servers record it (attaching) until the detach
+// is done and it is gone.
+func wantExports(hostID string, vols []*structs.Volume) []Export {
+	var out []Export
+	for _, v := range vols {
+		if v.Host != hostID || !filepath.IsAbs(v.ProviderLocation) {
+			continue
+		}
+		for _, att := range v.Attachments {
+			// A record the Block Storage API's caller drives
+			// (External) is not the Compute API's: no agent opens it.
+			if !att.External && att.Host != "" && att.Host != hostID {
+				out = append(out, Export{Name: structs.VolumeExportName(v.ID, att.ID), Path: v.ProviderLocation})
+			}
+		}
+	}
+	return out
+}
+
+// syncExports hands the wanted exports to the exporter. A failure is
+// only logged: the exporter repairs itself, and the volumes' work must
+// not wait for it.
+func (a *Agent) syncExports(ctx context.Context, vols []*structs.Volume) {
+	if a.cfg.Exports == nil {
+		return
+	}
+	if err := a.cfg.Exports.Sync(ctx, wantExports(a.cfg.HostID, vols)); err != nil {
+		a.log.Warn("NBD exports not in step; the exporter tries again", "error", err)
+	}
+}

@@ -1,0 +1,201 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stratus-cloud/stratus/structs"
+	"github.com/stratus-cloud/stratus/tlsutil"
+)
+
+// testCA writes a CA and two certificates it signed into dir: the
+// agents' (client role, which the exports authorise) and a command-line
+// user's (cli role, which they must not), each in a directory laid out
+// as QEMU's tls-creds-x509 reads a client's.
+type testCA struct {
+	caFile, certFile, keyFile string
+	agentDir, cliDir          string
+}
+
+func newTestCA(t *testing.T) *testCA {
+	t.Helper()
+	dir := t.TempDir()
+	caPEM, caKey, err := tlsutil.GenerateCA(tlsutil.CAOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := tlsutil.ParseCA(caPEM, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &testCA{caFile: filepath.Join(dir, "ca.pem"), agentDir: filepath.Join(dir, "agent"), cliDir: filepath.Join(dir, "cli")}
+	write := func(path string, b []byte) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(c.caFile, caPEM)
+	for role, d := range map[tlsutil.Role]string{tlsutil.RoleClient: c.agentDir, tlsutil.RoleCLI: c.cliDir} {
+		cert, key, err := ca.IssueRole(tlsutil.CertOptions{Role: role})
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(filepath.Join(d, "ca-cert.pem"), caPEM)
+		write(filepath.Join(d, "client-cert.pem"), cert)
+		write(filepath.Join(d, "client-key.pem"), key)
+	}
+	c.certFile, c.keyFile = filepath.Join(c.agentDir, "client-cert.pem"), filepath.Join(c.agentDir, "client-key.pem")
+	return c
+}
+
+// needQSD fails under CI=true, and skips elsewhere, without
+// qemu-storage-daemon.
+func needQSD(t *testing.T) {
+	t.Helper()
+	for _, b := range []string{"qemu-storage-daemon", "qemu-io"} {
+		if _, err := exec.LookPath(b); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s (qemu-system-common, qemu-utils) is required under CI=true: %v", b, err)
+			}
+			t.Skipf("%s is not installed", b)
+		}
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func testExporter(t *testing.T, ca *testCA, state, addr string) *NBDExporter {
+	t.Helper()
+	dn, err := CertSubject(ca.certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewNBDExporter(NBDConfig{StateDir: state, Address: addr, CAFile: ca.caFile, CertFile: ca.certFile,
+		KeyFile: ca.keyFile, ClientDN: dn, Every: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// nbdIO runs a qemu-io command on an export, as a client with the
+// certificates in dir.
+func nbdIO(addr, name, dir, command string) (string, error) {
+	host, port, _ := net.SplitHostPort(addr)
+	out, err := exec.Command("qemu-io", "--object", "tls-creds-x509,id=tls0,endpoint=client,dir="+dir,
+		"--image-opts", fmt.Sprintf("driver=nbd,server.type=inet,server.host=%s,server.port=%s,export=%s,tls-creds=tls0", host, port, name),
+		"-c", command).CombinedOutput()
+	if err == nil && strings.Contains(string(out), "failed") {
+		err = fmt.Errorf("qemu-io: %s", out)
+	}
+	return string(out), err
+}
+
+// TestNBDExportLifecycle: one export per attachment, served over TLS
+// to the agents' certificate only; recorded, so that a new exporter
+// (an agent restart) serves it again, and a daemon that dies is started
+// again with it; gone when no attachment wants it, with the daemon.
+func TestNBDExportLifecycle(t *testing.T) {
+	needQSD(t)
+	pool := testPool(t)
+	ca := newTestCA(t)
+	v := &structs.Volume{ID: "v1", SizeGB: 1}
+	path, err := pool.CreateVolume(context.Background(), v, Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qemuIO(t, path, "write -P 0xab 0 64k")
+	state, addr := t.TempDir(), net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+	e := testExporter(t, ca, state, addr)
+	t.Cleanup(func() {
+		if err := e.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	name := structs.VolumeExportName("v1", "att-1")
+	if err := e.Sync(context.Background(), []Export{{Name: name, Path: path}}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := nbdIO(addr, name, ca.agentDir, "read -P 0xab 0 64k"); err != nil {
+		t.Fatalf("read through the export: %v: %s", err, out)
+	}
+	if out, err := nbdIO(addr, name, ca.cliDir, "read 0 4k"); err == nil {
+		t.Fatalf("a user's certificate opened the export: %s", out)
+	}
+	if out, err := nbdIO(addr, structs.VolumeExportName("v1", "att-2"), ca.agentDir, "read 0 4k"); err == nil {
+		t.Fatalf("another attachment's name opened the export: %s", out)
+	}
+	if out, err := nbdIO(addr, name, ca.agentDir, "write -P 0xcd 64k 64k"); err != nil {
+		t.Fatalf("write through the export: %v: %s", err, out)
+	}
+
+	// A restarted agent adopts the running daemon and its export, once
+	// the old one has let go of the monitor.
+	e.q.close()
+	e2 := testExporter(t, ca, state, addr)
+	t.Cleanup(func() { _ = e2.Stop() })
+	pid := e2.daemonPid()
+	if err := e2.Sync(context.Background(), []Export{{Name: name, Path: path}}); err != nil || e2.daemonPid() != pid {
+		t.Fatalf("adopt: %v (daemon %d, was %d)", err, e2.daemonPid(), pid)
+	}
+	// A daemon that dies is started again with the recorded exports.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e2.Run(ctx) }()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the export served again", func() error {
+		_, err := nbdIO(addr, name, ca.agentDir, "read -P 0xcd 64k 64k")
+		return err
+	})
+	if e2.daemonPid() == pid || e2.daemonPid() == 0 {
+		t.Fatalf("daemon %d after %d was killed", e2.daemonPid(), pid)
+	}
+	cancel()
+	<-done
+
+	// Detached: the export and, with no other, the daemon are gone.
+	newPid := e2.daemonPid()
+	if err := e2.Sync(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if alive(newPid) || e2.daemonPid() != 0 {
+		t.Fatalf("daemon %d still runs with no export", newPid)
+	}
+	qemuIO(t, path, "read -P 0xcd 64k 64k")
+}
+
+func waitFor(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = cond(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: %v", what, err)
+}
