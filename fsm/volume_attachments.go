@@ -38,13 +38,19 @@ func (s *StateStore) VolumeAttachment(index uint64, e *structs.VolumeAttachmentE
 	if raw == nil || (e.ProjectID != "" && raw.ProjectID != e.ProjectID) {
 		return structs.Errorf(structs.KindNotFound, "Volume %s could not be found.", e.VolumeID)
 	}
-	if e.Attachment == nil || e.Attachment.ID == "" {
+	if e.Attachment == nil {
+		e.Attachment = &structs.VolumeAttachment{}
+	}
+	if e.Attachment.ID == "" && (!structs.LegacyAttachmentOp(e.Op) || e.Op == structs.AttachmentLegacyAttach) {
 		return structs.Errorf(structs.KindInvalid, "an attachment call needs an attachment id")
 	}
 	v := raw.Copy()
-	if e.Op == structs.AttachmentCreate {
+	switch {
+	case e.Op == structs.AttachmentCreate:
 		err = createAttachment(v, e)
-	} else {
+	case structs.LegacyAttachmentOp(e.Op):
+		err = legacyAttachment(v, e)
+	default:
 		err = changeAttachment(v, e)
 	}
 	if err != nil {

@@ -51,3 +51,53 @@ func TestExternalAttachments(t *testing.T) {
 		t.Fatalf("deleting the Compute API's attachment: %v", resp)
 	}
 }
+
+// TestLegacyAttachActions: Cinder's older attach actions move a volume
+// as Cinder's conditional updates do — reserve only from available,
+// unreserve back, attach from attaching, begin/roll detaching between
+// in-use and detaching, detach by id or the only attachment — and never
+// detach what the Compute API attached.
+func TestLegacyAttachActions(t *testing.T) {
+	b := attachFixture(t)
+	b.putVolume(&structs.Volume{ID: "v1", ProjectID: "p1", SizeGB: 1, Status: structs.VolumeAvailable, Host: "h1", ProviderLocation: "/pool/v1"})
+	call := func(op, att string) any {
+		return b.apply(structs.VolumeAttachmentType, &structs.VolumeAttachmentEntry{Op: op, VolumeID: "v1", ProjectID: "p1", At: 9,
+			Attachment: &structs.VolumeAttachment{ID: att, InstanceID: "srv", Device: "/dev/vdc"}})
+	}
+	step := func(op, att, want string) {
+		t.Helper()
+		if resp := call(op, att); resp != nil {
+			t.Fatalf("%s: %v", op, resp)
+		}
+		if v := b.volume("v1"); v.Status != want {
+			t.Fatalf("after %s: volume %s, want %s", op, v.Status, want)
+		}
+	}
+	refused := func(op, att, msg string) {
+		t.Helper()
+		if resp, ok := call(op, att).(error); !ok || !strings.Contains(resp.Error(), msg) {
+			t.Fatalf("%s: %v, want %q", op, resp, msg)
+		}
+	}
+	step(structs.AttachmentUnreserve, "", structs.VolumeAvailable) // not reserved: nothing to do
+	refused(structs.AttachmentBeginDetaching, "", "must be 'in-use'")
+	step(structs.AttachmentReserve, "", structs.VolumeAttaching)
+	refused(structs.AttachmentReserve, "", "the status is attaching")
+	step(structs.AttachmentUnreserve, "", structs.VolumeAvailable)
+	step(structs.AttachmentReserve, "", structs.VolumeAttaching)
+	step(structs.AttachmentLegacyAttach, "l1", structs.VolumeInUse)
+	refused(structs.AttachmentLegacyAttach, "l2", "already attached")
+	if v := b.volume("v1"); len(v.Attachments) != 1 || v.Attachments[0].AttachedAt != 9 || !v.Attachments[0].External || v.Attachments[0].Mode != "rw" {
+		t.Fatalf("attachment %+v", v.Attachments)
+	}
+	step(structs.AttachmentBeginDetaching, "", structs.VolumeDetaching)
+	step(structs.AttachmentRollDetaching, "", structs.VolumeInUse)
+	refused(structs.AttachmentLegacyDetach, "nope", "could not be found")
+	step(structs.AttachmentLegacyDetach, "", structs.VolumeAvailable)
+	refused(structs.AttachmentLegacyDetach, "", "is not attached")
+
+	if resp := b.task(structs.OpAttachVolume, withVolume("v1", "")); resp != nil {
+		t.Fatalf("attach: %v", resp)
+	}
+	refused(structs.AttachmentLegacyDetach, "", "through the Compute API")
+}

@@ -27,6 +27,17 @@ func (e *Volume) Attachment(args *structs.VolumeAttachmentRequest, reply *struct
 			return structs.Errorf(structs.KindInvalid, "Invalid input received: an attachment needs a volume_uuid")
 		}
 		entry.Attachment.ID = uuid.NewString()
+	case structs.AttachmentLegacyAttach:
+		if args.VolumeID == "" {
+			return structs.Errorf(structs.KindInvalid, "Invalid input received: os-attach needs a volume")
+		}
+		entry.Attachment.ID = uuid.NewString()
+		entry.Attachment.Host, entry.Attachment.Device = args.HostName, args.Mountpoint
+	case structs.AttachmentReserve, structs.AttachmentUnreserve, structs.AttachmentBeginDetaching,
+		structs.AttachmentRollDetaching, structs.AttachmentLegacyDetach:
+		if args.VolumeID == "" {
+			return structs.Errorf(structs.KindInvalid, "Invalid input received: the action needs a volume")
+		}
 	case structs.AttachmentUpdate, structs.AttachmentComplete, structs.AttachmentDelete:
 		if entry.VolumeID == "" {
 			id, err := e.attachmentVolume(args.ProjectID, args.AttachmentID)

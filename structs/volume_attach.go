@@ -102,6 +102,32 @@ const (
 	AttachmentDelete   = "delete"
 )
 
+// Operations of VolumeAttachmentEntry for Cinder's older attach actions
+// (POST /volumes/{id}/action), which clients drove before the
+// attachments API: reserve and unreserve the volume, attach (record an
+// attachment the caller made) and detach, and begin or roll back a
+// detach. Like the attachments API's, they keep records the caller
+// drives; no agent acts on them.
+const (
+	AttachmentReserve        = "reserve"
+	AttachmentUnreserve      = "unreserve"
+	AttachmentLegacyAttach   = "legacy_attach"
+	AttachmentLegacyDetach   = "legacy_detach"
+	AttachmentBeginDetaching = "begin_detaching"
+	AttachmentRollDetaching  = "roll_detaching"
+)
+
+// LegacyAttachmentOp reports whether op is one of Cinder's older attach
+// actions.
+func LegacyAttachmentOp(op string) bool {
+	switch op {
+	case AttachmentReserve, AttachmentUnreserve, AttachmentLegacyAttach, AttachmentLegacyDetach,
+		AttachmentBeginDetaching, AttachmentRollDetaching:
+		return true
+	}
+	return false
+}
+
 // VolumeAttachmentEntry changes a volume's external attachments (the
 // Block Storage API's attachments, 3.27+): create reserves the volume
 // for Attachment (attaching at once when it has a connector), update
@@ -130,6 +156,10 @@ type VolumeAttachmentRequest struct {
 	InstanceID   string
 	Connector    map[string]string
 	Mode         string
+	// HostName and Mountpoint are what os-attach says of an attachment
+	// its caller made (to a host rather than an instance, and where).
+	HostName   string `json:",omitempty"`
+	Mountpoint string `json:",omitempty"`
 	WriteRequest
 }
 

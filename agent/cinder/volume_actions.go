@@ -10,8 +10,8 @@ import (
 )
 
 // volumeAction answers POST /volumes/{id}/action: os-extend,
-// os-set_bootable, os-reset_status (admins), os-force_delete (admins).
-// The attach actions come with attachments.
+// os-set_bootable, os-reset_status (admins), os-force_delete (admins),
+// and the older attach actions (volume_attach_actions.go).
 func (a *API) volumeAction(q *request) error {
 	var body map[string]json.RawMessage
 	if err := q.decode(&body); err != nil {
@@ -30,6 +30,9 @@ func (a *API) volumeAction(q *request) error {
 			return q.resetStatus(raw)
 		case "os-force_delete":
 			return q.forceDelete()
+		}
+		if ok, err := q.legacyAttachAction(name, raw); ok {
+			return err
 		}
 		return errorf(http.StatusBadRequest, "There is no such action: %s", name)
 	}
