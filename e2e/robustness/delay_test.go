@@ -1,7 +1,6 @@
 package robustness
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -293,6 +292,3 @@ func freePort(ip string) (string, error) {
 	_, port, err := net.SplitHostPort(ln.Addr().String())
 	return port, err
 }
-
-// errNoDelayNet is why delays are left out when network faults are.
-var errNoDelayNet = errors.New("packet delay needs the network faults (root, nftables with NAT, cgroup v2)")
