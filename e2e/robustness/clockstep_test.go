@@ -43,7 +43,7 @@ func clockStepOverlay(dir string) (string, error) {
 	if bytes.Count(orig, []byte(timeNowAnchor)) != 1 {
 		return "", fmt.Errorf("%s/time.go has no line %q in Now: this Go's time.Now changed; update the clock-step overlay", timeDir, timeNowAnchor)
 	}
-	patched := bytes.Replace(orig, []byte(timeNowAnchor), []byte(timeNowAnchor+"\tsec, nsec = clockStep(sec, nsec, mono)\n"), 1)
+	patched := bytes.Replace(orig, []byte(timeNowAnchor), []byte(timeNowAnchor+"\tsec, nsec = clockStep(sec, nsec)\n"), 1)
 	patchedPath := filepath.Join(dir, "time.go")
 	if err := os.WriteFile(patchedPath, patched, 0o644); err != nil {
 		return "", err
@@ -69,6 +69,8 @@ func clockStepOverlay(dir string) (string, error) {
 
 // setClockStep steps the wall clock of the agent reading file by
 // seconds (0: back to the kernel's clock). It takes effect within 50 ms.
+// The file is replaced, never rewritten in place, so a reader never
+// sees half of it.
 func setClockStep(file string, seconds int) error {
 	tmp := file + ".tmp"
 	if err := os.WriteFile(tmp, []byte(fmt.Sprintf("%d\n", seconds)), 0o644); err != nil {

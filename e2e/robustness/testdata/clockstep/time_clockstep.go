@@ -1,35 +1,44 @@
 // This file is added to package time of the fault-injection suite's
 // agent build (go build -overlay, see e2e/robustness/clockstep_test.go);
 // it is never part of a product build. Now adds to its wall reading the
-// offset, in seconds, written in the file STRATUS_CLOCK_STEP_FILE names
-// (re-read every 50 ms of monotonic time), as a step of the system clock
-// would move it. The monotonic reading, which timers, time.Since and
-// time.Sub use, is left alone, as a real step leaves it.
+// offset, in seconds, written in the file STRATUS_CLOCK_STEP_FILE names,
+// as a step of the system clock would move it. The monotonic reading,
+// which timers, time.Since and time.Sub use, is left alone, as a real
+// step leaves it.
+//
+// Now also runs on the system stack (a timer's channel send), where a
+// system call or a race-detector hook is fatal, so it only loads the
+// offset with the runtime's own (uninstrumented) atomics; a goroutine
+// started at init re-reads the file every 50 ms.
 
 package time
 
 import (
-	"sync/atomic"
+	"internal/runtime/atomic"
 	"syscall"
 )
 
 var (
 	clockStepFile, _ = syscall.Getenv("STRATUS_CLOCK_STEP_FILE")
-	clockStepNanos   atomic.Int64
-	clockStepRead    atomic.Int64 // monotonic reading of the last read
+	clockStepNanos   uint64 // int64 nanoseconds, read and written atomically
 )
 
-// clockStep moves a wall reading by the current step.
-func clockStep(sec int64, nsec int32, mono int64) (int64, int32) {
-	if clockStepFile == "" || mono == 0 {
-		return sec, nsec
+func init() {
+	if clockStepFile == "" {
+		return
 	}
-	if last := clockStepRead.Load(); last == 0 || mono-last > 50e6 {
-		if clockStepRead.CompareAndSwap(last, mono) {
-			clockStepNanos.Store(readClockStep())
+	atomic.Store64(&clockStepNanos, uint64(readClockStep()))
+	go func() {
+		for {
+			Sleep(50 * Millisecond)
+			atomic.Store64(&clockStepNanos, uint64(readClockStep()))
 		}
-	}
-	off := clockStepNanos.Load()
+	}()
+}
+
+// clockStep moves a wall reading by the current step.
+func clockStep(sec int64, nsec int32) (int64, int32) {
+	off := int64(atomic.Load64(&clockStepNanos))
 	if off == 0 {
 		return sec, nsec
 	}
