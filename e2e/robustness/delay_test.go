@@ -53,6 +53,10 @@ type delayLink struct {
 	now  func() time.Time
 	wait func(received, release time.Time, done <-chan struct{})
 
+	// Counters for the run's log: connections relayed, and the chunks
+	// held with the time they really waited before being written.
+	accepted, heldChunks, heldNanos atomic.Int64
+
 	done  chan struct{}
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
@@ -94,6 +98,7 @@ func (l *delayLink) accept() {
 		if err != nil {
 			return // closed
 		}
+		l.accepted.Add(1)
 		l.wg.Add(1)
 		go l.relay(c)
 	}
@@ -171,6 +176,10 @@ func (l *delayLink) pipe(dst, src net.Conn, delay *atomic.Pointer[delaySpec]) {
 	}()
 	for c := range chunks {
 		l.wait(c.received, c.release, l.done)
+		if c.release.After(c.received) {
+			l.heldChunks.Add(1)
+			l.heldNanos.Add(int64(l.now().Sub(c.received)))
+		}
 		if _, err := dst.Write(c.data); err != nil {
 			_ = src.Close()
 			_ = dst.Close()
@@ -264,6 +273,31 @@ func (d *delayNet) delay(server string, send, recv *delaySpec) {
 			l.down.Store(send)
 		}
 	}
+}
+
+// delayStats is what the links of a delayNet have relayed and held.
+type delayStats struct {
+	conns, held int64
+	waited      time.Duration
+}
+
+func (d *delayNet) stats() delayStats {
+	var st delayStats
+	for _, l := range d.links {
+		st.conns += l.accepted.Load()
+		st.held += l.heldChunks.Load()
+		st.waited += time.Duration(l.heldNanos.Load())
+	}
+	return st
+}
+
+// since describes what was held since before was taken.
+func (st delayStats) since(before delayStats) string {
+	held := st.held - before.held
+	if held == 0 {
+		return "no chunk held"
+	}
+	return fmt.Sprintf("%d chunks held, %s each on average", held, ((st.waited - before.waited) / time.Duration(held)).Round(time.Millisecond))
 }
 
 // clear removes every delay.

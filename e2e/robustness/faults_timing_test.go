@@ -21,9 +21,13 @@ func delayAndClockFaults(env *faultEnv) []fault {
 				if oneWay {
 					recv = nil
 				}
+				before := d.stats()
 				d.delay(p.name, spec, recv)
 				t.Logf("  %s sends with a delay of %s, receives with %s", p.name, spec, recv)
-				return d.clear
+				return func() {
+					d.clear()
+					t.Logf("  delay links: %s", d.stats().since(before))
+				}
 			}}
 		}
 		faults = append(faults,

@@ -141,6 +141,9 @@ func TestFaultInjection(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	t.Logf("faults survived: %v", survived)
+	if c.delays != nil {
+		t.Logf("delay links relayed %d connections between agents", c.delays.stats().conns)
+	}
 
 	restartExited(t, c)
 	waitHealthy(t, c)
