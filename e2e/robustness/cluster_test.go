@@ -23,6 +23,10 @@ var cloudctlBin string
 // buildDir holds the binaries the run builds.
 var buildDir string
 
+// clockStepErr says why cloudctlBin was built without the clock-step
+// overlay (nil: its agents step their wall clock on request).
+var clockStepErr error
+
 func TestMain(m *testing.M) {
 	if os.Getenv("STRATUS_ROBUSTNESS") == "" {
 		os.Exit(m.Run()) // the tests skip themselves
@@ -33,7 +37,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	buildDir = dir
-	cloudctlBin, err = buildCloudctl("cloudctl", "-race")
+	flags := []string{"-race"}
+	if overlay, err := clockStepOverlay(dir); err != nil {
+		clockStepErr = fmt.Errorf("no clock-step build: %w", err)
+	} else {
+		flags = append(flags, "-overlay", overlay)
+	}
+	cloudctlBin, err = buildCloudctl("cloudctl", flags...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		_ = os.RemoveAll(dir)
@@ -70,8 +80,11 @@ type proc struct {
 	// cgroup is the cgroup v2 the process runs in, so network faults
 	// can name what it sends; "" without network faults.
 	cgroup string
-	http   string // http://ip:port
-	ports  [3]string
+	// clockFile is the file its wall clock's step is read from ("":
+	// never stepped).
+	clockFile string
+	http      string // http://ip:port
+	ports     [3]string
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -152,6 +165,9 @@ func (p *proc) start(t *testing.T) {
 		// The shell joins the cgroup before it becomes the agent, so
 		// every socket the agent opens is the cgroup's.
 		cmd = exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, p.cgroup, bin}, full...)...)
+	}
+	if p.clockFile != "" {
+		cmd.Env = append(os.Environ(), clockStepEnv+"="+p.clockFile)
 	}
 	cmd.Stderr = p.logs
 	stdout, err := cmd.StdoutPipe()
@@ -265,6 +281,9 @@ type cluster struct {
 	// introduction (client { intro_token_file }); bootstrapAdmin writes
 	// it once an administrator exists to issue one.
 	introFile string
+	// delays relays what every agent dials to a server's RPC port, so
+	// one server's traffic can be delayed; nil without network faults.
+	delays *delayNet
 }
 
 func (c *cluster) all() []*proc { return append(append([]*proc{}, c.servers...), c.clients...) }
@@ -279,6 +298,12 @@ type clusterSpec struct {
 	dataDirs         map[int]string // a prepared data dir per server index
 	net              *netFaults     // nil: no cgroups, no network faults
 	bin              string         // "" for cloudctlBin
+	// delays routes every agent's connections to the servers' RPC
+	// ports through delay links (needs net).
+	delays bool
+	// clockSteps gives each server a clock-step file (needs a
+	// cloudctl built with the clock-step overlay).
+	clockSteps bool
 }
 
 func startCluster(t *testing.T, spec clusterSpec) *cluster {
@@ -300,10 +325,9 @@ func startCluster(t *testing.T, spec clusterSpec) *cluster {
 			dataDir: dir, logs: &syncBuffer{}}
 		p.args = []string{"--server", "--bootstrap-expect", fmt.Sprint(nServers)}
 		p.cgroup, p.bin = cgroupOf(t, net, p.name), spec.bin
-		if i > 0 {
-			p.args = append(p.args, "--join", c.servers[0].gossipAddr())
+		if spec.clockSteps {
+			p.clockFile = filepath.Join(cfgDir, "clock-"+p.name)
 		}
-		p.start(t)
 		c.servers = append(c.servers, p)
 	}
 	for i := 0; i < nClients; i++ {
@@ -311,11 +335,12 @@ func startCluster(t *testing.T, spec clusterSpec) *cluster {
 			dataDir: t.TempDir(), logs: &syncBuffer{}}
 		p.args = []string{"--client", "--config", clientCfg}
 		p.cgroup, p.bin = cgroupOf(t, net, p.name), spec.bin
-		for _, s := range c.servers {
-			p.args = append(p.args, "--join", s.gossipAddr())
-		}
-		p.start(t)
 		c.clients = append(c.clients, p)
+	}
+	// Registered before any start, so it runs after the processes'
+	// cleanup below: the links outlive their connections.
+	if spec.delays && net != nil {
+		c.delays = routeThroughDelays(t, net, c)
 	}
 	t.Cleanup(func() {
 		for _, p := range c.all() {
@@ -325,7 +350,46 @@ func startCluster(t *testing.T, spec clusterSpec) *cluster {
 			}
 		}
 	})
+	for i, p := range c.servers {
+		if i > 0 {
+			p.args = append(p.args, "--join", c.servers[0].gossipAddr())
+		}
+		p.start(t)
+	}
+	for _, p := range c.clients {
+		for _, s := range c.servers {
+			p.args = append(p.args, "--join", s.gossipAddr())
+		}
+		p.start(t)
+	}
 	return c
+}
+
+// routeThroughDelays picks each server's RPC port before it starts and
+// routes what every other agent dials to it through a delay link, so
+// that no connection between agents bypasses the links.
+func routeThroughDelays(t *testing.T, net *netFaults, c *cluster) *delayNet {
+	d, err := newDelayNet(net)
+	if !requireOrSkip(t, "packet delay", err) {
+		return nil
+	}
+	t.Cleanup(d.close)
+	for _, s := range c.servers {
+		port, err := freePort(s.bindIP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.ports[1] = port
+		for _, a := range c.all() {
+			if a == s {
+				continue
+			}
+			if err := d.route(a.name, s.name, s.bindIP+":"+port); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return d
 }
 
 func cgroupOf(t *testing.T, net *netFaults, name string) string {

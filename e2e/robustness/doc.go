@@ -2,9 +2,10 @@
 // cluster of race-built `cloudctl agent` processes (three servers, client
 // agents with the fake driver) and runs two workloads through every
 // agent while it kills, restarts, pauses, partitions (fully, one way,
-// partially), drops the packets of, truncates the Raft log of and fills
-// the disk of those processes, in an order drawn from a seed that is
-// printed (STRATUS_ROBUSTNESS_SEED replays it):
+// partially), drops and delays the packets of, steps the wall clock of,
+// truncates the Raft log of and fills the disk of those processes, in an
+// order drawn from a seed that is printed (STRATUS_ROBUSTNESS_SEED
+// replays it):
 //
 //   - boots, power actions and deletes, each instance its own worker's;
 //   - writes of shared keys (instance metadata, flavor extra specs,
@@ -22,7 +23,12 @@
 // agent runs in a cgroup of its own, because the connections it dials
 // all come from 127.0.0.1 and only the cgroup tells them apart.
 // Without these the faults are left out with a log line, and under
-// CI=true the run fails instead.
+// CI=true the run fails instead. Delays come from relays in the test
+// process that every agent's connections to a server's RPC port are
+// sent through (nftables DNAT by cgroup), as the kernel here has no
+// netem; clock steps from the suite's own build of the agent, whose
+// package time is patched with go build -overlay to add a step, read
+// from a file, to the wall reading of time.Now.
 //
 // It runs only when STRATUS_ROBUSTNESS=1 (make test-robustness);
 // STRATUS_ROBUSTNESS_DURATION bounds the workload (default 60s). It must

@@ -65,7 +65,9 @@ func newNetFaults(t *testing.T) (*netFaults, error) {
 		}
 		_ = os.Remove(n.cgroupDir)
 	})
-	script := fmt.Sprintf("add table ip %[1]s\nadd chain ip %[1]s out { type filter hook output priority 0; policy accept; }\n", n.table)
+	// The filter runs before the delay links' DNAT (priority -100), so
+	// its rules see the address an agent dialled, not the link's.
+	script := fmt.Sprintf("add table ip %[1]s\nadd chain ip %[1]s out { type filter hook output priority -150; policy accept; }\n", n.table)
 	if out, err := runNft(script); err != nil {
 		return nil, fmt.Errorf("create nft table: %v: %s", err, out)
 	}

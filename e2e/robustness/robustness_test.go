@@ -100,8 +100,11 @@ func TestFaultInjection(t *testing.T) {
 		env.disk = disk
 		dataDirs[2] = disk.dir // s3's data dir is the small tmpfs
 	}
-	c := startCluster(t, clusterSpec{ipBase: ipBase, servers: 3, clients: 3, dataDirs: dataDirs, net: env.net})
+	steps := requireOrSkip(t, "clock steps", clockStepErr)
+	c := startCluster(t, clusterSpec{ipBase: ipBase, servers: 3, clients: 3, dataDirs: dataDirs, net: env.net,
+		delays: env.net != nil, clockSteps: steps})
 	env.c = c
+	env.rng = rand.New(rand.NewSource(seed ^ 0x5eed))
 	bootstrapAdmin(t, c)
 	admin := newClient(t, c.servers[0].http)
 	waitHealthy(t, c)
@@ -138,6 +141,9 @@ func TestFaultInjection(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	t.Logf("faults survived: %v", survived)
+	if c.delays != nil {
+		t.Logf("delay links relayed %d connections between agents", c.delays.stats().conns)
+	}
 
 	restartExited(t, c)
 	waitHealthy(t, c)

@@ -17,6 +17,9 @@ type faultEnv struct {
 	c     *cluster
 	net   *netFaults
 	disk  *smallDisk
+	// rng draws the faults' own choices (a target's role, a delay, a
+	// step), from the run's seed; only the schedule's goroutine uses it.
+	rng *rand.Rand
 }
 
 type fault struct {
@@ -98,6 +101,7 @@ func buildFaults(env *faultEnv) []fault {
 			netFault("servers lose 30% of their packets", func() error { return n.lose(c.servers, 30) }),
 		)
 	}
+	faults = append(faults, delayAndClockFaults(env)...)
 	if d := env.disk; d != nil {
 		faults = append(faults, fault{"fill s3's disk", func() func() {
 			if err := d.fill(); err != nil {

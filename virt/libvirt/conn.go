@@ -42,6 +42,9 @@ type connection struct {
 	changed chan struct{}      // closed and replaced when lv changes
 	lastErr error              // why the last attempt failed or the connection ended
 	closed  bool
+	// waiting counts the operations blocked in get for a connection,
+	// so a test can tell when one waits instead of sleeping.
+	waiting int
 
 	done chan struct{} // closed by close
 	wg   sync.WaitGroup
@@ -209,14 +212,44 @@ func (c *connection) get(ctx context.Context, wait time.Duration) (*golibvirt.Li
 		case lv != nil && lv.IsConnected():
 			return lv, nil
 		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%w at %s (%v): %w", ErrUnavailable, c.uri, lastErr, ctx.Err())
-		case <-timer.C:
+		if err := c.await(ctx, changed, timer.C); err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("%w at %s (%v): %w", ErrUnavailable, c.uri, lastErr, ctx.Err())
+			}
 			return nil, fmt.Errorf("%w at %s for %v, still retrying: %v", ErrUnavailable, c.uri, wait, lastErr)
 		}
 	}
+}
+
+// errWaitOver means get's wait for a connection ran out.
+var errWaitOver = errors.New("wait for a connection ran out")
+
+// await blocks until the connection changes (nil), ctx ends or the wait
+// runs out, counted in waiting meanwhile.
+func (c *connection) await(ctx context.Context, changed <-chan struct{}, expired <-chan time.Time) error {
+	c.mu.Lock()
+	c.waiting++
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.waiting--
+		c.mu.Unlock()
+	}()
+	select {
+	case <-changed:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-expired:
+		return errWaitOver
+	}
+}
+
+// waiters is how many operations wait in get for a connection.
+func (c *connection) waiters() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.waiting
 }
 
 // close stops the dialler and disconnects.

@@ -483,7 +483,14 @@ func TestClose(t *testing.T) {
 		_, err := d.GetInfo(t.Context(), "a")
 		waiting <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	// Close while the operation waits for libvirtd, not before it
+	// started waiting (it would then fail on the closed driver at once).
+	for deadline := time.Now().Add(time.Minute); d.WaitingForConnection() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the operation never waited for a connection")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	closed := make(chan error, 1)
 	go func() { closed <- d.Close() }()
 	select {

@@ -24,3 +24,7 @@ func (d *Driver) PoolName() string { return d.cfg.PoolName }
 // volume names carried an attempt (<domain>-<role>), with no attempt in
 // the metadata: the domains an upgraded agent finds.
 func (d *Driver) SpawnLegacyNames(on bool) { d.legacyNames = on }
+
+// WaitingForConnection is how many operations wait for a connection to
+// libvirtd.
+func (d *Driver) WaitingForConnection() int { return d.conn.waiters() }
