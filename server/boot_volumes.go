@@ -2,6 +2,7 @@ package server
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -20,18 +21,23 @@ import (
 // that image's properties (hw_disk_bus, …), as Nova takes them from the
 // volume's image metadata. The create has no image then.
 func (s *Server) bootVolumes(state *fsm.StateStore, args *structs.InstanceCreateRequest, v *createChecks) error {
-	if len(args.BlockDevices) == 0 {
+	all := allBlockDevices(args)
+	if len(all) == 0 {
 		return nil
 	}
 	if l, _ := s.ClusterFSMLevel(); l < structs.FSMLevelBootFromVolume {
 		return structs.Errorf(structs.KindUnavailable, "servers can boot from volumes once every server is upgraded (%s, the cluster is at %s)",
 			structs.FSMLevelBootFromVolume, l)
 	}
-	if v.count > 1 {
+	if (v.count > 1 && len(args.BlockDevices) > 0) || (len(args.BlockDeviceSets) > 0 && len(args.BlockDeviceSets) != v.count) {
 		return structs.Errorf(structs.KindInvalid, "Cannot attach one or more volumes to multiple instances")
 	}
-	host := ""
-	for _, bd := range args.BlockDevices {
+	host, seen := "", map[string]bool{}
+	for _, bd := range all {
+		if seen[bd.VolumeID] {
+			return structs.Errorf(structs.KindInvalid, "Cannot attach one or more volumes to multiple instances")
+		}
+		seen[bd.VolumeID] = true
 		vol, err := state.Volume(nil, bd.VolumeID)
 		if err != nil {
 			return err
@@ -59,14 +65,28 @@ func (s *Server) bootVolumes(state *fsm.StateStore, args *structs.InstanceCreate
 	return nil
 }
 
-// blockDevicesFor copies a create's block devices for one instance,
-// each with a new attachment id.
-func blockDevicesFor(args *structs.InstanceCreateRequest) []*structs.BlockDevice {
-	if len(args.BlockDevices) == 0 {
+// allBlockDevices lists every block device a create names, of all its
+// instances.
+func allBlockDevices(args *structs.InstanceCreateRequest) []*structs.BlockDevice {
+	all := args.BlockDevices
+	for _, set := range args.BlockDeviceSets {
+		all = append(slices.Clip(all), set...)
+	}
+	return all
+}
+
+// blockDevicesFor copies the block devices of a create's instance n
+// (from 1), each with a new attachment id.
+func blockDevicesFor(args *structs.InstanceCreateRequest, n int) []*structs.BlockDevice {
+	list := args.BlockDevices
+	if len(args.BlockDeviceSets) >= n {
+		list = args.BlockDeviceSets[n-1]
+	}
+	if len(list) == 0 {
 		return nil
 	}
-	out := make([]*structs.BlockDevice, 0, len(args.BlockDevices))
-	for _, bd := range args.BlockDevices {
+	out := make([]*structs.BlockDevice, 0, len(list))
+	for _, bd := range list {
 		c := *bd
 		c.AttachmentID, c.Path = uuid.NewString(), ""
 		if bd.BootIndex != 0 {
@@ -82,7 +102,7 @@ func blockDevicesFor(args *structs.InstanceCreateRequest) []*structs.BlockDevice
 // bootsFromVolume reports whether a create names a root volume (boot
 // index 0), which stands for its image.
 func bootsFromVolume(args *structs.InstanceCreateRequest) bool {
-	for _, bd := range args.BlockDevices {
+	for _, bd := range allBlockDevices(args) {
 		if bd.BootIndex == 0 {
 			return true
 		}

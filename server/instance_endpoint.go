@@ -104,7 +104,7 @@ func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.Inst
 			Constraints: args.Constraints, UserData: args.UserData, ConfigDrive: args.ConfigDrive,
 			Hostname: args.Hostname, Tags: structs.SortedTags(args.Tags),
 			AccessIPv4: args.AccessIPv4, AccessIPv6: args.AccessIPv6, AutoDiskConfig: v.autoDisk,
-			BlockDevices: blockDevicesFor(args),
+			BlockDevices: blockDevicesFor(args, n),
 		}
 		if len(inst.Tags) == 0 {
 			inst.Tags = nil

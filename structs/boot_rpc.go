@@ -123,6 +123,11 @@ type InstanceCreateRequest struct {
 	// instance only): every one available in the project and kept on
 	// the same storage host, where the instance is placed.
 	BlockDevices []*BlockDevice `json:",omitempty"`
+	// BlockDeviceSets replace BlockDevices in a multi-create: set n is
+	// instance n's own new volumes (Nova makes each instance its own
+	// volumes from an image, a snapshot or nothing; an existing volume
+	// cannot be shared by several instances).
+	BlockDeviceSets [][]*BlockDevice `json:",omitempty"`
 	WriteRequest
 }
 

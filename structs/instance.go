@@ -300,7 +300,13 @@ func (i *Instance) Resources() (map[string]int64, error) {
 		return res, nil
 	}
 	if d, ok := res[ResourceDiskGB]; ok {
-		res[ResourceDiskGB] = max(d-int64(i.Flavor.RootGB), 0)
+		// Nova's request leaves out a class it asks none of (an amount
+		// of 0 would fail a provider's min_unit).
+		if d -= int64(i.Flavor.RootGB); d > 0 {
+			res[ResourceDiskGB] = d
+		} else {
+			delete(res, ResourceDiskGB)
+		}
 	}
 	return res, nil
 }

@@ -84,6 +84,10 @@ func TestVolumeBackedInstanceAsksNoRootDisk(t *testing.T) {
 	if res, err := inst.Resources(); err != nil || res[ResourceDiskGB] != 7 {
 		t.Fatalf("override: %v %v", res, err)
 	}
+	inst.Flavor = &Flavor{ID: "h", VCPUs: 1, MemoryMB: 512, RootGB: 10}
+	if res, _ := inst.Resources(); len(res) != 2 {
+		t.Fatalf("volume-backed without ephemeral or swap asks DISK_GB: %v", res)
+	}
 	inst.BlockDevices = []*BlockDevice{{VolumeID: "data", BootIndex: -1}}
 	inst.Flavor = f
 	if res, _ := inst.Resources(); res[ResourceDiskGB] != 13 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -31,7 +32,10 @@ func (q *request) bootVolumes(mappings []volumeMapping, args *structs.InstanceCr
 	if len(mappings) == 0 {
 		return nil, nil
 	}
-	if args.Count > 1 {
+	// Nova's _check_and_transform_bdm: an existing volume cannot go to
+	// several instances; an image, a snapshot or nothing becomes each
+	// instance's own volume.
+	if args.Count > 1 && slices.ContainsFunc(mappings, func(m volumeMapping) bool { return m.source == "volume" }) {
 		return nil, badRequest("Cannot attach one or more volumes to multiple instances")
 	}
 	host, err := q.checkVolumeMappings(mappings)
@@ -44,28 +48,36 @@ func (q *request) bootVolumes(mappings []volumeMapping, args *structs.InstanceCr
 			made = nil
 		}
 	}()
-	ids := make([]string, len(mappings))
-	for i, m := range mappings {
-		if m.source == "volume" {
-			ids[i] = m.uuid
-			continue
+	sets := make([][]*structs.BlockDevice, max(args.Count, 1))
+	for n := range sets {
+		ids := make([]string, len(mappings))
+		for i, m := range mappings {
+			if m.source == "volume" {
+				ids[i] = m.uuid
+				continue
+			}
+			v, err := q.makeVolume(m, host)
+			if err != nil {
+				return made, err
+			}
+			made = append(made, v.ID)
+			ids[i], host = v.ID, v.Host
 		}
-		v, err := q.makeVolume(m, host)
-		if err != nil {
-			return made, err
+		for i, m := range mappings {
+			sets[n] = append(sets[n], &structs.BlockDevice{VolumeID: ids[i], BootIndex: int(m.bootIndex),
+				Device: m.device, Tag: m.tag, DeleteOnTermination: m.deleteOnTermination})
+			if m.bootIndex == 0 {
+				args.ImageID = "" // the volume is the root disk
+			}
 		}
-		made = append(made, v.ID)
-		ids[i], host = v.ID, v.Host
 	}
 	if err := q.awaitVolumes(made); err != nil {
 		return made, err
 	}
-	for i, m := range mappings {
-		args.BlockDevices = append(args.BlockDevices, &structs.BlockDevice{VolumeID: ids[i], BootIndex: int(m.bootIndex),
-			Device: m.device, Tag: m.tag, DeleteOnTermination: m.deleteOnTermination})
-		if m.bootIndex == 0 {
-			args.ImageID = "" // the volume is the root disk
-		}
+	if len(sets) == 1 {
+		args.BlockDevices = sets[0]
+	} else {
+		args.BlockDeviceSets = sets
 	}
 	return made, nil
 }

@@ -163,4 +163,27 @@ func TestBootFromVolumeAgainstARealServer(t *testing.T) {
 	if rv := drv.RootVolume(blank); rv == nil || rv.ID == root {
 		t.Fatalf("blank root volume: %+v", rv)
 	}
+
+	// A multi-create makes each server its own volumes, as Nova does for
+	// an image, snapshot or blank mapping.
+	multi := bfvServer(map[string]any{"source_type": "blank", "destination_type": "volume", "volume_size": 1, "boot_index": 0, "delete_on_termination": true})
+	multi["server"].(map[string]any)["name"], multi["server"].(map[string]any)["min_count"] = "multi", 2
+	h.req("POST", "/compute/v2.1/servers", memberTok, "", multi).expect(t, 202)
+	list := h.req("GET", "/compute/v2.1/servers?name=%5Emulti-", memberTok, "", nil).expect(t, 200).list("servers")
+	if len(list) != 2 {
+		t.Fatalf("multi-create made %d servers: %v", len(list), list)
+	}
+	roots := map[string]bool{}
+	for _, item := range list {
+		sid := item.(map[string]any)["id"].(string)
+		waitServer(h, sid, "ACTIVE")
+		rv := drv.RootVolume(sid)
+		if rv == nil || rv.ID == root || roots[rv.ID] {
+			t.Fatalf("server %s's root volume %+v (others %v)", sid, rv, roots)
+		}
+		roots[rv.ID] = true
+		if v := volumeStatus(t, s, rv.ID); v.Status != structs.VolumeInUse || v.AttachmentOf(sid) == nil {
+			t.Fatalf("server %s's root volume: %+v", sid, v)
+		}
+	}
 }
