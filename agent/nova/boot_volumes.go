@@ -251,3 +251,26 @@ func (q *request) checkSnapshotBootable(m *volumeMapping, snap *structs.VolumeSn
 	}
 	return nil
 }
+
+// checkVolumeRebuild applies Nova's rule for rebuilding a server booted
+// from a volume: with the image its root volume was made from, the
+// server is rebuilt on the same volume (the guest's data stays);
+// another image would have to reimage the volume (2.93), which this
+// cloud's block storage cannot do yet, and below 2.93 Nova refuses it.
+func (q *request) checkVolumeRebuild(inst *structs.Instance, image string) error {
+	root := inst.RootVolume()
+	if root == nil {
+		return nil
+	}
+	var out structs.SingleVolumeResponse
+	if err := q.call("Volume.Get", &structs.VolumeSpecificRequest{VolumeID: root.VolumeID, ProjectID: inst.ProjectID}, &out); err != nil {
+		return err
+	}
+	if out.Volume.ImageID == image {
+		return nil
+	}
+	if !q.atLeast(93) {
+		return badRequest("Image %s is unacceptable: Unable to rebuild with a different image for a volume-backed server.", image)
+	}
+	return faultf(http.StatusConflict, "Rebuilding a volume-backed server with a different image (reimaging its boot volume, microversion 2.93) is not supported by this cloud's block storage yet.")
+}

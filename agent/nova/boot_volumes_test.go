@@ -135,6 +135,14 @@ func TestBootFromVolumeAgainstARealServer(t *testing.T) {
 	}
 	h.req("DELETE", "/compute/v2.1/servers/"+id+"/os-volume_attachments/"+root, memberTok, "", nil).
 		fault(t, 400, "badRequest", "Cannot detach a root device volume")
+	// A rebuild with an image the root volume was not made from would
+	// reimage it: refused before 2.93 in Nova's words, and at 2.93 as
+	// not supported here; the server is untouched.
+	act(h, id, memberTok, "", `{"rebuild": {"imageRef": "cirros"}}`).
+		fault(t, 400, "badRequest", "Image cirros is unacceptable: Unable to rebuild with a different image for a volume-backed server.")
+	act(h, id, memberTok, "2.93", `{"rebuild": {"imageRef": "cirros"}}`).fault(t, 409, "conflictingRequest",
+		"Rebuilding a volume-backed server with a different image (reimaging its boot volume, microversion 2.93) is not supported by this cloud's block storage yet.")
+	waitServer(h, id, "ACTIVE")
 
 	// A second server cannot boot from the volume in use.
 	h.req("POST", "/compute/v2.1/servers", memberTok, "", bfvServer(

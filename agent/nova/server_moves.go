@@ -73,6 +73,9 @@ func actRebuild(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	if certs, _ := in["trusted_image_certificates"].([]any); len(certs) > 0 {
 		return nil, notSupported()
 	}
+	if err := q.checkVolumeRebuild(inst, image); err != nil {
+		return nil, err
+	}
 	update := structs.InstanceUpdateRequest{InstanceID: inst.ID}
 	if v, ok := in["key_name"]; ok {
 		if key, _ := v.(string); key != inst.KeyName {
