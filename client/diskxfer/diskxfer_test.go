@@ -25,7 +25,7 @@ type exporter struct {
 	busy   bool
 	disks  map[string][]byte
 	files  map[string]string // role → file name in a shared pool
-	ranges []string // Range headers of disk requests, in order
+	ranges []string          // Range headers of disk requests, in order
 	// cutAfter, when > 0, makes the next disk response stop after that
 	// many bytes, as a source agent dying mid-copy.
 	cutAfter int
