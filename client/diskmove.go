@@ -20,7 +20,8 @@ import (
 // powered-off instance's disks (ExportDisks, mounted by the agent
 // daemon); the destination's agent fetches them into a staging directory
 // before it spawns (fetchDisks) and its driver builds the instance on
-// them. The source's disks are not touched: a revert boots them again,
+// them; when both hosts share the driver's pool (virt.SharedPool) the
+// destination's driver copies the source's files inside it instead. The source's disks are not touched: a revert boots them again,
 // a confirm destroys them after the destination is up.
 
 // fetchAttempts bounds how often a destination tries to fetch the disks
@@ -67,6 +68,13 @@ func (r *runner) fetchDisks(src *structs.DiskSource) ([]virt.ImportedDisk, error
 	f := &diskxfer.Fetcher{HTTP: r.c.cfg.DiskHTTP, Progress: func(role string, done, total int64) {
 		r.logger.Info("fetching disk", "role", role, "bytes", done, "of", total)
 	}}
+	if pool, ok := r.c.driver.(virt.SharedPool); ok {
+		// Hosts sharing the pool: the disks are copied inside it.
+		f.Local = pool.SharedFile
+		f.Skipped = func(role string, reason error) {
+			r.logger.Info("fetching a disk the source keeps in a shared pool", "role", role, "reason", reason)
+		}
+	}
 	dir := r.c.stagingDir(r.allocID)
 	b := retry.Backoff{Min: 500 * time.Millisecond, Max: 8 * time.Second}
 	var err error
@@ -74,7 +82,8 @@ func (r *runner) fetchDisks(src *structs.DiskSource) ([]virt.ImportedDisk, error
 		var disks []virt.ImportedDisk
 		start := time.Now()
 		if disks, err = f.Fetch(r.c.ctx, src, dir); err == nil {
-			r.logger.Info("fetched the instance's disks", "from_host", src.HostID, "disks", len(disks), "took", time.Since(start).Round(time.Millisecond))
+			r.logger.Info("fetched the instance's disks", "from_host", src.HostID, "disks", len(disks),
+				"from_shared_pool", sharedCount(disks), "took", time.Since(start).Round(time.Millisecond))
 			return disks, nil
 		}
 		if r.c.ctx.Err() != nil {
@@ -86,6 +95,17 @@ func (r *runner) fetchDisks(src *structs.DiskSource) ([]virt.ImportedDisk, error
 		}
 	}
 	return nil, fmt.Errorf("fetch the disks from the source host: %w", err)
+}
+
+// sharedCount is how many of disks were taken from a shared pool.
+func sharedCount(disks []virt.ImportedDisk) int {
+	n := 0
+	for _, d := range disks {
+		if d.Shared {
+			n++
+		}
+	}
+	return n
 }
 
 // dropStagedDisks deletes the allocation's fetched disks once its driver

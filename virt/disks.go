@@ -35,6 +35,11 @@ type ExportedDisk struct {
 	// (only the overlay is sent: the destination gets the image from its
 	// own image cache), "" for a standalone disk.
 	BackingImageID string
+	// File is the disk's file name in the host's pool when that pool is
+	// storage other hosts may share (SharedPool), "" otherwise: a
+	// destination sharing it copies the file there instead of fetching
+	// its bytes.
+	File string
 	// Open opens the disk's data for reading from any offset.
 	Open func() (io.ReadSeekCloser, error)
 }
@@ -74,4 +79,16 @@ func (s *InstanceSpec) ImportedDisk(role string) *ImportedDisk {
 		}
 	}
 	return nil
+}
+
+// SharedPool is a DiskMover whose pool other hosts may share: a move's
+// destination that finds the source's disk files in its own pool copies
+// them there (a clone where the file system can) instead of fetching
+// their bytes from the source's agent.
+type SharedPool interface {
+	// SharedFile returns the path of the regular file called name in
+	// this host's shared pool. ok is false when the host has no shared
+	// storage, name is not a bare file name or no such file is there:
+	// a name never leads outside the pool's directory.
+	SharedFile(name string) (path string, ok bool)
 }

@@ -24,7 +24,8 @@ type exporter struct {
 	token  string
 	busy   bool
 	disks  map[string][]byte
-	ranges []string // Range headers of disk requests, in order
+	files  map[string]string // role → file name in a shared pool
+	ranges []string          // Range headers of disk requests, in order
 	// cutAfter, when > 0, makes the next disk response stop after that
 	// many bytes, as a source agent dying mid-copy.
 	cutAfter int
@@ -51,7 +52,7 @@ func (e *exporter) lookup(_ context.Context, allocID, token string) ([]virt.Expo
 		if role == virt.DiskRoleRoot {
 			base = "img-1"
 		}
-		out = append(out, virt.ExportedDisk{Role: role, Format: "qcow2", BackingImageID: base,
+		out = append(out, virt.ExportedDisk{Role: role, Format: "qcow2", BackingImageID: base, File: e.files[role],
 			Open: func() (io.ReadSeekCloser, error) { return nopReadSeeker{bytes.NewReader(data)}, nil }})
 	}
 	return out, nil

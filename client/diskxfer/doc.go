@@ -5,7 +5,9 @@
 // an overlay on) and each disk's bytes with range requests; the
 // destination's agent fetches them into a staging directory, resuming a
 // partial file where it stopped, checks every digest and only then
-// hands the files to its driver.
+// hands the files to its driver. Between hosts sharing a pool, the
+// destination takes a disk from that pool instead, once it has checked
+// the file there is the one the manifest describes (shared.go).
 //
 // A live migration's source asks its destination's agent the other way
 // round to prepare (fetch the instance's image into its cache) before

@@ -31,6 +31,14 @@ type Fetcher struct {
 	HTTP *http.Client
 	// Progress is told how the fetch goes; nil for silence.
 	Progress Progress
+	// Local, when set, finds a disk's file (the manifest's File) in
+	// this host's own shared pool (virt.SharedPool.SharedFile): a disk
+	// found there with the manifest's size and digest is handed to the
+	// driver as a shared file to copy locally, and not fetched.
+	Local func(name string) (path string, ok bool)
+	// Skipped, when set, is told why a disk the manifest names a file
+	// for is fetched after all.
+	Skipped func(role string, reason error)
 }
 
 // Fetch brings every disk of src into dir (created if missing) and
@@ -53,6 +61,10 @@ func (f *Fetcher) Fetch(ctx context.Context, src *structs.DiskSource, dir string
 	for _, d := range m.Disks {
 		if !roleRE.MatchString(d.Role) || d.Size < 0 {
 			return nil, fmt.Errorf("the source's manifest has a bad disk %q", d.Role)
+		}
+		if shared, ok := f.shared(d); ok {
+			out = append(out, shared)
+			continue
 		}
 		path := filepath.Join(dir, d.Role)
 		if err := f.fetchDisk(ctx, src, d, path); err != nil {

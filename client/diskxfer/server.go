@@ -54,6 +54,10 @@ type Disk struct {
 	BackingImageID string `json:"backing_image_id,omitempty"`
 	Size           int64  `json:"size"`
 	SHA256         string `json:"sha256"`
+	// File is the disk's file name in the source's pool when that pool
+	// may be shared (virt.ExportedDisk.File): a destination that sees
+	// it in its own pool, with this size and digest, copies it there.
+	File string `json:"file,omitempty"`
 }
 
 // Server serves the disk exports of one agent.
@@ -132,7 +136,7 @@ func (s *Server) manifest(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusInternalServerError, fmt.Sprintf("read the %s disk: %v", d.Role, err))
 			return
 		}
-		m.Disks = append(m.Disks, Disk{Role: d.Role, Format: d.Format, BackingImageID: d.BackingImageID, Size: dg.size, SHA256: dg.sum})
+		m.Disks = append(m.Disks, Disk{Role: d.Role, Format: d.Format, BackingImageID: d.BackingImageID, Size: dg.size, SHA256: dg.sum, File: d.File})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(&m)

@@ -101,7 +101,8 @@ func TestUnshelveRestoresTheShelvedDisk(t *testing.T) {
 // share, a cold migration's destination builds the instance on disks of
 // its own names with the guest's data and never writes the source's: a
 // revert finds the source's disk as it was, and only a confirm deletes
-// it.
+// it. The destination takes the disk from the shared storage: no byte
+// of it goes through the source's export.
 func TestColdMigrateOntoSharedStorageKeepsTheSource(t *testing.T) {
 	t.Parallel()
 	shared := t.TempDir()
@@ -136,6 +137,9 @@ func TestColdMigrateOntoSharedStorageKeepsTheSource(t *testing.T) {
 		}
 		if len(roots) != 2 {
 			t.Fatalf("root disks during VERIFY_RESIZE: %v, want the source's and the destination's own", roots)
+		}
+		if n := hv1.export.Sent(); n != 0 {
+			t.Fatalf("%d bytes of disk data went through the source's export, though the hosts share the storage", n)
 		}
 	}
 	migrate()

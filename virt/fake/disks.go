@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 
 	"github.com/stratus-cloud/stratus/virt"
 )
@@ -62,7 +63,11 @@ func (d *Driver) ExportDisks(ctx context.Context, id string) ([]virt.ExportedDis
 		if role == virt.DiskRoleRoot {
 			base = in.spec.ImageID
 		}
-		out = append(out, virt.ExportedDisk{Role: role, Format: "raw", BackingImageID: base,
+		file := ""
+		if d.cfg.SharedDir != "" && in.attempt != "" {
+			file = filepath.Base(d.sharedFile(id, in.attempt, role))
+		}
+		out = append(out, virt.ExportedDisk{Role: role, Format: "raw", BackingImageID: base, File: file,
 			Open: func() (io.ReadSeekCloser, error) { return nopCloser{bytes.NewReader(data)}, nil }})
 	}
 	return out, nil

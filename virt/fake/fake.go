@@ -117,6 +117,7 @@ var (
 	_ virt.LiveMigrator         = (*Driver)(nil)
 	_ virt.PreparedLiveMigrator = (*Driver)(nil)
 	_ virt.SharedDiskFinder     = (*Driver)(nil)
+	_ virt.SharedPool           = (*Driver)(nil)
 	_ virt.Snapshotter          = (*Driver)(nil)
 	_ virt.ConsoleOutputer      = (*Driver)(nil)
 	_ virt.RemoteConsoler       = (*Driver)(nil)

@@ -138,3 +138,18 @@ func (d *Driver) SharedDisks(ctx context.Context, id, imageID string) ([]virt.Im
 	}
 	return out, nil
 }
+
+// SharedFile returns the path of the regular file name in the shared
+// directory (virt.SharedPool), so that a move between hosts sharing it
+// reads the source's file there instead of fetching it; a name that
+// could lead elsewhere is refused.
+func (d *Driver) SharedFile(name string) (string, bool) {
+	if d.cfg.SharedDir == "" || name == "" || strings.HasPrefix(name, ".") || strings.ContainsAny(name, `/\`) {
+		return "", false
+	}
+	path := filepath.Join(d.cfg.SharedDir, name)
+	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() {
+		return "", false
+	}
+	return path, true
+}

@@ -2,6 +2,7 @@ package fake_test
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -177,5 +178,67 @@ func TestSnapshotCarriesTheDisk(t *testing.T) {
 		t.Fatal(err)
 	} else if _, err := os.Stat(p); err == nil {
 		t.Fatalf("a fake without SnapshotDir wrote %s", p)
+	}
+}
+
+// TestSharedPoolNamesTheSourcesFiles: a host with shared storage names
+// each exported disk's file there, which another host sharing it finds
+// (SharedFile) with the same bytes, and which nothing resolves outside
+// the shared directory or on a host without shared storage.
+func TestSharedPoolNamesTheSourcesFiles(t *testing.T) {
+	ctx := t.Context()
+	shared := t.TempDir()
+	a := fake.New(fake.Config{HostName: "a", SharedDir: shared})
+	b := fake.New(fake.Config{HostName: "b", SharedDir: shared})
+	spec := smallSpec("i")
+	spec.EphemeralGB = 1
+	if _, err := a.Spawn(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.WriteDisk("i", virt.DiskRoleRoot, []byte("written on a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PowerOff(ctx, "i", 0); err != nil {
+		t.Fatal(err)
+	}
+	disks, err := a.ExportDisks(ctx, "i")
+	if err != nil || len(disks) != 2 {
+		t.Fatalf("exported %+v, %v", disks, err)
+	}
+	for _, d := range disks {
+		path, ok := b.SharedFile(d.File)
+		if !ok {
+			t.Fatalf("b does not find a's %s file %q", d.Role, d.File)
+		}
+		r, err := d.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := io.ReadAll(r)
+		_ = r.Close()
+		if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: the shared file holds %q, the export %q (%v)", d.Role, got, want, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(shared), "outside"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"", "../outside", "/etc/passwd", ".", "..", "missing"} {
+		if p, ok := b.SharedFile(name); ok {
+			t.Errorf("SharedFile(%q) = %q, want refused", name, p)
+		}
+	}
+	plain := fake.New(fake.Config{HostName: "c"})
+	if _, ok := plain.SharedFile(disks[0].File); ok {
+		t.Error("a host without shared storage found a shared file")
+	}
+	if _, err := plain.Spawn(ctx, smallSpec("j")); err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.PowerOff(ctx, "j", 0); err != nil {
+		t.Fatal(err)
+	}
+	if own, err := plain.ExportDisks(ctx, "j"); err != nil || len(own) == 0 || own[0].File != "" {
+		t.Errorf("a host without shared storage names files: %+v, %v", own, err)
 	}
 }

@@ -23,6 +23,8 @@ type exportState struct {
 	gen atomic.Int64
 	// ranges counts the disk requests that resumed at an offset.
 	ranges atomic.Int64
+	// sent counts the disk data bytes served (manifests aside).
+	sent atomic.Int64
 }
 
 // diskExport serves the host's disks to other hosts' agents and their
@@ -67,6 +69,9 @@ func (c *cloud) diskExport(h *host) string {
 		if isData && ex.slow.Load() {
 			w = &slowWriter{ResponseWriter: w, ex: ex, gen: ex.gen.Load()}
 		}
+		if isData {
+			w = &countingWriter{ResponseWriter: w, n: &ex.sent}
+		}
 		inner.ServeHTTP(w, r)
 	})}
 	go func() { _ = srv.Serve(ln) }()
@@ -100,4 +105,16 @@ func (s *slowWriter) Write(b []byte) (int, error) {
 		time.Sleep(8 * time.Millisecond)
 	}
 	return written, nil
+}
+
+// countingWriter counts the bytes of a disk's data it passes on.
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n.Add(int64(n))
+	return n, err
 }

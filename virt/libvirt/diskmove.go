@@ -62,7 +62,7 @@ func (d *Driver) ExportDisks(ctx context.Context, id string) ([]virt.ExportedDis
 					base = m.Image.ID
 				}
 			}
-			out = append(out, virt.ExportedDisk{Role: r.role, Format: "qcow2", BackingImageID: base,
+			out = append(out, virt.ExportedDisk{Role: r.role, Format: "qcow2", BackingImageID: base, File: d.poolFile(path),
 				Open: func() (io.ReadSeekCloser, error) { return os.Open(path) }})
 		}
 		return nil
@@ -86,12 +86,15 @@ func (d *Driver) importVolume(lv *golibvirt.Libvirt, p golibvirt.StoragePool, na
 	dst := filepath.Join(d.cfg.ImagesDir, name)
 	src := imp.Path
 	if imp.Shared {
-		// Another host's file (evacuate.go): only ever read.
+		// Another host's file (evacuate.go, sharedpool.go): only ever
+		// read.
 		src = dst + ".import"
-		if err := copyFile(imp.Path, src); err != nil {
+		cloned, err := cloneFile(imp.Path, src)
+		if err != nil {
 			return "", fmt.Errorf("copy the shared %s disk: %w", imp.Role, err)
 		}
 		defer os.Remove(src)
+		d.cfg.Logger.Info("copied a disk inside the shared pool", "role", imp.Role, "from", filepath.Base(imp.Path), "to", name, "cloned", cloned)
 	}
 	if imp.BackingImageID != "" {
 		if base == nil || base.Base == "" {

@@ -18,7 +18,9 @@ import (
 // it is stopped) followed at every step: the destination's root disk has
 // it, the source's keeps it untouched; a revert boots the source's own
 // disk and deletes the destination's; a resize grows the carried disk;
-// a confirm deletes the source's disk only then.
+// a confirm deletes the source's disk only then. The two hosts share
+// their pool, so no disk's bytes travel through the source's disk
+// export: the destination copies the source's files inside the pool.
 func TestAgentMovesKeepTheDisk(t *testing.T) {
 	t.Parallel()
 	c := newCloud(t)
@@ -53,6 +55,9 @@ func TestAgentMovesKeepTheDisk(t *testing.T) {
 		}
 		if !hasPattern(t, srcRoot) {
 			t.Fatalf("%s: the source's root disk changed before the confirm", what)
+		}
+		if n := src.export.sent.Load(); n != 0 {
+			t.Fatalf("%s: %d bytes of disk data went through the source's export, though the hosts share the pool", what, n)
 		}
 		return root
 	}
@@ -146,6 +151,9 @@ func TestAgentMoveSurvivesAgentsDyingMidCopy(t *testing.T) {
 	})
 	if n := src.export.ranges.Load(); n == 0 {
 		t.Error("no fetch resumed at an offset: the copies started over")
+	}
+	if n := src.export.sent.Load(); n < 40<<20 {
+		t.Errorf("only %d bytes went through the source's export, want the disk's 40 MiB and more", n)
 	}
 	dstRoot := disksOf(t, dst.env.raw, dst.drv.DomainName(id))[0]
 	for _, at := range []string{"0", "39M"} {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -27,7 +28,13 @@ type Export struct {
 	// URL is what the agent publishes (client.Config.DiskExportURL).
 	URL string
 	to  atomic.Value // Exporter
+	// sent counts the disk data bytes served (manifests aside).
+	sent atomic.Int64
 }
+
+// Sent is how many bytes of disk data the export has served: none for
+// a move between hosts sharing their pool.
+func (e *Export) Sent() int64 { return e.sent.Load() }
 
 // Serve starts a disk export on 127.0.0.1, closed when the test ends;
 // requests fail as unknown until Set names the agent behind it.
@@ -52,7 +59,13 @@ func Serve(t testing.TB) *Export {
 		}
 		return x.PrepareLiveMigration(ctx, allocID, token)
 	}
-	srv := &http.Server{Handler: diskxfer.NewServer(lookup, nil).WithPrepare(prepare)}
+	inner := diskxfer.NewServer(lookup, nil).WithPrepare(prepare)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Count(strings.TrimPrefix(r.URL.Path, diskxfer.MountPath), "/") == 1 && r.Method == http.MethodGet {
+			w = &counter{ResponseWriter: w, n: &e.sent}
+		}
+		inner.ServeHTTP(w, r)
+	})}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return e
@@ -60,3 +73,15 @@ func Serve(t testing.TB) *Export {
 
 // Set makes x the agent whose disks the export serves.
 func (e *Export) Set(x Exporter) { e.to.Store(x) }
+
+// counter counts the bytes of a disk's data it passes on.
+type counter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (c *counter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n.Add(int64(n))
+	return n, err
+}
