@@ -21,6 +21,10 @@
 #     CI=true without them.
 #   - awscli, the unmodified AWS CLI the EC2 API is tested with
 #     (e2e/aws_cli_ec2_test.go), which fails under CI=true without it.
+#   - a single-node Ceph cluster (scripts/ceph-setup.sh: ceph-mon,
+#     ceph-osd, ceph-mgr, ceph-common, qemu-block-extra) for the RBD
+#     backend's tests (client/storage, virt/libvirt), which fail under
+#     CI=true without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v go >/dev/null || { echo "go is not installed" >&2; exit 1; }
@@ -32,6 +36,15 @@ go mod download
 tofu_log="$(mktemp)"
 scripts/tofu-setup.sh >"$tofu_log" 2>&1 &
 tofu_pid=$!
+# The Ceph packages and the cluster's bootstrap likewise (about 25 s once
+# installed); scripts/ceph-setup.sh needs root.
+ceph_log="$(mktemp)"
+if [ "$(id -u)" -eq 0 ]; then
+  scripts/ceph-setup.sh >"$ceph_log" 2>&1 &
+else
+  sudo scripts/ceph-setup.sh >"$ceph_log" 2>&1 &
+fi
+ceph_pid=$!
 
 need=()
 command -v openstack >/dev/null || need+=(python3-openstackclient)
@@ -76,3 +89,10 @@ if ! wait "$tofu_pid"; then
 fi
 cat "$tofu_log"
 rm -f "$tofu_log"
+if ! wait "$ceph_pid"; then
+  cat "$ceph_log" >&2
+  echo "ci-deps: scripts/ceph-setup.sh failed" >&2
+  exit 1
+fi
+cat "$ceph_log"
+rm -f "$ceph_log"
