@@ -36,15 +36,6 @@ go mod download
 tofu_log="$(mktemp)"
 scripts/tofu-setup.sh >"$tofu_log" 2>&1 &
 tofu_pid=$!
-# The Ceph packages and the cluster's bootstrap likewise (about 25 s once
-# installed); scripts/ceph-setup.sh needs root.
-ceph_log="$(mktemp)"
-if [ "$(id -u)" -eq 0 ]; then
-  scripts/ceph-setup.sh >"$ceph_log" 2>&1 &
-else
-  sudo scripts/ceph-setup.sh >"$ceph_log" 2>&1 &
-fi
-ceph_pid=$!
 
 need=()
 command -v openstack >/dev/null || need+=(python3-openstackclient)
@@ -58,6 +49,10 @@ command -v isoinfo >/dev/null || need+=(genisoimage)
 # Debian's AWS CLI, at /usr/bin/aws (another aws on the path may be any
 # version).
 [ -x /usr/bin/aws ] || need+=(awscli)
+# The single-node Ceph cluster's daemons and QEMU's rbd driver.
+for p in ceph-mon ceph-osd ceph-mgr ceph-common qemu-block-extra; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -66,6 +61,14 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
 openstack --version
+# The Ceph cluster's bootstrap (about 25 s) runs while libvirt is set up.
+ceph_log="$(mktemp)"
+if [ "$(id -u)" -eq 0 ]; then
+  scripts/ceph-setup.sh >"$ceph_log" 2>&1 &
+else
+  sudo scripts/ceph-setup.sh >"$ceph_log" 2>&1 &
+fi
+ceph_pid=$!
 # cloud-init is there for its Python readers only: never let it run at
 # boot and probe a metadata address on this machine.
 if [ -d /etc/cloud ] && [ ! -e /etc/cloud/cloud-init.disabled ]; then
