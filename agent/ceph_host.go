@@ -16,19 +16,20 @@ type cephSecrets interface {
 	DefineCephSecret(ctx context.Context, uuid, user, key string) error
 }
 
-// cephAttach readies a hypervisor host for RBD volumes: its driver gets
-// the key of the ceph block's user under the block's secret_uuid, and
-// the host's agent the monitors, user and secret to attach with. nil
-// without a ceph block or a driver that can keep the key (then RBD
-// attaches on this host fail with a clear error).
+// cephAttach readies a hypervisor host for RBD volumes: a driver that
+// keeps secrets (libvirt) gets the key of the ceph block's user under the
+// block's secret_uuid, and the host's agent the monitors, user and
+// secret to attach with. nil without a ceph block (then RBD attaches on
+// this host fail with a clear error).
 func (a *Agent) cephAttach(drv virt.Driver) (*client.CephAttach, error) {
 	cc := a.config.Client.Ceph
 	if cc == nil {
 		return nil, nil
 	}
+	att := &client.CephAttach{MonHosts: cc.MonHosts, User: cc.User, SecretUUID: cc.SecretUUID}
 	cs, ok := drv.(cephSecrets)
 	if !ok {
-		return nil, nil
+		return att, nil
 	}
 	key, err := storage.CephKey(cc.Keyring, cc.User)
 	if err != nil {
@@ -39,5 +40,5 @@ func (a *Agent) cephAttach(drv virt.Driver) (*client.CephAttach, error) {
 	if err := cs.DefineCephSecret(ctx, cc.SecretUUID, cc.User, key); err != nil {
 		return nil, fmt.Errorf("client ceph block: %w", err)
 	}
-	return &client.CephAttach{MonHosts: cc.MonHosts, User: cc.User, SecretUUID: cc.SecretUUID}, nil
+	return att, nil
 }
