@@ -52,7 +52,7 @@ func testCephBlock(t *testing.T) *CephConfig {
 // image in the real cluster, attaches to an instance on another host (a
 // simulated one) through Ceph, without any NBD export, detaches, and
 // goes with its image when deleted. A type naming another backend finds
-// no host.
+// no host, and a server cannot be created with an RBD volume yet.
 func TestAgentKeepsVolumesInRBD(t *testing.T) {
 	cc := testCephBlock(t)
 	a := testAgent(t, func(c *Config) {
@@ -97,6 +97,13 @@ func TestAgentKeepsVolumesInRBD(t *testing.T) {
 	}
 	if !strings.Contains(rbd("ls", "volumes"), image) {
 		t.Fatalf("no image %s in the pool", image)
+	}
+
+	// Not yet: a server created with an RBD volume.
+	err := a.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "bfv", FlavorID: "1", ProjectID: "p1", UserID: "u1",
+		RequestID: "req-bfv", BlockDevices: []*structs.BlockDevice{{VolumeID: vol.ID, BootIndex: 0}}}, &structs.InstanceCreateResponse{})
+	if structs.KindOf(err) != structs.KindInvalid || !strings.Contains(err.Error(), "kept in Ceph (RBD)") {
+		t.Fatalf("boot from an RBD volume: %v", err)
 	}
 
 	var out structs.InstanceCreateResponse
