@@ -74,6 +74,17 @@ fi
 
 c() { "$@" -c "$conf"; }
 start=$(date +%s)
+
+# A directory with a cluster this script did not lay out (no ceph.conf
+# of its fsid here) is reset while none of its daemons runs, and
+# refused while one does.
+if [ -f "$dir/fsid" ] && ! grep -qx "fsid = $(cat "$dir/fsid")" "$conf" 2>/dev/null; then
+  for d in "osd.$osd_id" "mgr.$mgr_id" "mon.$mon_id"; do
+    running "$d" && die "$dir holds a cluster this script did not make, and its $d runs; stop it or use another STRATUS_CEPH_DIR"
+  done
+  echo "ceph-setup: $dir holds a cluster this script did not make; starting afresh" >&2
+  rm -rf "$dir"
+fi
 mkdir -p "$dir" "$run_dir" "$log_dir"
 
 if [ ! -f "$dir/fsid" ]; then
