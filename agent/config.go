@@ -291,6 +291,10 @@ type ClientConfig struct {
 	// Storage makes the agent's host a storage host: it keeps a volume
 	// pool for the Block Storage API (agent/storage.go).
 	Storage *StorageConfig `hcl:"storage,block"`
+	// Ceph is the Ceph cluster the host's RBD volumes live in: the
+	// storage agent's with storage { backend = "rbd" }, and every
+	// hypervisor host's that attaches RBD volumes (agent/config_ceph.go).
+	Ceph *CephConfig `hcl:"ceph,block"`
 	// SimulatedHosts adds that many fake hosts behind this agent, for
 	// watching scheduling across many hosts (--dev-hosts).
 	SimulatedHosts int      `hcl:"simulated_hosts,optional"`
@@ -319,8 +323,16 @@ type ClientConfig struct {
 
 // StorageConfig is the client's storage block.
 type StorageConfig struct {
-	// PoolDir holds the volumes and snapshots (qcow2 files). Required.
-	PoolDir string `hcl:"pool_dir"`
+	// PoolDir holds the volumes and snapshots (qcow2 files). Required
+	// by the file backend.
+	PoolDir string `hcl:"pool_dir,optional"`
+	// Backend is what keeps the volumes: "file" (the default, PoolDir)
+	// or "rbd" (the client's ceph block).
+	Backend string `hcl:"backend,optional"`
+	// BackendName is the name volume types choose this host's backend
+	// by (their volume_backend_name extra spec); empty is chosen only by
+	// types that name none.
+	BackendName string `hcl:"backend_name,optional"`
 	// CapacityGB is how much the pool may hold; 0 is the size of the
 	// file system under PoolDir.
 	CapacityGB int64 `hcl:"capacity_gb,optional"`
@@ -479,8 +491,8 @@ func (c *Config) Finalize() error {
 	if c.Client.Driver == "" {
 		c.Client.Driver = "fake"
 	}
-	if st := c.Client.Storage; st != nil && (st.PoolDir == "" || st.CapacityGB < 0) {
-		return fmt.Errorf("client storage block needs a pool_dir and a capacity_gb of 0 (the file system's) or more")
+	if err := c.checkStorage(); err != nil {
+		return err
 	}
 	if err := c.checkNBD(); err != nil {
 		return err

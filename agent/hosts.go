@@ -100,8 +100,14 @@ func (a *Agent) startHosts() error {
 			}
 		}
 		var hostPoolGB int64
+		var backend, backendName string
 		if storageHere {
 			hostPoolGB = poolGB
+			backend, backendName = cfg.Client.Storage.Backend, cfg.Client.Storage.BackendName
+		}
+		ceph, err := a.cephAttach(drv)
+		if err != nil {
+			return fmt.Errorf("start host %s: %w", name, err)
 		}
 		c, err = client.New(client.Config{
 			DataDir: dir, NodeName: cfg.NodeName, HostName: name, Region: cfg.Region, AZ: cfg.AZ,
@@ -111,6 +117,7 @@ func (a *Agent) startHosts() error {
 			DiskAllocationRatio: cfg.Client.DiskAllocationRatio, ReservedMemoryMB: cfg.Client.ReservedHostMemoryMB,
 			ReservedVCPUs: cfg.Client.ReservedHostCPUs, ReservedDiskGB: cfg.Client.ReservedHostDiskGB,
 			TunnelIP: a.tunnelIP(i), StorageCapacityGB: hostPoolGB, StorageNBDAddress: a.storageNBDAddress(storageHere),
+			StorageBackend: backend, StorageBackendName: backendName, Ceph: ceph,
 		})
 		if err != nil {
 			return fmt.Errorf("start host %s: %w", name, err)

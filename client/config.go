@@ -81,6 +81,13 @@ type Config struct {
 	// instances on other hosts (HostAttrStorageNBDAddress); empty when
 	// it serves none.
 	StorageNBDAddress string
+	// StorageBackend and StorageBackendName are what keeps the storage
+	// host's volumes (structs.VolumeBackendFile when empty, or
+	// VolumeBackendRBD) and its backend's name, which volume types
+	// choose (HostAttrStorageBackend, HostAttrStorageBackendName).
+	StorageBackend, StorageBackendName string
+	// Ceph, when set, is how this host's instances reach RBD volumes.
+	Ceph *CephAttach
 
 	// Allocation ratios (Nova's defaults: CPU 4.0, RAM 1.0, disk 1.0).
 	CPUAllocationRatio, RAMAllocationRatio, DiskAllocationRatio float64

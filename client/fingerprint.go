@@ -32,6 +32,12 @@ func (c *Client) fingerprint() (*structs.Host, error) {
 		if c.cfg.StorageNBDAddress != "" {
 			h.Attributes[structs.HostAttrStorageNBDAddress] = c.cfg.StorageNBDAddress
 		}
+		if c.cfg.StorageBackend != "" {
+			h.Attributes[structs.HostAttrStorageBackend] = c.cfg.StorageBackend
+		}
+		if c.cfg.StorageBackendName != "" {
+			h.Attributes[structs.HostAttrStorageBackendName] = c.cfg.StorageBackendName
+		}
 	}
 	return h, nil
 }

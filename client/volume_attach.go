@@ -27,6 +27,9 @@ func (r *runner) volumeAction(action string) error {
 		if arg.NBD != nil {
 			return r.attachExport(va, arg)
 		}
+		if arg.RBD != "" {
+			return r.attachRBD(va, arg)
+		}
 		if arg.Path == "" {
 			return errors.New("the volume has no file on this host")
 		}

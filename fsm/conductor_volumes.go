@@ -108,7 +108,10 @@ func (t *taskTxn) startAttachVolume(inst *structs.Instance, e *structs.InstanceT
 		return err
 	}
 	arg := structs.VolumeActionArg{VolumeID: v.ID, AttachmentID: e.Volume.AttachmentID, Path: v.ProviderLocation, Device: device}
-	if export != nil {
+	switch {
+	case v.Backend == structs.VolumeBackendRBD:
+		arg.Path, arg.RBD = "", v.ProviderLocation
+	case export != nil:
 		arg.Path, arg.NBD = "", export
 	}
 	return t.startVolumeAction(inst, e, a, structs.ActionAttachVolume, arg, evAttachVolume)
@@ -120,7 +123,8 @@ func (t *taskTxn) startAttachVolume(inst *structs.Instance, e *structs.InstanceT
 // sees the attachment. A storage host without an NBD server (no
 // HostAttrStorageNBDAddress) serves only its own instances.
 func (t *taskTxn) volumeExport(v *structs.Volume, host, attachmentID string) (*structs.VolumeExport, error) {
-	if v.Host == host {
+	// Every host reaches an RBD volume through Ceph itself.
+	if v.Host == host || v.Backend == structs.VolumeBackendRBD {
 		return nil, nil
 	}
 	sh, err := t.host(v.Host)
@@ -166,6 +170,9 @@ func (t *taskTxn) startDetachVolume(inst *structs.Instance, e *structs.InstanceT
 		return err
 	}
 	arg := structs.VolumeActionArg{VolumeID: v.ID, AttachmentID: att.ID, Path: v.ProviderLocation, Device: att.Device}
+	if v.Backend == structs.VolumeBackendRBD {
+		arg.Path, arg.RBD = "", v.ProviderLocation
+	}
 	return t.startVolumeAction(inst, e, a, structs.ActionDetachVolume, arg, evDetachVolume)
 }
 

@@ -21,6 +21,10 @@
 #     CI=true without them.
 #   - awscli, the unmodified AWS CLI the EC2 API is tested with
 #     (e2e/aws_cli_ec2_test.go), which fails under CI=true without it.
+#   - a single-node Ceph cluster (scripts/ceph-setup.sh: ceph-mon,
+#     ceph-osd, ceph-mgr, ceph-common, qemu-block-extra) for the RBD
+#     backend's tests (client/storage, virt/libvirt), which fail under
+#     CI=true without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v go >/dev/null || { echo "go is not installed" >&2; exit 1; }
@@ -45,6 +49,10 @@ command -v isoinfo >/dev/null || need+=(genisoimage)
 # Debian's AWS CLI, at /usr/bin/aws (another aws on the path may be any
 # version).
 [ -x /usr/bin/aws ] || need+=(awscli)
+# The single-node Ceph cluster's daemons and QEMU's rbd driver.
+for p in ceph-mon ceph-osd ceph-mgr ceph-common qemu-block-extra; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -53,6 +61,14 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
 openstack --version
+# The Ceph cluster's bootstrap (about 25 s) runs while libvirt is set up.
+ceph_log="$(mktemp)"
+if [ "$(id -u)" -eq 0 ]; then
+  scripts/ceph-setup.sh >"$ceph_log" 2>&1 &
+else
+  sudo scripts/ceph-setup.sh >"$ceph_log" 2>&1 &
+fi
+ceph_pid=$!
 # cloud-init is there for its Python readers only: never let it run at
 # boot and probe a metadata address on this machine.
 if [ -d /etc/cloud ] && [ ! -e /etc/cloud/cloud-init.disabled ]; then
@@ -76,3 +92,10 @@ if ! wait "$tofu_pid"; then
 fi
 cat "$tofu_log"
 rm -f "$tofu_log"
+if ! wait "$ceph_pid"; then
+  cat "$ceph_log" >&2
+  echo "ci-deps: scripts/ceph-setup.sh failed" >&2
+  exit 1
+fi
+cat "$ceph_log"
+rm -f "$ceph_log"

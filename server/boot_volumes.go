@@ -48,6 +48,9 @@ func (s *Server) bootVolumes(state *fsm.StateStore, args *structs.InstanceCreate
 		if vol.Status != structs.VolumeAvailable {
 			return structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s status must be available or downloading to reserve, but the current status is %s.", vol.ID, vol.Status)
 		}
+		if vol.Backend == structs.VolumeBackendRBD {
+			return structs.Errorf(structs.KindInvalid, "Invalid volume: volume %s is kept in Ceph (RBD), which servers cannot be created with yet; attach it once the server is ACTIVE", vol.ID)
+		}
 		if host != "" && vol.Host != host {
 			return structs.Errorf(structs.KindInvalid, "Invalid volume: the volumes of a server must be kept on one storage host; volume %s is on another", vol.ID)
 		}

@@ -75,13 +75,19 @@ func (e *Volume) Create(args *structs.VolumeCreateRequest, reply *structs.Single
 		}
 		pinned = args.Host
 	}
-	host, err := chooseStorageHost(state, v.SizeGB, v.AvailabilityZone, pinned)
+	backendName, err := typeBackendName(state, v.VolumeTypeID)
+	if err != nil {
+		return err
+	}
+	host, err := chooseStorageHost(state, v.SizeGB, v.AvailabilityZone, pinned, backendName)
 	if err != nil {
 		return err
 	}
 	v.Host = host
 	if host == "" {
 		v.Status, v.ErrorMessage = structs.VolumeError, noValidBackend
+	} else if err := e.setBackend(state, v); err != nil {
+		return err
 	}
 	index, err := e.srv.apply(structs.VolumeCreateType, &structs.VolumeCreateEntry{Volume: v})
 	if err != nil {

@@ -49,9 +49,29 @@ func storageUsedGB(state *fsm.StateStore) (map[string]int64, error) {
 	return used, nil
 }
 
+// storageBackend is what keeps a storage host's volumes
+// (HostAttrStorageBackend; files unless it says otherwise).
+func storageBackend(h *structs.Host) string {
+	if b := h.Attributes[structs.HostAttrStorageBackend]; b != "" {
+		return b
+	}
+	return structs.VolumeBackendFile
+}
+
+// typeBackendName is the backend name a volume type asks for (its
+// volume_backend_name extra spec), "" for any.
+func typeBackendName(state *fsm.StateStore, typeID string) (string, error) {
+	vt, err := state.VolumeType(nil, typeID)
+	if err != nil || vt == nil {
+		return "", err
+	}
+	return vt.ExtraSpecs[structs.VolumeTypeBackendNameSpec], nil
+}
+
 // chooseStorageHost picks the host for sizeGB more: only pinned when
-// set (the source's host), in az when set. "" when none has room.
-func chooseStorageHost(state *fsm.StateStore, sizeGB int, az, pinned string) (string, error) {
+// set (the source's host), in az when set, of backend name backendName
+// when set (HostAttrStorageBackendName). "" when none has room.
+func chooseStorageHost(state *fsm.StateStore, sizeGB int, az, pinned, backendName string) (string, error) {
 	hosts, err := state.Hosts(nil)
 	if err != nil {
 		return "", err
@@ -67,6 +87,9 @@ func chooseStorageHost(state *fsm.StateStore, sizeGB int, az, pinned string) (st
 			continue
 		}
 		if (pinned != "" && h.ID != pinned) || (az != "" && h.AZ != az) {
+			continue
+		}
+		if backendName != "" && h.Attributes[structs.HostAttrStorageBackendName] != backendName {
 			continue
 		}
 		free := capacity - used[h.ID]
@@ -90,4 +113,17 @@ func storageHostHasRoom(state *fsm.StateStore, hostID string, extraGB int) (bool
 		return false, err
 	}
 	return storageCapacityGB(h)-used[hostID] >= int64(extraGB), nil
+}
+
+// setBackend records what keeps v on its host: RBD volumes are raw
+// images in Ceph, the others files in the host's pool.
+func (e *Volume) setBackend(state *fsm.StateStore, v *structs.Volume) error {
+	h, err := state.HostByID(nil, v.Host)
+	if err != nil || h == nil {
+		return err
+	}
+	if v.Backend = storageBackend(h); v.Backend == structs.VolumeBackendRBD {
+		v.Format = "raw"
+	}
+	return nil
 }

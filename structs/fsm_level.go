@@ -128,6 +128,13 @@ const (
 	// older FSM refuses. It came with attach_volume itself
 	// (FSMLevelVolumeAttach), so no server of a lower level meets it.
 	FSMLevelNBDAttach = FSMLevelDiskCopy
+	// FSMLevelRBDVolumes, of the same release, adds a meaning: a volume
+	// of VolumeBackendRBD attaches to an instance on any host through
+	// Ceph (VolumeActionArg.RBD), where an older FSM would look for an
+	// NBD export. It came with volumes themselves (FSMLevelVolumes,
+	// whose writes the servers refuse below this level), so no server
+	// of a lower level meets it.
+	FSMLevelRBDVolumes = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy

@@ -33,6 +33,10 @@ type VolumeActionArg struct {
 	// NBD, when set, is the storage host's export of this attachment:
 	// the volume is kept on another host, and Path is empty.
 	NBD *VolumeExport `json:",omitempty"`
+	// RBD, when set, is the volume's Ceph image as "pool/image"
+	// (VolumeBackendRBD): the instance's host opens it with its own
+	// Ceph settings, and Path is empty.
+	RBD string `json:",omitempty"`
 }
 
 // VolumeExport is where a storage host serves one attachment of a

@@ -53,6 +53,10 @@ func (a *API) routes() []route.Route[handler] {
 		{Pattern: "GET /v3/types/{id}", Access: reader, Policy: "volume_extension:volume_type_access", Handle: a.typeShow},
 		{Pattern: "POST /v3/types", Access: admin, Policy: "volume_extension:types_manage", Handle: a.typeCreate},
 		{Pattern: "DELETE /v3/types/{id}", Access: admin, Policy: "volume_extension:types_manage", Handle: a.typeDelete},
+		{Pattern: "GET /v3/types/{id}/extra_specs", Access: reader, Policy: "volume_extension:types_extra_specs:index", Handle: a.typeSpecsList},
+		{Pattern: "POST /v3/types/{id}/extra_specs", Access: admin, Policy: "volume_extension:types_extra_specs:create", Handle: a.typeSpecsSet},
+		{Pattern: "GET /v3/types/{id}/extra_specs/{key}", Access: reader, Policy: "volume_extension:types_extra_specs:show", Handle: a.typeSpecShow},
+		{Pattern: "DELETE /v3/types/{id}/extra_specs/{key}", Access: admin, Policy: "volume_extension:types_extra_specs:delete", Handle: a.typeSpecDelete},
 
 		{Pattern: "GET /v3/os-quota-sets/{project}", Access: reader, Policy: "volume_extension:quotas:show", Handle: a.quotaShow},
 		{Pattern: "GET /v3/os-quota-sets/{project}/defaults", Access: reader, Policy: "volume_extension:quotas:show", Handle: a.quotaDefaults},

@@ -12,6 +12,13 @@
 // repeats its work without harm, and it never deletes a file it did not
 // create.
 //
+// The Ceph backend, RBD (storage { backend = "rbd" } with the client's
+// ceph block), keeps volumes as RBD images in a pool, made and changed
+// with the rbd CLI and qemu-img's rbd driver; it marks every image it
+// makes (image-meta stratus.owned) and deletes no other. Any hypervisor
+// host attaches its volumes itself, as libvirt network disks with a
+// cephx secret, so they need no export from the storage host.
+//
 // Volumes attached to instances on other hosts are served by the
 // NBDExporter (storage { nbd_address }): one qemu-storage-daemon with an
 // NBD server over TLS (the agent's certificate; clients must present a

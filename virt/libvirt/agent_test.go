@@ -48,6 +48,10 @@ type host struct {
 	images client.ImageFiles
 	// nbdAddr is the storage host's NBD server, which it advertises.
 	nbdAddr string
+	// backend is what keeps the storage host's volumes (file when
+	// empty); ceph, how the host attaches RBD volumes.
+	backend string
+	ceph    *client.CephAttach
 }
 
 // Flavors small enough for TCG on a test machine.
@@ -128,7 +132,7 @@ func (c *cloud) startAgent(h *host) {
 		DataDir: h.dataDir, NodeName: h.name, HostName: h.name, Driver: h.drv, RPC: c.srv,
 		Logger: testLogger(c.t, "agent-"+h.name), ReportInterval: 20 * time.Millisecond, PowerSyncInterval: h.syncEvery,
 		DiskExportURL: c.diskExport(h), StorageCapacityGB: h.storageGB, ImageFiles: h.images,
-		StorageNBDAddress: h.nbdAddr,
+		StorageNBDAddress: h.nbdAddr, StorageBackend: h.backend, Ceph: h.ceph,
 	})
 	if err != nil {
 		c.t.Fatal(err)

@@ -1,0 +1,32 @@
+package client
+
+import (
+	"errors"
+
+	"github.com/stratus-cloud/stratus/structs"
+	"github.com/stratus-cloud/stratus/virt"
+)
+
+// CephAttach is how a hypervisor host's instances reach RBD volumes:
+// the monitors QEMU connects to and the cephx user it authenticates as,
+// whose key the host's libvirt holds in the secret SecretUUID (defined
+// by the agent at start, never put in a domain).
+type CephAttach struct {
+	// MonHosts are the monitors as "host:port".
+	MonHosts []string
+	// User is the cephx id without "client.".
+	User string
+	// SecretUUID is the libvirt secret with User's key.
+	SecretUUID string
+}
+
+// attachRBD plugs an RBD volume into the instance as a network disk.
+func (r *runner) attachRBD(va virt.VolumeAttacher, arg structs.VolumeActionArg) error {
+	ceph := r.c.cfg.Ceph
+	if ceph == nil || len(ceph.MonHosts) == 0 {
+		return errors.New("volume " + arg.VolumeID + " is an RBD image and this host has no ceph settings (client ceph { mon_hosts, user, secret_uuid })")
+	}
+	return va.AttachVolume(r.c.ctx, r.alloc.InstanceID, &virt.Volume{ID: arg.VolumeID, Device: arg.Device,
+		Network: &virt.NetworkDisk{Protocol: virt.NetworkRBD, Name: arg.RBD, Hosts: ceph.MonHosts,
+			User: ceph.User, SecretUUID: ceph.SecretUUID}})
+}
