@@ -117,6 +117,14 @@ type VolumeAttacher interface {
 	DetachVolume(ctx context.Context, id string, volumeID string) error
 }
 
+// VolumeSwapper can move an attached volume's data to another volume
+// while the guest runs (Nova's swap volume): the guest keeps the same
+// device, now backed by the new volume, and the old one is left
+// detached with its data as it was.
+type VolumeSwapper interface {
+	SwapVolume(ctx context.Context, id, oldVolumeID string, vol *Volume) error
+}
+
 // InterfaceAttacher can hot-plug network interfaces.
 type InterfaceAttacher interface {
 	AttachInterface(ctx context.Context, id string, nic *NIC) error
