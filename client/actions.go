@@ -134,6 +134,9 @@ func (r *runner) driverAction(p *pass, action string) error {
 	case structs.ActionAttachVolume, structs.ActionDetachVolume:
 		p.acted = true
 		return r.volumeAction(action)
+	case structs.ActionSwapVolume:
+		p.acted = true
+		return r.swapVolume()
 	case structs.ActionTriggerCrashDump:
 		cd, err := optional[virt.CrashDumper](d, caps.CrashDump, structs.HostCapabilityCrashDump)
 		if err != nil {

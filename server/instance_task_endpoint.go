@@ -182,7 +182,7 @@ func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.Instance
 		}
 	case structs.OpShelve:
 		entry.Offload = s.config.ShelvedOffloadTime == 0
-	case structs.OpAttachVolume, structs.OpDetachVolume:
+	case structs.OpAttachVolume, structs.OpDetachVolume, structs.OpSwapVolume:
 		if err := s.volumeTask(args, entry); err != nil {
 			return nil, err
 		}

@@ -128,6 +128,10 @@ const (
 	// older FSM refuses. It came with attach_volume itself
 	// (FSMLevelVolumeAttach), so no server of a lower level meets it.
 	FSMLevelNBDAttach = FSMLevelDiskCopy
+	// FSMLevelSwapVolume, of the same release, adds the swap_volume
+	// instance operation (Nova's swap volume), which a server of a lower
+	// level would refuse to apply.
+	FSMLevelSwapVolume = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy

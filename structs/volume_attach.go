@@ -33,6 +33,9 @@ type VolumeActionArg struct {
 	// NBD, when set, is the storage host's export of this attachment:
 	// the volume is kept on another host, and Path is empty.
 	NBD *VolumeExport `json:",omitempty"`
+	// FromVolumeID is, for a swap, the attached volume whose disk moves
+	// onto VolumeID (at Path).
+	FromVolumeID string `json:",omitempty"`
 }
 
 // VolumeExport is where a storage host serves one attachment of a
@@ -91,6 +94,9 @@ type VolumeAttachRequest struct {
 	Device              string `json:",omitempty"`
 	Tag                 string `json:",omitempty"`
 	DeleteOnTermination bool   `json:",omitempty"`
+	// NewVolumeID is, for a swap_volume, the volume that takes
+	// VolumeID's place.
+	NewVolumeID string `json:",omitempty"`
 }
 
 // Operations of VolumeAttachmentEntry, the Block Storage API's
