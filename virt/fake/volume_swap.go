@@ -18,7 +18,9 @@ func (d *Driver) SwapVolume(ctx context.Context, id, oldVolumeID string, vol *vi
 		return fmt.Errorf("fake SwapVolume %q: a volume needs an id and either a path or a network source", id)
 	}
 	return d.transition(ctx, "SwapVolume", id, func(in *instance) error {
-		has := func(vid string) int { return slices.IndexFunc(in.volumes, func(v virt.Volume) bool { return v.ID == vid }) }
+		has := func(vid string) int {
+			return slices.IndexFunc(in.volumes, func(v virt.Volume) bool { return v.ID == vid })
+		}
 		if has(vol.ID) >= 0 && has(oldVolumeID) < 0 {
 			return nil
 		}
