@@ -1,6 +1,7 @@
 package nova
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -36,6 +37,18 @@ func TestVolumeSwapAgainstARealServer(t *testing.T) {
 	swap(adminTok, volB, volA).fault(t, 404, "itemNotFound", "The volume was either invalid or not attached to the instance.")
 	swap(adminTok, volA, volA).fault(t, 400, "badRequest", "Invalid volume: New volume must be detached in order to swap.")
 	h.req("PUT", base+"/"+volA, adminTok, "2.79", map[string]any{"volumeAttachment": map[string]any{}}).expect(t, 400)
+
+	// A copy that fails leaves both volumes where they were.
+	drv.FailNext("SwapVolume", errors.New("block copy failed"))
+	swap(adminTok, volA, volB).expect(t, 202)
+	if v := waitVolume(t, s, volB, structs.VolumeAvailable); len(v.Attachments) != 0 {
+		t.Fatalf("the new volume keeps the failed swap's attachment: %+v", v.Attachments)
+	}
+	waitVolume(t, s, volA, structs.VolumeInUse)
+	if got := drv.Volumes(id); len(got) != 1 || got[0].ID != volA {
+		t.Fatalf("driver's volumes after a failed swap: %+v", got)
+	}
+	waitServer(h, id, "ACTIVE")
 
 	swap(adminTok, volA, volB).expect(t, 202)
 	waitVolume(t, s, volB, structs.VolumeInUse)

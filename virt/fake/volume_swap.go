@@ -8,6 +8,9 @@ import (
 	"github.com/stratus-cloud/stratus/virt"
 )
 
+// SwapVolume can be failed with FailNext and FailAlways.
+func init() { ops["SwapVolume"] = true }
+
 // SwapVolume puts vol in the place of the attached volume oldVolumeID,
 // under the same device, as the libvirt driver's block copy does; only
 // a running or paused instance swaps (virt.ErrInvalidState otherwise),
