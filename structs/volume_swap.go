@@ -6,6 +6,11 @@ package structs
 // on the new volume, and the old volume is detached.
 const OpSwapVolume = "swap_volume"
 
+// ActionArgReimageBootVolume is the ActionArg of a rebuild that rewrites
+// the instance's boot volume from its (new) image before spawning it
+// again (Nova 2.93's reimage_boot_volume).
+const ActionArgReimageBootVolume = "reimage_boot_volume"
+
 // ActionSwapVolume asks the instance's agent to copy the disk of
 // VolumeActionArg.FromVolumeID onto VolumeActionArg.VolumeID and switch
 // the guest to it.
