@@ -111,7 +111,7 @@ type InstanceTaskEntry struct {
 	ImageProperties map[string]string
 	// ReimageBootVolume is InstanceTaskRequest.ReimageBootVolume.
 	ReimageBootVolume bool `json:",omitempty"`
-	TargetHostID    string
+	TargetHostID      string
 	// DestAddr is the destination's address for a forced live migration.
 	Reason   string
 	LockedBy string
