@@ -21,6 +21,11 @@ func (t *taskTxn) reimageBootVolume(inst *structs.Instance, e *structs.InstanceT
 	if v == nil {
 		return structs.Errorf(structs.KindNotFound, "Volume %s could not be found.", root.VolumeID)
 	}
+	// Only a file on the instance's own host is rewritten by its agent;
+	// refusing here keeps the server as it is rather than in ERROR.
+	if (v.Backend != "" && v.Backend != structs.VolumeBackendFile) || root.Path == "" || v.Host != inst.HostID {
+		return structs.Errorf(structs.KindConflict, "Cannot reimage volume %s: only a volume kept as a file on the instance's host can be reimaged", v.ID)
+	}
 	c := v.Copy()
 	// The old image's hash and size no longer describe the volume.
 	c.ImageID, c.ImageHash, c.ImageSize = inst.ImageID, "", 0
