@@ -134,6 +134,9 @@ func (r *runner) driverAction(p *pass, action string) error {
 	case structs.ActionAttachVolume, structs.ActionDetachVolume:
 		p.acted = true
 		return r.volumeAction(action)
+	case structs.ActionSwapVolume:
+		p.acted = true
+		return r.swapVolume()
 	case structs.ActionTriggerCrashDump:
 		cd, err := optional[virt.CrashDumper](d, caps.CrashDump, structs.HostCapabilityCrashDump)
 		if err != nil {
@@ -257,6 +260,15 @@ func (r *runner) rebuild() (info *virt.InstanceInfo, ok bool) {
 		}
 		return nil, false
 	default:
+		if err := r.reimageBootVolume(spec); err != nil {
+			if ctx.Err() != nil {
+				return nil, false
+			}
+			r.logger.Error("rebuild: reimaging the boot volume failed", "error", err)
+			r.endRebuild(err.Error(), false)
+			r.fail("rebuild failed: " + err.Error())
+			return nil, false
+		}
 		if info, err = r.c.driver.Spawn(ctx, spec); err != nil {
 			if ctx.Err() != nil {
 				r.logger.Info("rebuild interrupted by shutdown; the next start resumes it", "error", err)

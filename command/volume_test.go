@@ -2,7 +2,6 @@ package command
 
 import (
 	"encoding/json"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,38 +96,20 @@ func TestVolumeCommandsAgainstDevAgent(t *testing.T) {
 }
 
 // TestVolumeAttachDetachAgainstDevAgent attaches a volume to an
-// instance of the same project with cloudctl, follows the operation to
-// its end (the volume in-use), refuses a second attach, and detaches it.
+// instance cloudctl booted with the same token (so of the same
+// project), follows the operation to its end (the volume in-use), refuses a second attach, and detaches it.
 func TestVolumeAttachDetachAgainstDevAgent(t *testing.T) {
 	addr, _ := storageDevAgent(t)
 	t.Setenv(api.EnvAddress, addr)
 	token := devToken(t, addr, "demo")
 	t.Setenv(api.EnvToken, token)
-	// The demo project's server (dev mode's native API boots instances
-	// of no project), which its project's volumes attach to.
-	req, err := http.NewRequest(http.MethodPost, addr+"/compute/v2.1/servers",
-		strings.NewReader(`{"server": {"name": "holder", "imageRef": "cirros", "flavorRef": "1"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-Auth-Token", token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("server create: %s", resp.Status)
-	}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		var inst api.Instance
-		if out, _, code := run(t, "instance", "status", "-json", "holder"); code == 0 && json.Unmarshal([]byte(out), &inst) == nil && inst.Status == "ACTIVE" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server never became ACTIVE")
-		}
+	// cloudctl boots the instance in the token's project, as it makes
+	// the volume there, so the two can be joined.
+	runOK(t, "instance", "create", "-flavor", "m1.tiny", "-image", "cirros", "-wait", "holder")
+	var inst api.Instance
+	out := runOK(t, "instance", "status", "-json", "holder")
+	if err := json.Unmarshal([]byte(out), &inst); err != nil || inst.ProjectID == "" || inst.Status != "ACTIVE" {
+		t.Fatalf("the token's instance (of no project?): %q %v", out, err)
 	}
 	var vol api.Volume
 	if err := json.Unmarshal([]byte(runOK(t, "volume", "create", "-json", "-size", "1", "data")), &vol); err != nil || vol.ID == "" {
@@ -136,7 +117,7 @@ func TestVolumeAttachDetachAgainstDevAgent(t *testing.T) {
 	}
 	waitVolume(t, vol.ID, "available")
 
-	out := runOK(t, "volume", "attach", "-device", "/dev/sdc", vol.ID, "holder")
+	out = runOK(t, "volume", "attach", "-device", "/dev/sdc", vol.ID, "holder")
 	assertContains(t, "attach", out, "compute_attach_volume", "Success")
 	waitVolume(t, vol.ID, "in-use")
 	if _, stderr, code := run(t, "volume", "attach", vol.ID, "holder"); code == 0 || !strings.Contains(stderr, "already attached") {

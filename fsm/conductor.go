@@ -336,7 +336,7 @@ func (t *taskTxn) advanceTask(inst *structs.Instance, a *structs.Allocation, u *
 		if inst.Task.Op == structs.OpSoftDelete || inst.Task.Op == structs.OpRestore {
 			return t.advanceShelve(inst, a, u)
 		}
-		if inst.Task.Op == structs.OpAttachVolume || inst.Task.Op == structs.OpDetachVolume {
+		if inst.Task.Op == structs.OpAttachVolume || inst.Task.Op == structs.OpDetachVolume || inst.Task.Op == structs.OpSwapVolume {
 			return t.advanceVolume(inst, a, u)
 		}
 		return t.advancePower(inst, a, u)

@@ -100,6 +100,9 @@ func (t *taskTxn) startPower(inst *structs.Instance, e *structs.InstanceTaskEntr
 			if e.Op == structs.OpRescue {
 				c.ActionArg = e.ImageID
 			}
+			if e.Op == structs.OpRebuild && e.ReimageBootVolume && inst.RootVolume() != nil {
+				c.ActionArg = structs.ActionArgReimageBootVolume
+			}
 		}
 	}); err != nil {
 		return err
@@ -107,6 +110,9 @@ func (t *taskTxn) startPower(inst *structs.Instance, e *structs.InstanceTaskEntr
 	if e.Op == structs.OpRebuild {
 		if e.ImageID != "" {
 			inst.ImageID, inst.ImageProperties = e.ImageID, e.ImageProperties
+		}
+		if err := t.reimageBootVolume(inst, e); err != nil {
+			return err
 		}
 	}
 	if err := t.startEvent(inst, requestIDOf(e), op.event, a.HostID); err != nil {

@@ -187,7 +187,7 @@ func (t *taskTxn) startVolumeAction(inst *structs.Instance, e *structs.InstanceT
 		return err
 	}
 	return t.begin(inst, e, &structs.Task{Kind: structs.TaskKindPower, Step: structs.StepAgent,
-		SourceHostID: a.HostID, SourceAllocID: a.ID, VolumeID: arg.VolumeID}, "")
+		SourceHostID: a.HostID, SourceAllocID: a.ID, VolumeID: arg.VolumeID, SwapFromVolumeID: arg.FromVolumeID}, "")
 }
 
 // attachDevice is the guest device an attach records: the SCSI name
@@ -243,6 +243,9 @@ func (t *taskTxn) advanceVolume(inst *structs.Instance, a *structs.Allocation, u
 // on its volume; other tasks have none.
 func (t *taskTxn) settleVolumeTask(inst *structs.Instance, errText string) error {
 	task := inst.Task
+	if task.Op == structs.OpSwapVolume {
+		return t.settleSwapTask(inst, errText)
+	}
 	if task.VolumeID == "" || (task.Op != structs.OpAttachVolume && task.Op != structs.OpDetachVolume) {
 		return nil
 	}

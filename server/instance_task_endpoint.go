@@ -137,6 +137,13 @@ func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.Instance
 			entry.LockedBy = "admin"
 		}
 	case structs.OpRebuild:
+		if args.ReimageBootVolume {
+			if l, _ := s.ClusterFSMLevel(); l < structs.FSMLevelReimageVolume {
+				return nil, structs.Errorf(structs.KindUnavailable, "boot volumes can be reimaged once every server is upgraded (%s, the cluster is at %s)",
+					structs.FSMLevelReimageVolume, l)
+			}
+			entry.ReimageBootVolume = true
+		}
 		if args.ImageID == "" {
 			entry.ImageID, entry.ImageProperties = inst.ImageID, inst.ImageProperties
 			break
@@ -182,7 +189,7 @@ func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.Instance
 		}
 	case structs.OpShelve:
 		entry.Offload = s.config.ShelvedOffloadTime == 0
-	case structs.OpAttachVolume, structs.OpDetachVolume:
+	case structs.OpAttachVolume, structs.OpDetachVolume, structs.OpSwapVolume:
 		if err := s.volumeTask(args, entry); err != nil {
 			return nil, err
 		}

@@ -135,6 +135,14 @@ const (
 	// whose writes the servers refuse below this level), so no server
 	// of a lower level meets it.
 	FSMLevelRBDVolumes = FSMLevelDiskCopy
+	// FSMLevelSwapVolume, of the same release, adds the swap_volume
+	// instance operation (Nova's swap volume), which a server of a lower
+	// level would refuse to apply.
+	FSMLevelSwapVolume = FSMLevelDiskCopy
+	// FSMLevelReimageVolume, of the same release, adds a rebuild that
+	// rewrites the boot volume from the new image (Nova 2.93), which a
+	// server of a lower level would apply as a plain rebuild.
+	FSMLevelReimageVolume = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy

@@ -68,6 +68,9 @@ type Task struct {
 	// VolumeID is the volume an attach_volume or detach_volume task
 	// settles when the agent reports.
 	VolumeID string `json:",omitempty"`
+	// SwapFromVolumeID is the volume a swap_volume task moves the
+	// instance off (onto VolumeID).
+	SwapFromVolumeID string `json:",omitempty"`
 
 	// NewFlavor is the flavor a resize moves to.
 	NewFlavor *Flavor

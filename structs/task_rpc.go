@@ -46,6 +46,9 @@ type InstanceTaskRequest struct {
 	FlavorID string
 	// ImageID is a rebuild's new image or a rescue image.
 	ImageID string
+	// ReimageBootVolume asks a rebuild of a server booted from a volume
+	// to rewrite that volume from ImageID (Nova 2.93).
+	ReimageBootVolume bool `json:",omitempty"`
 	// ImageProperties are a rebuild's image properties.
 	ImageProperties map[string]string
 	// TargetHost (name or id) is where an admin wants the instance moved.
@@ -106,7 +109,9 @@ type InstanceTaskEntry struct {
 	NewFlavor       *Flavor
 	ImageID         string
 	ImageProperties map[string]string
-	TargetHostID    string
+	// ReimageBootVolume is InstanceTaskRequest.ReimageBootVolume.
+	ReimageBootVolume bool `json:",omitempty"`
+	TargetHostID      string
 	// DestAddr is the destination's address for a forced live migration.
 	Reason   string
 	LockedBy string

@@ -37,6 +37,9 @@ type VolumeActionArg struct {
 	// (VolumeBackendRBD): the instance's host opens it with its own
 	// Ceph settings, and Path is empty.
 	RBD string `json:",omitempty"`
+	// FromVolumeID is, for a swap, the attached volume whose disk moves
+	// onto VolumeID (at Path).
+	FromVolumeID string `json:",omitempty"`
 }
 
 // VolumeExport is where a storage host serves one attachment of a
@@ -95,6 +98,9 @@ type VolumeAttachRequest struct {
 	Device              string `json:",omitempty"`
 	Tag                 string `json:",omitempty"`
 	DeleteOnTermination bool   `json:",omitempty"`
+	// NewVolumeID is, for a swap_volume, the volume that takes
+	// VolumeID's place.
+	NewVolumeID string `json:",omitempty"`
 }
 
 // Operations of VolumeAttachmentEntry, the Block Storage API's

@@ -117,6 +117,21 @@ type VolumeAttacher interface {
 	DetachVolume(ctx context.Context, id string, volumeID string) error
 }
 
+// VolumeSwapper can move an attached volume's data to another volume
+// while the guest runs (Nova's swap volume): the guest keeps the same
+// device, now backed by the new volume, and the old one is left
+// detached with its data as it was.
+type VolumeSwapper interface {
+	SwapVolume(ctx context.Context, id, oldVolumeID string, vol *Volume) error
+}
+
+// VolumeReimager can rewrite a volume's file on this host from an image
+// (a rebuild that reimages the boot volume, Nova 2.93) while no guest
+// uses it: the volume keeps its size, format and path.
+type VolumeReimager interface {
+	ReimageVolume(ctx context.Context, vol *Volume, imagePath string) error
+}
+
 // InterfaceAttacher can hot-plug network interfaces.
 type InterfaceAttacher interface {
 	AttachInterface(ctx context.Context, id string, nic *NIC) error

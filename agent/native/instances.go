@@ -119,10 +119,9 @@ func (a *API) instanceCreate(w http.ResponseWriter, q *request) (any, error) {
 		Name: body.Name, FlavorID: body.Flavor, ImageID: body.Image, ImageProperties: body.ImageProperties,
 		AZ: body.AZ, KeyName: body.KeyName, Metadata: body.Metadata, Count: body.Count,
 	}
-	if s := q.subject; s != nil {
-		// The caller's own project and user own what it boots.
-		args.ProjectID, args.UserID = s.ProjectID, s.UserID
-	}
+	// The caller's own project and user own what it boots: the token's,
+	// verified even with ACLs off, as for volumes (volumeOwner).
+	args.ProjectID, args.UserID, _ = a.caller(q)
 	if args.IdempotencyKey, err = idempotencyKey(q); err != nil {
 		return nil, err
 	}

@@ -27,19 +27,30 @@ type volumeCreateJSON struct {
 // the project the body or ?project names. An admin may name another
 // project.
 func (a *API) volumeOwner(q *request, named string) (project, user string, err error) {
-	project, user, admin := "", "", false
-	if s := q.subject; s != nil {
-		project, user, admin = s.ProjectID, s.UserID, s.IsAdmin()
-	} else if q.token != "" && a.cfg.Verifier != nil {
-		if tok, verr := a.cfg.Verifier.Verify(q.token); verr == nil && tok != nil {
-			project, user, admin = tok.ProjectID, tok.UserID, tok.IsAdmin()
-		}
-	}
+	project, user, admin := a.caller(q)
 	if project != "" && (named == "" || !admin) {
 		return project, user, nil
 	}
 	p, err := q.volumeProject(named)
 	return p, user, err
+}
+
+// caller is who the request's token says sent it: the ACL subject, or,
+// with ACLs off, the token verified here when the request carries one
+// (empty for an anonymous request). Instances and volumes a token
+// creates belong to its project either way, so they can be joined.
+func (a *API) caller(q *request) (project, user string, admin bool) {
+	if s := q.subject; s != nil {
+		return s.ProjectID, s.UserID, s.IsAdmin()
+	}
+	if q.token == "" || a.cfg.Verifier == nil {
+		return "", "", false
+	}
+	tok, err := a.cfg.Verifier.Verify(q.token)
+	if err != nil || tok == nil {
+		return "", "", false
+	}
+	return tok.ProjectID, tok.UserID, tok.IsAdmin()
 }
 
 // nonAdminToken reports whether the request carries a token without the

@@ -253,24 +253,25 @@ func (q *request) checkSnapshotBootable(m *volumeMapping, snap *structs.VolumeSn
 }
 
 // checkVolumeRebuild applies Nova's rule for rebuilding a server booted
-// from a volume: with the image its root volume was made from, the
-// server is rebuilt on the same volume (the guest's data stays);
-// another image would have to reimage the volume (2.93), which this
-// cloud's block storage cannot do yet, and below 2.93 Nova refuses it.
-func (q *request) checkVolumeRebuild(inst *structs.Instance, image string) error {
+// from a volume and says whether the rebuild reimages that volume: from
+// 2.93 it always does (reimage_boot_volume: the agent rewrites the
+// volume from the image, the guest's data on it replaced; data volumes
+// are untouched); below 2.93 the server is rebuilt on the volume as it
+// is, and only with the image it was made from.
+func (q *request) checkVolumeRebuild(inst *structs.Instance, image string) (reimage bool, err error) {
 	root := inst.RootVolume()
 	if root == nil {
-		return nil
+		return false, nil
+	}
+	if q.atLeast(93) {
+		return true, nil
 	}
 	var out structs.SingleVolumeResponse
 	if err := q.call("Volume.Get", &structs.VolumeSpecificRequest{VolumeID: root.VolumeID, ProjectID: inst.ProjectID}, &out); err != nil {
-		return err
+		return false, err
 	}
 	if out.Volume.ImageID == image {
-		return nil
+		return false, nil
 	}
-	if !q.atLeast(93) {
-		return badRequest("Image %s is unacceptable: Unable to rebuild with a different image for a volume-backed server.", image)
-	}
-	return faultf(http.StatusConflict, "Rebuilding a volume-backed server with a different image (reimaging its boot volume, microversion 2.93) is not supported by this cloud's block storage yet.")
+	return false, badRequest("Image %s is unacceptable: Unable to rebuild with a different image for a volume-backed server.", image)
 }

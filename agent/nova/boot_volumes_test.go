@@ -135,14 +135,31 @@ func TestBootFromVolumeAgainstARealServer(t *testing.T) {
 	}
 	h.req("DELETE", "/compute/v2.1/servers/"+id+"/os-volume_attachments/"+root, memberTok, "", nil).
 		fault(t, 400, "badRequest", "Cannot detach a root device volume")
-	// A rebuild with an image the root volume was not made from would
-	// reimage it: refused before 2.93 in Nova's words, and at 2.93 as
-	// not supported here; the server is untouched.
+	// A rebuild with an image the root volume was not made from is
+	// refused before 2.93 in Nova's words, the server untouched; at 2.93
+	// it reimages the root volume (the agent rewrites it from the image
+	// before the new guest boots) and leaves the data volume alone.
 	act(h, id, memberTok, "", `{"rebuild": {"imageRef": "cirros"}}`).
 		fault(t, 400, "badRequest", "Image cirros is unacceptable: Unable to rebuild with a different image for a volume-backed server.")
-	act(h, id, memberTok, "2.93", `{"rebuild": {"imageRef": "cirros"}}`).fault(t, 409, "conflictingRequest",
-		"Rebuilding a volume-backed server with a different image (reimaging its boot volume, microversion 2.93) is not supported by this cloud's block storage yet.")
+	if _, ok := drv.Reimaged(root); ok {
+		t.Fatal("a refused rebuild reimaged the root volume")
+	}
+	act(h, id, memberTok, "2.93", `{"rebuild": {"imageRef": "cirros"}}`).expect(t, 202)
 	waitServer(h, id, "ACTIVE")
+	_, rootDone := drv.Reimaged(root)
+	_, dataDone := drv.Reimaged(data[0].ID)
+	if !rootDone || dataDone {
+		t.Fatalf("reimaged: root %v, data volume %v", rootDone, dataDone)
+	}
+	if v := volumeStatus(t, s, root); v.ImageID == "" || v.Status != structs.VolumeInUse || v.AttachmentOf(id) == nil {
+		t.Fatalf("root volume after the reimage: %+v", v)
+	}
+	if rv := drv.RootVolume(id); rv == nil || rv.ID != root {
+		t.Fatalf("driver's root volume after the rebuild: %+v", rv)
+	}
+	if data := drv.Volumes(id); len(data) != 1 || data[0].Device != "/dev/sdb" {
+		t.Fatalf("driver's data volumes after the rebuild: %+v", data)
+	}
 
 	// A second server cannot boot from the volume in use.
 	h.req("POST", "/compute/v2.1/servers", memberTok, "", bfvServer(

@@ -73,7 +73,8 @@ func actRebuild(q *request, inst *structs.Instance, arg any) (*reply, error) {
 	if certs, _ := in["trusted_image_certificates"].([]any); len(certs) > 0 {
 		return nil, notSupported()
 	}
-	if err := q.checkVolumeRebuild(inst, image); err != nil {
+	reimage, err := q.checkVolumeRebuild(inst, image)
+	if err != nil {
 		return nil, err
 	}
 	update := structs.InstanceUpdateRequest{InstanceID: inst.ID}
@@ -131,7 +132,9 @@ func actRebuild(q *request, inst *structs.Instance, arg any) (*reply, error) {
 			return nil, taskFault(err, inst.ID, "rebuild", structs.OpRebuild)
 		}
 	}
-	out, err := q.runTask(inst, "rebuild", structs.OpRebuild, func(r *structs.InstanceTaskRequest) { r.ImageID = image })
+	out, err := q.runTask(inst, "rebuild", structs.OpRebuild, func(r *structs.InstanceTaskRequest) {
+		r.ImageID, r.ReimageBootVolume = image, reimage
+	})
 	if err != nil {
 		return nil, err
 	}

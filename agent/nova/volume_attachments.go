@@ -21,6 +21,7 @@ func (a *API) volumeAttachmentRoutes() []route.Route[handler] {
 		{Pattern: "GET /servers/{id}/os-volume_attachments/{volume_id}", Access: reader, Policy: rule + "show", Handle: a.volumeAttachmentShow},
 		{Pattern: "POST /servers/{id}/os-volume_attachments", Access: member, Policy: rule + "create", Handle: a.volumeAttach},
 		{Pattern: "DELETE /servers/{id}/os-volume_attachments/{volume_id}", Access: member, Policy: rule + "delete", Handle: a.volumeDetach},
+		{Pattern: "PUT /servers/{id}/os-volume_attachments/{volume_id}", Access: admin, Policy: rule + "swap", Handle: a.volumeSwap},
 	}
 }
 

@@ -76,6 +76,9 @@ type Driver struct {
 	// migrated records where LiveMigrate sent each instance, for
 	// MigratedTo; it is test bookkeeping and not persisted.
 	migrated map[string]virt.LiveMigrationTarget
+	// reimaged records the image each volume was last reimaged from,
+	// for Reimaged; test bookkeeping, not persisted.
+	reimaged map[string]string
 	// persistent is set by Open: every change is saved to StatePath.
 	persistent bool
 	// events carries SetPowerState's changes to Events' reader.
