@@ -143,6 +143,12 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 	task = task.Copy()
 	inst.Task = task
 	task.DestHostID, task.DestAllocID = a.HostID, a.ID
+	if a.Volumes, err = t.moveVolumes(inst, a.HostID); err != nil { // conductor_volume_moves.go
+		if structs.KindOf(err) != structs.KindInvalid {
+			return err
+		}
+		return t.placeMove(inst, nil, &structs.Fault{Code: 409, Message: err.Error()})
+	}
 	if err := t.finishEvent(inst, task.RequestID, ""); err != nil {
 		return err
 	}
@@ -499,6 +505,9 @@ func (t *taskTxn) confirmResize(inst *structs.Instance, e *structs.InstanceTaskE
 	}
 	inst.Resize = nil
 	inst.VMState = vmActive
+	if err := t.placeVolumes(inst, inst.HostID, ""); err != nil { // the source's use is over
+		return err
+	}
 	if a, err := t.primaryAlloc(inst); err != nil {
 		return err
 	} else if a != nil && a.ClientState == structs.AllocClientStopped {

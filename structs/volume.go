@@ -165,8 +165,16 @@ type Volume struct {
 type VolumeAttachment struct {
 	ID         string
 	InstanceID string
-	// Host is the compute host the instance runs on.
+	// Host is the compute host the instance runs on (empty while it is
+	// shelved offloaded: it runs nowhere, the attachment is kept).
 	Host string
+	// MoveHost is the other host that reaches the volume while the
+	// instance moves: the destination of a move under way (it spawns
+	// with the volume attached), or the source of a resize or cold
+	// migration waiting for its confirmation (a revert starts the
+	// instance there again). The storage host serves the attachment's
+	// export while Host or MoveHost is another host.
+	MoveHost string `json:",omitempty"`
 	// Device is the guest's device (/dev/vdb) and Mountpoint Cinder's
 	// name for the same.
 	Device string
