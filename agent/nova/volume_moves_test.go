@@ -1,0 +1,126 @@
+package nova
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/stratus-cloud/stratus/client"
+	"github.com/stratus-cloud/stratus/client/diskxfer/diskxfertest"
+	"github.com/stratus-cloud/stratus/server"
+	"github.com/stratus-cloud/stratus/structs"
+	"github.com/stratus-cloud/stratus/virt"
+	"github.com/stratus-cloud/stratus/virt/fake"
+)
+
+// startMovableHost is startFakeHost with a disk export, so that moves
+// between such hosts copy the instance's disks.
+func startMovableHost(t *testing.T, s *server.Server, name string, capGB int64, addr string) (*fake.Driver, *client.Client) {
+	t.Helper()
+	drv := fake.New(fake.Config{HostName: name})
+	export := diskxfertest.Serve(t)
+	a, err := client.New(client.Config{DataDir: t.TempDir(), NodeName: name, Driver: drv, RPC: s, StorageCapacityGB: capGB,
+		StorageNBDAddress: addr, Logger: hclog.NewNullLogger(), ReportInterval: 20 * time.Millisecond, DiskExportURL: export.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	export.Set(a)
+	go func() { _ = a.Start() }()
+	t.Cleanup(func() { _ = a.Shutdown() })
+	waitFor(t, name+" up", func() error {
+		var out structs.HostListResponse
+		if err := s.RPC("Host.List", &structs.HostListRequest{}, &out); err != nil {
+			return err
+		}
+		for _, h := range out.Hosts {
+			if h.Name == name && h.Up() {
+				return nil
+			}
+		}
+		return fmt.Errorf("%s not up", name)
+	})
+	return drv, a
+}
+
+// onlyVolume returns the one volume the driver has attached to the
+// instance.
+func onlyVolume(t *testing.T, drv *fake.Driver, id string) virt.Volume {
+	t.Helper()
+	got := drv.Volumes(id)
+	if len(got) != 1 {
+		t.Fatalf("driver's volumes of %s: %+v", id, got)
+	}
+	return got[0]
+}
+
+// TestMigrateKeepsVolumes: a server with a volume attached migrates
+// (and reverts, and migrates again) with the volume: each host it runs
+// on attaches it, as the file on the volume's storage host and as the
+// storage host's export elsewhere; the volume stays in-use, its
+// attachment on the server's host.
+func TestMigrateKeepsVolumes(t *testing.T) {
+	h, s := newRealHarness(t)
+	drv1, hv1 := startMovableHost(t, s, "hv-1", 0, "")
+	r := h.req("POST", "/compute/v2.1/servers", memberTok, "", map[string]any{"server": map[string]any{
+		"name": "vm", "imageRef": "cirros", "flavorRef": "1"}}).expect(t, 202)
+	id := r.obj("server")["id"].(string)
+	waitServer(h, id, "ACTIVE")
+	drvS, hvS := startMovableHost(t, s, "hv-storage", 50, "192.0.2.7:10809")
+	vol := createOn(t, s, hvS, "moving")
+	base := "/compute/v2.1/servers/" + id + "/os-volume_attachments"
+	h.req("POST", base, memberTok, "2.79", map[string]any{"volumeAttachment": map[string]any{"volumeId": vol}}).expect(t, 200)
+	v := waitVolume(t, s, vol, structs.VolumeInUse)
+	attID := v.AttachmentOf(id).ID
+	export := virt.NetworkDisk{Protocol: virt.NetworkNBD, Name: structs.VolumeExportName(vol, attID), Hosts: []string{"192.0.2.7:10809"}, TLS: true}
+	if got := onlyVolume(t, drv1, id); got.Network == nil || fmt.Sprint(*got.Network) != fmt.Sprint(export) {
+		t.Fatalf("attached on hv-1: %+v", got)
+	}
+	waitServer(h, id, "ACTIVE")
+
+	attachedOn := func(when string, host *client.Client) {
+		t.Helper()
+		v := waitVolume(t, s, vol, structs.VolumeInUse)
+		if att := v.AttachmentOf(id); att == nil || att.ID != attID || att.Host != host.HostID() {
+			t.Fatalf("%s: attachment %+v, want on %s", when, att, host.HostID())
+		}
+	}
+	// Onto the storage host: the volume's file.
+	act(h, id, adminTok, "", `{"migrate": null}`).expect(t, 202)
+	waitServer(h, id, "VERIFY_RESIZE")
+	if got := onlyVolume(t, drvS, id); got.Path != "/pool/volume-moving.qcow2" || got.Network != nil || got.Device != "/dev/sdb" {
+		t.Fatalf("attached on the storage host: %+v", got)
+	}
+	attachedOn("migrated", hvS)
+	// A revert runs it on hv-1 again, with the export it had.
+	act(h, id, adminTok, "", `{"revertResize": null}`).expect(t, 202)
+	waitServer(h, id, "ACTIVE")
+	attachedOn("reverted", hv1)
+	if got := onlyVolume(t, drv1, id); got.Network == nil || fmt.Sprint(*got.Network) != fmt.Sprint(export) {
+		t.Fatalf("attached on hv-1 after the revert: %+v", got)
+	}
+	// Migrate and confirm: the source's copy goes, the volume stays.
+	act(h, id, adminTok, "", `{"migrate": null}`).expect(t, 202)
+	waitServer(h, id, "VERIFY_RESIZE")
+	act(h, id, adminTok, "", `{"confirmResize": null}`).expect(t, 204)
+	waitMigration(h, id, "confirmed")
+	attachedOn("confirmed", hvS)
+	if got := onlyVolume(t, drvS, id); got.Path != "/pool/volume-moving.qcow2" {
+		t.Fatalf("attached on the storage host after the confirm: %+v", got)
+	}
+	// And back to hv-1 over the export, where the os-volume_attachments
+	// view still lists it.
+	act(h, id, adminTok, "", `{"migrate": null}`).expect(t, 202)
+	waitServer(h, id, "VERIFY_RESIZE")
+	act(h, id, adminTok, "", `{"confirmResize": null}`).expect(t, 204)
+	waitServer(h, id, "ACTIVE")
+	attachedOn("back on hv-1", hv1)
+	if got := onlyVolume(t, drv1, id); got.Network == nil || fmt.Sprint(*got.Network) != fmt.Sprint(export) {
+		t.Fatalf("attached on hv-1 after the second migration: %+v", got)
+	}
+	list := h.req("GET", base, memberTok, "2.79", nil).expect(t, 200)
+	if atts := list.body["volumeAttachments"].([]any); len(atts) != 1 || atts[0].(map[string]any)["volumeId"] != vol {
+		t.Fatalf("attachments listed: %s", list.raw)
+	}
+}
