@@ -22,7 +22,8 @@ func startMovableHost(t *testing.T, s *server.Server, name string, capGB int64, 
 	drv := fake.New(fake.Config{HostName: name})
 	export := diskxfertest.Serve(t)
 	a, err := client.New(client.Config{DataDir: t.TempDir(), NodeName: name, Driver: drv, RPC: s, StorageCapacityGB: capGB,
-		StorageNBDAddress: addr, Logger: hclog.NewNullLogger(), ReportInterval: 20 * time.Millisecond, DiskExportURL: export.URL})
+		StorageNBDAddress: addr, Logger: hclog.NewNullLogger(), ReportInterval: 20 * time.Millisecond, DiskExportURL: export.URL,
+		ImageUploader: uploaderTo(s)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,5 +123,47 @@ func TestMigrateKeepsVolumes(t *testing.T) {
 	list := h.req("GET", base, memberTok, "2.79", nil).expect(t, 200)
 	if atts := list.body["volumeAttachments"].([]any); len(atts) != 1 || atts[0].(map[string]any)["volumeId"] != vol {
 		t.Fatalf("attachments listed: %s", list.raw)
+	}
+}
+
+// TestShelveOffloadKeepsVolumes: a server with a volume attached is
+// shelved and offloaded (the volume stays in-use, its attachment on no
+// host) and unshelved with the volume attached where it lands.
+func TestShelveOffloadKeepsVolumes(t *testing.T) {
+	h, s := newRealHarnessWith(t, func(c *server.Config) { c.ShelvedOffloadTime = 0 })
+	drv1, hv1 := startMovableHost(t, s, "hv-1", 0, "")
+	r := h.req("POST", "/compute/v2.1/servers", memberTok, "", map[string]any{"server": map[string]any{
+		"name": "vm", "imageRef": "cirros", "flavorRef": "1"}}).expect(t, 202)
+	id := r.obj("server")["id"].(string)
+	waitServer(h, id, "ACTIVE")
+	drvS, hvS := startMovableHost(t, s, "hv-storage", 50, "192.0.2.7:10809")
+	vol := createOn(t, s, hvS, "shelved")
+	base := "/compute/v2.1/servers/" + id + "/os-volume_attachments"
+	h.req("POST", base, memberTok, "2.79", map[string]any{"volumeAttachment": map[string]any{"volumeId": vol}}).expect(t, 200)
+	waitVolume(t, s, vol, structs.VolumeInUse)
+	waitServer(h, id, "ACTIVE")
+
+	act(h, id, memberTok, "", `{"shelve": null}`).expect(t, 202)
+	waitServer(h, id, "SHELVED_OFFLOADED")
+	v := waitVolume(t, s, vol, structs.VolumeInUse)
+	if att := v.AttachmentOf(id); att == nil || att.Host != "" {
+		t.Fatalf("offloaded: attachment %+v", att)
+	}
+	if got := drv1.Volumes(id); len(got) != 0 {
+		t.Fatalf("the offloaded guest still has volumes on hv-1: %+v", got)
+	}
+	act(h, id, memberTok, "", `{"unshelve": null}`).expect(t, 202)
+	srv := waitServer(h, id, "ACTIVE")
+	v = waitVolume(t, s, vol, structs.VolumeInUse)
+	att := v.AttachmentOf(id)
+	host, drv := hv1, drv1
+	if srv["OS-EXT-SRV-ATTR:host"] == "hv-storage" {
+		host, drv = hvS, drvS
+	}
+	if got := onlyVolume(t, drv, id); got.ID != vol {
+		t.Fatalf("unshelved with %+v", got)
+	}
+	if att == nil || att.Host != host.HostID() {
+		t.Fatalf("unshelved on %v: attachment %+v", srv["OS-EXT-SRV-ATTR:host"], att)
 	}
 }
