@@ -187,3 +187,25 @@ func TestMovesStillRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestEvacuateMovesAttachments: evacuating a server of a down host
+// spawns it elsewhere with its volumes, whose attachments move there
+// when it runs.
+func TestEvacuateMovesAttachments(t *testing.T) {
+	b := moveFixture(t)
+	b.mustApply(structs.HostStatusUpdateType, &structs.HostStatusUpdateEntry{HostIDs: []string{"h1"}, Status: structs.HostStatusDown, UpdatedAt: 9})
+	if resp := b.task(structs.OpEvacuate, withMove); resp != nil {
+		t.Fatalf("evacuate: %v", resp)
+	}
+	b.mustApply(structs.PlanApplyType, &structs.PlanApplyEntry{Placements: []*structs.Allocation{{ID: "a2", InstanceID: "i1", HostID: "h2",
+		EvalID: "e-move", Resources: b.alloc("a1").Resources, ClientState: structs.AllocClientPending}}})
+	if vols := b.alloc("a2").Volumes; len(vols) != 2 {
+		t.Fatalf("evacuation's destination volumes %+v", vols)
+	}
+	b.attachmentsAre("evacuating", "h1", "h2")
+	b.reportOn("h2", "a2", structs.AllocClientRunning, structs.PowerRunning, 0, "")
+	if i := b.inst("i1"); i.Status() != "ACTIVE" || i.HostID != "h2" {
+		t.Fatalf("evacuated: %s on %s", i.Status(), i.HostID)
+	}
+	b.attachmentsAre("evacuated", "h2", "")
+}
