@@ -9,13 +9,13 @@ import (
 
 // A move's destination (resize, cold migration, evacuation, unshelve)
 // spawns the instance with the volumes attached to it, as the servers
-// list them on its allocation (Allocation.Volumes): a volume kept on
-// this host is its file, part of the spawn's spec; a volume kept on
-// another host is that host's NBD export of the attachment, which the
-// storage agent starts serving when it sees the move, so it is
-// hot-plugged once the instance is defined, with attachExport's
-// patience, rather than named in the spawn, whose QEMU would fail to
-// start if the export were not served yet.
+// list them on its allocation (Allocation.Volumes): a volume's file is
+// part of the spawn's spec; a storage host's NBD export of the
+// attachment (what the servers list for a move, on the storage host
+// too), which the storage agent starts serving when it sees the
+// destination released, is hot-plugged once the instance is defined,
+// with attachExport's patience, rather than named in the spawn, whose
+// QEMU would fail to start if the export were not served yet.
 
 // movedVolumes splits the allocation's volumes into the files the spawn
 // attaches and the exports attached after it. ok is false when the

@@ -143,7 +143,7 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 	task = task.Copy()
 	inst.Task = task
 	task.DestHostID, task.DestAllocID = a.HostID, a.ID
-	if a.Volumes, err = t.moveVolumes(inst, a.HostID); err != nil { // conductor_volume_moves.go
+	if a.Volumes, err = t.moveVolumes(inst); err != nil { // conductor_volume_moves.go
 		if structs.KindOf(err) != structs.KindInvalid {
 			return err
 		}
@@ -223,6 +223,9 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 		if err := t.drop(src); err != nil {
 			return err
 		}
+		if err := t.volumesMoving(inst, a.HostID); err != nil {
+			return err
+		}
 		inst.HostID, inst.AZ = a.HostID, hostAZOf(dest, inst.AZ)
 		task.Step = structs.StepDestSpawn
 		ev := evRebuild
@@ -282,6 +285,9 @@ func (t *taskTxn) spawnDest(inst *structs.Instance, dest *structs.Allocation) er
 	task := inst.Task
 	task.Step = structs.StepDestSpawn
 	inst.TaskState = structs.TaskResizeFinish
+	if err := t.volumesMoving(inst, dest.HostID); err != nil { // conductor_volume_moves.go
+		return err
+	}
 	if err := t.setDesired(dest, desiredFor(task.PowerOn)); err != nil {
 		return err
 	}
@@ -505,7 +511,7 @@ func (t *taskTxn) confirmResize(inst *structs.Instance, e *structs.InstanceTaskE
 	}
 	inst.Resize = nil
 	inst.VMState = vmActive
-	if err := t.placeVolumes(inst, inst.HostID, ""); err != nil { // the source's use is over
+	if err := t.volumesConfirmed(inst); err != nil { // conductor_volume_moves.go
 		return err
 	}
 	if a, err := t.primaryAlloc(inst); err != nil {
@@ -544,6 +550,9 @@ func (t *taskTxn) revertResize(inst *structs.Instance, e *structs.InstanceTaskEn
 		return err
 	}
 	if err := setMigration(t.txn, t.index, r.MigrationID, structs.MigrationReverting, t.at, nil); err != nil {
+		return err
+	}
+	if err := t.volumesReverted(inst, src.HostID); err != nil { // conductor_volume_moves.go
 		return err
 	}
 	task := &structs.Task{

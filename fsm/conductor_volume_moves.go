@@ -10,11 +10,19 @@ import (
 // is, as its file on the volume's storage host, else as the storage
 // host's NBD export of the attachment. A move's destination lists them
 // on its allocation (Allocation.Volumes) and spawns the instance with
-// them. While the instance moves, an attachment's MoveHost names the
-// other host that uses it, so the storage host serves its export from
-// the placement of the destination until the move is over; the
-// attachment's Host follows the instance when the move commits (back
-// again on a revert, none while it is shelved offloaded).
+// them, always through the storage host's NBD export of the
+// attachment, on the storage host too: the export may still serve the
+// move's other host (a revert's source), and QEMU's image locks forbid
+// two processes opening the file. While the instance moves, an
+// attachment's MoveHost names the other host that uses it, so the
+// storage host serves its export from the release of the destination
+// to spawn (not before: a source on the storage host holds the file
+// until it stops) until the move is over; the attachment's Host follows
+// the instance when the move commits (back to the source as a revert
+// starts, so that the export has ended before a source on the storage
+// host opens the file again; none while the instance is shelved
+// offloaded), and Exported records that it is reached through the
+// export there.
 
 // hostLeavingOps are the operations that take an instance off its host
 // (or may).
@@ -75,68 +83,112 @@ func (t *taskTxn) checkVolumesFollow(inst *structs.Instance, op string) error {
 	return nil
 }
 
-// moveVolumes lists the volumes attached to inst as host reaches them,
-// for a move's destination there, and marks each attachment as used by
-// host too (MoveHost) so that its export is served.
-func (t *taskTxn) moveVolumes(inst *structs.Instance, host string) ([]structs.VolumeActionArg, error) {
+// moveVolumes lists the volumes attached to inst for a move's
+// destination: each attachment's NBD export, on the storage host too
+// (the export may still serve the move's other host, and two processes
+// never open a volume's file at once).
+func (t *taskTxn) moveVolumes(inst *structs.Instance) ([]structs.VolumeActionArg, error) {
 	vols, err := t.instanceVolumes(inst)
 	if err != nil || len(vols) == 0 {
 		return nil, err
 	}
 	out := make([]structs.VolumeActionArg, 0, len(vols))
-	for _, raw := range vols {
-		v := raw.Copy()
+	for _, v := range vols {
 		att := v.AttachmentOf(inst.ID)
 		if isRootVolume(inst, v.ID) {
 			continue // refused before (checkVolumesFollow)
 		}
-		export, err := t.volumeExport(v, host, att.ID)
+		sh, err := t.host(v.Host)
 		if err != nil {
 			return nil, err
 		}
-		arg := structs.VolumeActionArg{VolumeID: v.ID, AttachmentID: att.ID, Path: v.ProviderLocation, Device: att.Device}
-		if export != nil {
-			arg.Path, arg.NBD = "", export
+		var addr string
+		if sh != nil {
+			addr = sh.Attributes[structs.HostAttrStorageNBDAddress]
 		}
-		out = append(out, arg)
-		att.MoveHost = host
-		if err := t.putVolume(v); err != nil {
-			return nil, err
+		if addr == "" {
+			return nil, structs.Errorf(structs.KindInvalid, "Invalid volume: volume %s is kept on a host that serves no NBD exports (storage nbd_address), so it cannot follow the instance", v.ID)
 		}
+		out = append(out, structs.VolumeActionArg{VolumeID: v.ID, AttachmentID: att.ID, Device: att.Device,
+			NBD: &structs.VolumeExport{Name: structs.VolumeExportName(v.ID, att.ID), Address: addr}})
 	}
 	return out, nil
 }
 
-// settleMovedVolumes records where inst's attachments are once a move
-// task (or a shelve offload) ends: on the instance's host (none when it
-// is offloaded or lost), and, for a resize or cold migration waiting for
-// its confirmation, also on the source, which a revert starts again.
-func (t *taskTxn) settleMovedVolumes(inst *structs.Instance, errText string) error {
-	task := inst.Task
-	if task == nil || !volumeMoveKinds[task.Kind] {
-		return nil
-	}
-	moveHost := ""
-	if errText == "" && inst.VMState == structs.VMStateResized && task.SourceHostID != inst.HostID {
-		moveHost = task.SourceHostID
-	}
-	return t.placeVolumes(inst, inst.HostID, moveHost)
+// volumesMoving marks inst's attachments as used by the destination
+// dest too, through their exports, when it is about to spawn: not
+// before, since a source on the storage host holds the volume's file
+// until it stops.
+func (t *taskTxn) volumesMoving(inst *structs.Instance, dest string) error {
+	return t.updateAttachments(inst, func(att *structs.VolumeAttachment) {
+		att.MoveHost, att.MoveExported = dest, true
+	})
 }
 
-// placeVolumes sets the host and move host of every attachment of inst
-// that differs.
-func (t *taskTxn) placeVolumes(inst *structs.Instance, host, moveHost string) error {
+// settleMovedVolumes records where inst's attachments are once a move
+// task (or a shelve offload) ends: on the destination, through the
+// export, when the move got there (and, for a resize or cold migration
+// waiting for its confirmation, still on the source, which a revert
+// starts again); back on the source alone when it failed; on no host
+// when the instance is offloaded.
+func (t *taskTxn) settleMovedVolumes(inst *structs.Instance, errText string) error {
+	task := inst.Task
+	if task == nil || !volumeMoveKinds[task.Kind] || task.Kind == structs.TaskKindRevert {
+		return nil
+	}
+	arrived := errText == "" && task.DestHostID != "" && inst.HostID == task.DestHostID
+	return t.updateAttachments(inst, func(att *structs.VolumeAttachment) {
+		switch {
+		case task.Kind == structs.TaskKindOffload:
+			att.Host, att.Exported, att.MoveHost, att.MoveExported = "", false, "", false
+		case arrived && inst.VMState == structs.VMStateResized:
+			att.Host, att.Exported, att.MoveHost, att.MoveExported = inst.HostID, true, att.Host, att.Exported
+		case arrived:
+			att.Host, att.Exported, att.MoveHost, att.MoveExported = inst.HostID, true, "", false
+		default:
+			att.MoveHost, att.MoveExported = "", false
+		}
+	})
+}
+
+// volumesConfirmed ends the source's use of inst's attachments (a
+// confirmed resize or cold migration).
+func (t *taskTxn) volumesConfirmed(inst *structs.Instance) error {
+	return t.updateAttachments(inst, func(att *structs.VolumeAttachment) {
+		att.MoveHost, att.MoveExported = "", false
+	})
+}
+
+// volumesReverted gives inst's attachments back to the source of the
+// resize or cold migration being reverted, as the source had them, as
+// soon as the revert starts: the destination is being deleted, and a
+// source on the storage host must find the volume's file free of the
+// export when it starts again.
+func (t *taskTxn) volumesReverted(inst *structs.Instance, source string) error {
+	return t.updateAttachments(inst, func(att *structs.VolumeAttachment) {
+		host := source
+		if att.MoveHost != "" {
+			host = att.MoveHost
+		}
+		att.Host, att.Exported, att.MoveHost, att.MoveExported = host, att.MoveExported, "", false
+	})
+}
+
+// updateAttachments applies fn to each of inst's attachments, storing
+// the volumes it changed.
+func (t *taskTxn) updateAttachments(inst *structs.Instance, fn func(att *structs.VolumeAttachment)) error {
 	vols, err := t.instanceVolumes(inst)
 	if err != nil {
 		return err
 	}
 	for _, raw := range vols {
-		if att := raw.AttachmentOf(inst.ID); att.Host == host && att.MoveHost == moveHost {
-			continue
-		}
 		v := raw.Copy()
 		att := v.AttachmentOf(inst.ID)
-		att.Host, att.MoveHost = host, moveHost
+		before := *att
+		fn(att)
+		if att.Host == before.Host && att.Exported == before.Exported && att.MoveHost == before.MoveHost && att.MoveExported == before.MoveExported {
+			continue
+		}
 		if err := t.putVolume(v); err != nil {
 			return err
 		}

@@ -45,6 +45,15 @@ func (b *bootFixture) attachmentsAre(when, host, moveHost string) {
 	}
 }
 
+// exportedAre checks how the hosts of v-dst's attachment reach it (its
+// storage host is h2): through the export or the file.
+func (b *bootFixture) exportedAre(when string, exported, moveExported bool) {
+	b.t.Helper()
+	if att := b.volume("v-dst").AttachmentOf("i1"); att.Exported != exported || att.MoveExported != moveExported {
+		b.t.Fatalf("%s: attachment %+v; want exported %v, move exported %v", when, att, exported, moveExported)
+	}
+}
+
 // migrateTo drives a cold migration of i1 to h2 until VERIFY_RESIZE,
 // checking the destination's volumes.
 func (b *bootFixture) migrateTo(dest, req string) {
@@ -60,7 +69,9 @@ func (b *bootFixture) migrateTo(dest, req string) {
 	want := []structs.VolumeActionArg{
 		{VolumeID: "v-far", AttachmentID: "att-v-far", Device: "/dev/sdb",
 			NBD: &structs.VolumeExport{Name: structs.VolumeExportName("v-far", "att-v-far"), Address: "10.0.0.9:10809"}},
-		{VolumeID: "v-dst", AttachmentID: "att-v-dst", Device: "/dev/sdc", Path: "/pool/volume-v-dst.qcow2"},
+		// On its storage host too, the destination attaches the export.
+		{VolumeID: "v-dst", AttachmentID: "att-v-dst", Device: "/dev/sdc",
+			NBD: &structs.VolumeExport{Name: structs.VolumeExportName("v-dst", "att-v-dst"), Address: "10.0.0.2:10809"}},
 	}
 	got := b.alloc(dest).Volumes
 	if len(got) != len(want) {
@@ -75,9 +86,12 @@ func (b *bootFixture) migrateTo(dest, req string) {
 			b.t.Fatalf("destination volumes %+v lack %+v", got, w)
 		}
 	}
-	// The storage hosts serve the destination from its placement.
-	b.attachmentsAre("placed", "h1", "h2")
+	// The storage hosts serve the destination once the source is off
+	// and it is released to spawn.
+	b.attachmentsAre("placed", "h1", "")
 	b.reportOn("h1", "a1", structs.AllocClientStopped, structs.PowerShutdown, 0, "")
+	b.attachmentsAre("spawning", "h1", "h2")
+	b.exportedAre("spawning", false, true)
 	b.reportOn("h2", dest, structs.AllocClientRunning, structs.PowerRunning, 0, "")
 	if i := b.inst("i1"); i.Status() != "VERIFY_RESIZE" || i.HostID != "h2" {
 		b.t.Fatalf("verify: %s on %s", i.Status(), i.HostID)
@@ -95,10 +109,15 @@ func TestColdMigrateMovesAttachments(t *testing.T) {
 	// Both hosts may still run it until the resize is confirmed or
 	// reverted.
 	b.attachmentsAre("verify", "h2", "h1")
+	b.exportedAre("verify", true, false)
 
 	if resp := b.task(structs.OpRevertResize); resp != nil {
 		t.Fatalf("revert: %v", resp)
 	}
+	// Back to the source as the revert starts: h2 no longer serves the
+	// export the destination on it used.
+	b.attachmentsAre("reverting", "h1", "")
+	b.exportedAre("reverting", false, false)
 	b.reportOn("h2", "a2", structs.AllocClientDeleted, 0, 0, "")
 	b.reportOn("h1", "a1", structs.AllocClientRunning, structs.PowerRunning, 0, "")
 	if i := b.inst("i1"); i.Status() != "ACTIVE" || i.HostID != "h1" {
@@ -111,6 +130,7 @@ func TestColdMigrateMovesAttachments(t *testing.T) {
 		t.Fatalf("confirm: %v", resp)
 	}
 	b.attachmentsAre("confirmed", "h2", "")
+	b.exportedAre("confirmed", true, false)
 	if a := b.alloc("a1"); a.DesiredState != structs.AllocDesiredDeleted {
 		t.Fatalf("source not torn down: %+v", a)
 	}
@@ -132,6 +152,7 @@ func TestFailedMoveKeepsAttachments(t *testing.T) {
 		t.Fatalf("after the failed move: %s on %s, task %+v", i.Status(), i.HostID, i.Task)
 	}
 	b.attachmentsAre("failed", "h1", "")
+	b.exportedAre("failed", false, false)
 }
 
 // TestShelveOffloadKeepsAttachments: shelving and offloading keeps the
@@ -161,11 +182,13 @@ func TestShelveOffloadKeepsAttachments(t *testing.T) {
 		t.Fatalf("unshelve destination volumes %+v", vols)
 	}
 	b.attachmentsAre("unshelving", "", "h2")
+	b.exportedAre("unshelving", false, true)
 	b.reportOn("h2", "a2", structs.AllocClientRunning, structs.PowerRunning, 0, "")
 	if i := b.inst("i1"); i.Status() != "ACTIVE" || i.HostID != "h2" {
 		t.Fatalf("unshelved: %s on %s", i.Status(), i.HostID)
 	}
 	b.attachmentsAre("unshelved", "h2", "")
+	b.exportedAre("unshelved", true, false)
 }
 
 // TestMovesStillRefused: a live migration with volumes, a volume whose

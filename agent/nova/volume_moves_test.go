@@ -58,9 +58,9 @@ func onlyVolume(t *testing.T, drv *fake.Driver, id string) virt.Volume {
 
 // TestMigrateKeepsVolumes: a server with a volume attached migrates
 // (and reverts, and migrates again) with the volume: each host it runs
-// on attaches it, as the file on the volume's storage host and as the
-// storage host's export elsewhere; the volume stays in-use, its
-// attachment on the server's host.
+// on attaches the storage host's export of the attachment (the storage
+// host too, after a move); the volume stays in-use, its attachment on
+// the server's host.
 func TestMigrateKeepsVolumes(t *testing.T) {
 	h, s := newRealHarness(t)
 	drv1, hv1 := startMovableHost(t, s, "hv-1", 0, "")
@@ -87,10 +87,11 @@ func TestMigrateKeepsVolumes(t *testing.T) {
 			t.Fatalf("%s: attachment %+v, want on %s", when, att, host.HostID())
 		}
 	}
-	// Onto the storage host: the volume's file.
+	// Onto the storage host: through the export there too (it served
+	// the source, which a revert starts again).
 	act(h, id, adminTok, "", `{"migrate": null}`).expect(t, 202)
 	waitServer(h, id, "VERIFY_RESIZE")
-	if got := onlyVolume(t, drvS, id); got.Path != "/pool/volume-moving.qcow2" || got.Network != nil || got.Device != "/dev/sdb" {
+	if got := onlyVolume(t, drvS, id); got.Network == nil || fmt.Sprint(*got.Network) != fmt.Sprint(export) || got.Device != "/dev/sdb" {
 		t.Fatalf("attached on the storage host: %+v", got)
 	}
 	attachedOn("migrated", hvS)
@@ -107,8 +108,11 @@ func TestMigrateKeepsVolumes(t *testing.T) {
 	act(h, id, adminTok, "", `{"confirmResize": null}`).expect(t, 204)
 	waitMigration(h, id, "confirmed")
 	attachedOn("confirmed", hvS)
-	if got := onlyVolume(t, drvS, id); got.Path != "/pool/volume-moving.qcow2" {
+	if got := onlyVolume(t, drvS, id); got.Network == nil || fmt.Sprint(*got.Network) != fmt.Sprint(export) {
 		t.Fatalf("attached on the storage host after the confirm: %+v", got)
+	}
+	if v := waitVolume(t, s, vol, structs.VolumeInUse); !v.AttachmentOf(id).Exported {
+		t.Fatalf("the attachment on the storage host does not record its export: %+v", v.AttachmentOf(id))
 	}
 	// And back to hv-1 over the export, where the os-volume_attachments
 	// view still lists it.
