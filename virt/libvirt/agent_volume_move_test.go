@@ -144,7 +144,10 @@ func TestAgentColdMigrationKeepsAVolume(t *testing.T) {
 		if a := v.AttachmentOf(id); a == nil || a.ID != att.ID || a.Host != h.agent.HostID() {
 			t.Fatalf("%s on %s: attachment %+v", status, h.name, a)
 		}
-		lv := h.env.raw
+		lv := lvb
+		if h == hc {
+			lv = lvc
+		}
 		dom, err := lv.DomainLookupByName(h.drv.DomainName(id))
 		if err != nil {
 			t.Fatal(err)
