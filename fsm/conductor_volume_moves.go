@@ -53,10 +53,11 @@ func (t *taskTxn) instanceVolumes(inst *structs.Instance) ([]*structs.Volume, er
 
 // checkVolumesFollow refuses to move an instance whose volumes could not
 // follow it (409, as for any state that forbids the operation): one it
-// boots from (its root disk is the volume's file on its host), a live
-// migration with volumes attached, or a volume whose storage host serves
-// no NBD exports (storage nbd_address), which only its own instances can
-// reach.
+// boots from (its root disk is the volume's file on its host), a volume
+// whose storage host serves no NBD exports (storage nbd_address), which
+// only its own instances can reach, and, for a live migration, which
+// carries the guest's disks as they are, a volume attached as its
+// file.
 func (t *taskTxn) checkVolumesFollow(inst *structs.Instance, op string) error {
 	if !hostLeavingOps[op] {
 		return nil
@@ -68,8 +69,12 @@ func (t *taskTxn) checkVolumesFollow(inst *structs.Instance, op string) error {
 	if inst.RootVolume() != nil {
 		return structs.Errorf(structs.KindConflict, "Cannot '%s' instance %s: it boots from a volume, which cannot follow it to another host yet", op, inst.ID)
 	}
-	if op == structs.OpLiveMigrate {
-		return structs.Errorf(structs.KindConflict, "Cannot '%s' instance %s while it has volumes attached: live migration with volumes is not supported yet", op, inst.ID)
+	for _, v := range vols {
+		// A live migration carries the guest's disks as they are: a
+		// volume's file on its storage host has no export to go on with.
+		if att := v.AttachmentOf(inst.ID); op == structs.OpLiveMigrate && att.Host == v.Host && !att.Exported {
+			return structs.Errorf(structs.KindConflict, "Cannot '%s' instance %s: volume %s is attached as a file of its storage host, which a live migration cannot carry; migrate it cold", op, inst.ID, v.ID)
+		}
 	}
 	for _, v := range vols {
 		sh, err := t.host(v.Host)

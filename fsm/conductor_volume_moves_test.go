@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -191,23 +192,62 @@ func TestShelveOffloadKeepsAttachments(t *testing.T) {
 	b.exportedAre("unshelved", true, false)
 }
 
-// TestMovesStillRefused: a live migration with volumes, a volume whose
-// storage host serves no exports, and a server booted from a volume
-// stay where they are (409).
+// TestMovesStillRefused: a volume whose storage host serves no exports
+// keeps the server where it is (409).
 func TestMovesStillRefused(t *testing.T) {
 	b := moveFixture(t)
-	if err, _ := b.task(structs.OpLiveMigrate, withMove).(error); structs.KindOf(err) != structs.KindConflict {
-		t.Fatalf("live migration with volumes: %v", err)
-	}
 	b.putVolume(&structs.Volume{ID: "v-local", ProjectID: "p1", SizeGB: 1, Status: structs.VolumeAvailable, Host: "h1", ProviderLocation: "/pool/volume-v-local.qcow2"})
 	if resp := b.task(structs.OpAttachVolume, withVolume("v-local", "")); resp != nil {
 		t.Fatalf("attach v-local: %v", resp)
 	}
 	b.reportOn("h1", "a1", structs.AllocClientRunning, structs.PowerRunning, b.alloc("a1").ActionSeq, "")
-	for _, op := range []string{structs.OpMigrate, structs.OpShelve} {
+	for _, op := range []string{structs.OpMigrate, structs.OpShelve, structs.OpResize} {
 		if err, _ := b.task(op, withMove, func(e *structs.InstanceTaskEntry) { e.Action.RequestID += "-local" }).(error); structs.KindOf(err) != structs.KindConflict {
 			t.Fatalf("%s with a volume of a host without NBD: %v", op, err)
 		}
+	}
+}
+
+// TestLiveMigrationWithVolumes: a server whose volumes are all reached
+// through exports live-migrates with them (the destination gets the
+// guest's disks as they are, so its allocation lists none), and the
+// attachments move to the destination when the guest is there; one with
+// a volume attached as its storage host's file is refused (409).
+func TestLiveMigrationWithVolumes(t *testing.T) {
+	b := moveFixture(t)
+	h1 := b.host("h1").Copy()
+	h1.Capabilities = append(h1.Capabilities, structs.HostCapabilityLiveMigrate)
+	h1.Attributes = map[string]string{structs.HostAttrStorageNBDAddress: "10.0.0.1:10809"}
+	b.mustApply(structs.HostRegisterType, &structs.HostRegisterEntry{Host: h1})
+	if resp := b.task(structs.OpLiveMigrate, withMove); resp != nil {
+		t.Fatalf("live migration: %v", resp)
+	}
+	b.mustApply(structs.PlanApplyType, &structs.PlanApplyEntry{Placements: []*structs.Allocation{{ID: "a2", InstanceID: "i1", HostID: "h2",
+		EvalID: "e-move", Resources: b.alloc("a1").Resources, ClientState: structs.AllocClientPending}}})
+	if a2 := b.alloc("a2"); a2.Volumes != nil {
+		t.Fatalf("live destination lists volumes: %+v", a2.Volumes)
+	}
+	b.attachmentsAre("migrating", "h1", "h2")
+	b.reportOn("h1", "a1", structs.AllocClientRunning, structs.PowerRunning, b.alloc("a1").ActionSeq, "")
+	b.reportOn("h2", "a2", structs.AllocClientRunning, structs.PowerRunning, 0, "")
+	if i := b.inst("i1"); i.Status() != "ACTIVE" || i.HostID != "h2" {
+		t.Fatalf("live-migrated: %s on %s", i.Status(), i.HostID)
+	}
+	b.attachmentsAre("live-migrated", "h2", "")
+	b.exportedAre("live-migrated", true, false)
+
+	// On h2, a volume of h2 attached as its file.
+	b.putVolume(&structs.Volume{ID: "v-local", ProjectID: "p1", SizeGB: 1, Status: structs.VolumeAvailable, Host: "h2", ProviderLocation: "/pool/volume-v-local.qcow2"})
+	if resp := b.task(structs.OpAttachVolume, withVolume("v-local", "")); resp != nil {
+		t.Fatalf("attach v-local: %v", resp)
+	}
+	b.reportOn("h2", "a2", structs.AllocClientRunning, structs.PowerRunning, b.alloc("a2").ActionSeq, "")
+	if v := b.volume("v-local"); v.AttachmentOf("i1").Exported || v.Status != structs.VolumeInUse {
+		t.Fatalf("v-local: %+v", v)
+	}
+	err, _ := b.task(structs.OpLiveMigrate, withMove, func(e *structs.InstanceTaskEntry) { e.Action.RequestID += "-2" }).(error)
+	if structs.KindOf(err) != structs.KindConflict || !strings.Contains(err.Error(), "attached as a file") {
+		t.Fatalf("live migration with a file volume: %v", err)
 	}
 }
 
