@@ -193,7 +193,6 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 		return t.putInstance(inst)
 	case structs.TaskKindLiveMigrate:
 		prepare := t.prepareDest(task, a, src, dest) // conductor_disks.go
-		a.Volumes = nil                              // the guest comes with its disks, volumes included
 		if err := insertAlloc(t.txn, t.index, a, t.hb); err != nil {
 			return err
 		}

@@ -209,8 +209,7 @@ func TestMovesStillRefused(t *testing.T) {
 }
 
 // TestLiveMigrationWithVolumes: a server whose volumes are all reached
-// through exports live-migrates with them (the destination gets the
-// guest's disks as they are, so its allocation lists none), and the
+// through exports live-migrates with them, and the
 // attachments move to the destination when the guest is there; one with
 // a volume attached as its storage host's file is refused (409).
 func TestLiveMigrationWithVolumes(t *testing.T) {
@@ -224,8 +223,10 @@ func TestLiveMigrationWithVolumes(t *testing.T) {
 	}
 	b.mustApply(structs.PlanApplyType, &structs.PlanApplyEntry{Placements: []*structs.Allocation{{ID: "a2", InstanceID: "i1", HostID: "h2",
 		EvalID: "e-move", Resources: b.alloc("a1").Resources, ClientState: structs.AllocClientPending}}})
-	if a2 := b.alloc("a2"); a2.Volumes != nil {
-		t.Fatalf("live destination lists volumes: %+v", a2.Volumes)
+	// The guest comes with its disks; a destination that finds no
+	// guest spawns it with the exports.
+	if a2 := b.alloc("a2"); len(a2.Volumes) != 2 || a2.Volumes[0].NBD == nil {
+		t.Fatalf("live destination's volumes: %+v", a2.Volumes)
 	}
 	b.attachmentsAre("migrating", "h1", "h2")
 	b.reportOn("h1", "a1", structs.AllocClientRunning, structs.PowerRunning, b.alloc("a1").ActionSeq, "")

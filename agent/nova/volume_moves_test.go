@@ -171,3 +171,36 @@ func TestShelveOffloadKeepsVolumes(t *testing.T) {
 		t.Fatalf("unshelved on %v: attachment %+v", srv["OS-EXT-SRV-ATTR:host"], att)
 	}
 }
+
+// TestLiveMigrateKeepsVolumes: a server with a volume attached through
+// its storage host's export live-migrates with it, still in-use, the
+// attachment on the new host.
+func TestLiveMigrateKeepsVolumes(t *testing.T) {
+	h, s := newRealHarness(t)
+	_, hv1 := startMovableHost(t, s, "hv-1", 0, "")
+	r := h.req("POST", "/compute/v2.1/servers", memberTok, "", map[string]any{"server": map[string]any{
+		"name": "vm", "imageRef": "cirros", "flavorRef": "1"}}).expect(t, 202)
+	id := r.obj("server")["id"].(string)
+	waitServer(h, id, "ACTIVE")
+	drvS, hvS := startMovableHost(t, s, "hv-storage", 50, "192.0.2.7:10809")
+	vol := createOn(t, s, hvS, "live")
+	base := "/compute/v2.1/servers/" + id + "/os-volume_attachments"
+	h.req("POST", base, memberTok, "2.79", map[string]any{"volumeAttachment": map[string]any{"volumeId": vol}}).expect(t, 200)
+	waitVolume(t, s, vol, structs.VolumeInUse)
+	waitServer(h, id, "ACTIVE")
+
+	act(h, id, adminTok, "2.30", `{"os-migrateLive": {"host": "hv-storage", "block_migration": "auto"}}`).expect(t, 202)
+	waitFor(t, "on hv-storage", func() error {
+		if s := waitServer(h, id, "ACTIVE"); s["OS-EXT-SRV-ATTR:host"] != "hv-storage" {
+			return fmt.Errorf("on %v", s["OS-EXT-SRV-ATTR:host"])
+		}
+		return nil
+	})
+	v := waitVolume(t, s, vol, structs.VolumeInUse)
+	if att := v.AttachmentOf(id); att == nil || att.Host != hvS.HostID() || !att.Exported || att.MoveHost != "" {
+		t.Fatalf("live-migrated: attachment %+v (hv-1 is %s)", att, hv1.HostID())
+	}
+	if got := onlyVolume(t, drvS, id); got.Network == nil || got.Network.Name != structs.VolumeExportName(vol, v.AttachmentOf(id).ID) {
+		t.Fatalf("attached on the destination: %+v", got)
+	}
+}
