@@ -108,6 +108,16 @@ func (r *runner) locate() (info *virt.InstanceInfo, booted, ok bool) {
 				return nil, false, false
 			}
 		}
+		// A move's spawn cut short by a restart after the driver built
+		// the instance still owes it its volumes' exports (attaching is
+		// idempotent: a live migration's guest has them already).
+		if err := r.attachMovedExports(); err != nil {
+			if ctx.Err() == nil {
+				r.logger.Error("attaching the instance's volumes failed", "error", err)
+				r.fail("attach volumes: " + err.Error())
+			}
+			return nil, false, false
+		}
 		st := r.st
 		st.Spawned, st.InstanceID = true, a.InstanceID
 		r.save(st)
