@@ -1,6 +1,8 @@
 package fsm
 
 import (
+	"slices"
+
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -142,6 +144,13 @@ func (t *taskTxn) settleMovedVolumes(inst *structs.Instance, errText string) err
 		return nil
 	}
 	arrived := errText == "" && task.DestHostID != "" && inst.HostID == task.DestHostID
+	if arrived && task.DestHostID != task.SourceHostID && len(inst.BlockDevices) > 0 {
+		// Data volumes it was created with are attachments like any
+		// other now: their files' paths were the first host's (a
+		// rebuild finds them on the guest, as hot-plugged ones).
+		inst.BlockDevices = slices.DeleteFunc(slices.Clone(inst.BlockDevices),
+			func(bd *structs.BlockDevice) bool { return bd.BootIndex != 0 })
+	}
 	return t.updateAttachments(inst, func(att *structs.VolumeAttachment) {
 		switch {
 		case task.Kind == structs.TaskKindOffload:

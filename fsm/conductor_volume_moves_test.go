@@ -106,7 +106,23 @@ func (b *bootFixture) migrateTo(dest, req string) {
 // volumes are in use throughout.
 func TestColdMigrateMovesAttachments(t *testing.T) {
 	b := moveFixture(t)
+	// v-far counts as a data volume i1 was created with.
+	b.index++
+	txn := b.f.State().writeTxn()
+	defer txn.Abort()
+	inst := b.inst("i1").Copy()
+	inst.BlockDevices = []*structs.BlockDevice{{VolumeID: "v-far", AttachmentID: "att-v-far", BootIndex: -1, Path: "/pool/volume-v-far.qcow2", Device: "/dev/sdb"}}
+	if err := insertInstance(txn, inst); err != nil {
+		t.Fatal(err)
+	}
+	if err := commitAt(txn, b.index, TableInstances); err != nil {
+		t.Fatal(err)
+	}
 	b.migrateTo("a2", "req-m1")
+	// Its path was h1's: on the new host it is an attachment like any.
+	if bds := b.inst("i1").BlockDevices; len(bds) != 0 {
+		t.Fatalf("block devices after the move: %+v", bds)
+	}
 	// Both hosts may still run it until the resize is confirmed or
 	// reverted.
 	b.attachmentsAre("verify", "h2", "h1")
