@@ -288,8 +288,10 @@ func (t *taskTxn) spawnDest(inst *structs.Instance, dest *structs.Allocation) er
 	task := inst.Task
 	task.Step = structs.StepDestSpawn
 	inst.TaskState = structs.TaskResizeFinish
-	if err := t.volumesMoving(inst, dest.HostID); err != nil { // conductor_volume_moves.go
-		return err
+	if dest.HostID != task.SourceHostID { // resized in place otherwise, the same guest
+		if err := t.volumesMoving(inst, dest.HostID); err != nil { // conductor_volume_moves.go
+			return err
+		}
 	}
 	if err := t.setDesired(dest, desiredFor(task.PowerOn)); err != nil {
 		return err
@@ -555,7 +557,7 @@ func (t *taskTxn) revertResize(inst *structs.Instance, e *structs.InstanceTaskEn
 	if err := setMigration(t.txn, t.index, r.MigrationID, structs.MigrationReverting, t.at, nil); err != nil {
 		return err
 	}
-	if err := t.volumesReverted(inst, src.HostID); err != nil { // conductor_volume_moves.go
+	if err := t.volumesReverted(inst); err != nil { // conductor_volume_moves.go
 		return err
 	}
 	task := &structs.Task{

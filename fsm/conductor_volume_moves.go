@@ -143,6 +143,9 @@ func (t *taskTxn) settleMovedVolumes(inst *structs.Instance, errText string) err
 	if task == nil || !volumeMoveKinds[task.Kind] || task.Kind == structs.TaskKindRevert {
 		return nil
 	}
+	if task.DestHostID != "" && task.DestHostID == task.SourceHostID {
+		return nil // resized in place: the same guest, its disks as they were
+	}
 	arrived := errText == "" && task.DestHostID != "" && inst.HostID == task.DestHostID
 	if arrived && task.DestHostID != task.SourceHostID && len(inst.BlockDevices) > 0 {
 		// Data volumes it was created with are attachments like any
@@ -178,13 +181,12 @@ func (t *taskTxn) volumesConfirmed(inst *structs.Instance) error {
 // soon as the revert starts: the destination is being deleted, and a
 // source on the storage host must find the volume's file free of the
 // export when it starts again.
-func (t *taskTxn) volumesReverted(inst *structs.Instance, source string) error {
+func (t *taskTxn) volumesReverted(inst *structs.Instance) error {
 	return t.updateAttachments(inst, func(att *structs.VolumeAttachment) {
-		host := source
-		if att.MoveHost != "" {
-			host = att.MoveHost
+		if att.MoveHost == "" {
+			return // resized in place, or attached since
 		}
-		att.Host, att.Exported, att.MoveHost, att.MoveExported = host, att.MoveExported, "", false
+		att.Host, att.Exported, att.MoveHost, att.MoveExported = att.MoveHost, att.MoveExported, "", false
 	})
 }
 
