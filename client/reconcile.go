@@ -108,6 +108,16 @@ func (r *runner) locate() (info *virt.InstanceInfo, booted, ok bool) {
 				return nil, false, false
 			}
 		}
+		// A move's spawn cut short by a restart after the driver built
+		// the instance still owes it its volumes' exports (attaching is
+		// idempotent: a live migration's guest has them already).
+		if err := r.attachMovedExports(); err != nil {
+			if ctx.Err() == nil {
+				r.logger.Error("attaching the instance's volumes failed", "error", err)
+				r.fail("attach volumes: " + err.Error())
+			}
+			return nil, false, false
+		}
 		st := r.st
 		st.Spawned, st.InstanceID = true, a.InstanceID
 		r.save(st)
@@ -173,6 +183,15 @@ func (r *runner) spawn() *virt.InstanceInfo {
 	if info == nil {
 		info = &virt.InstanceInfo{ID: a.InstanceID, PowerState: virt.PowerRunning}
 	}
+	if err := r.attachMovedExports(); err != nil {
+		if ctx.Err() != nil {
+			r.logger.Info("volume attach interrupted by shutdown; the next start resumes it", "error", err)
+			return nil
+		}
+		r.logger.Error("attaching the instance's volumes failed", "error", err)
+		r.fail("attach volumes: " + err.Error())
+		return nil
+	}
 	st = r.st
 	st.Spawned = true
 	r.save(st)
@@ -201,6 +220,9 @@ func (r *runner) spec() (*virt.InstanceSpec, error) {
 		f = inst.Flavor
 	}
 	spec := specFor(a.InstanceID, inst, f)
+	if files, _, ok := movedVolumes(a); ok {
+		spec.Volumes = files // the rest once spawned (volume_move.go)
+	}
 	spec.NICs = r.nics(a.InstanceID)
 	path, err := r.c.imagePath(inst.ImageID)
 	if err != nil {

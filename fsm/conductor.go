@@ -96,7 +96,7 @@ func (s *StateStore) StartInstanceTask(index uint64, e *structs.InstanceTaskEntr
 			return err
 		}
 	}
-	if err := t.checkVolumesStay(inst, e.Op); err != nil {
+	if err := t.checkVolumesFollow(inst, e.Op); err != nil {
 		return err
 	}
 	if err := h(t, inst.Copy(), e); err != nil {
@@ -272,6 +272,9 @@ func (t *taskTxn) end(inst *structs.Instance, errText string) error {
 		// However an attach or detach ends (the agent's report, a failed
 		// allocation, a reset), its volume settles with it.
 		if err := t.settleVolumeTask(inst, errText); err != nil {
+			return err
+		}
+		if err := t.settleMovedVolumes(inst, errText); err != nil { // conductor_volume_moves.go
 			return err
 		}
 		if errText == "" && relaunches(inst.Task) {

@@ -143,6 +143,12 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 	task = task.Copy()
 	inst.Task = task
 	task.DestHostID, task.DestAllocID = a.HostID, a.ID
+	if a.Volumes, err = t.moveVolumes(inst); err != nil { // conductor_volume_moves.go
+		if structs.KindOf(err) != structs.KindInvalid {
+			return err
+		}
+		return t.placeMove(inst, nil, &structs.Fault{Code: 409, Message: err.Error()})
+	}
 	if err := t.finishEvent(inst, task.RequestID, ""); err != nil {
 		return err
 	}
@@ -190,6 +196,9 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 		if err := insertAlloc(t.txn, t.index, a, t.hb); err != nil {
 			return err
 		}
+		if err := t.volumesMoving(inst, a.HostID); err != nil {
+			return err
+		}
 		task.Step = structs.StepSourceSend
 		if err := t.startEvent(inst, task.RequestID, evLiveMigration, task.SourceHostID); err != nil {
 			return err
@@ -215,6 +224,9 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 			return err
 		}
 		if err := t.drop(src); err != nil {
+			return err
+		}
+		if err := t.volumesMoving(inst, a.HostID); err != nil {
 			return err
 		}
 		inst.HostID, inst.AZ = a.HostID, hostAZOf(dest, inst.AZ)
@@ -276,6 +288,11 @@ func (t *taskTxn) spawnDest(inst *structs.Instance, dest *structs.Allocation) er
 	task := inst.Task
 	task.Step = structs.StepDestSpawn
 	inst.TaskState = structs.TaskResizeFinish
+	if dest.HostID != task.SourceHostID { // resized in place otherwise, the same guest
+		if err := t.volumesMoving(inst, dest.HostID); err != nil { // conductor_volume_moves.go
+			return err
+		}
+	}
 	if err := t.setDesired(dest, desiredFor(task.PowerOn)); err != nil {
 		return err
 	}
@@ -499,6 +516,9 @@ func (t *taskTxn) confirmResize(inst *structs.Instance, e *structs.InstanceTaskE
 	}
 	inst.Resize = nil
 	inst.VMState = vmActive
+	if err := t.volumesConfirmed(inst); err != nil { // conductor_volume_moves.go
+		return err
+	}
 	if a, err := t.primaryAlloc(inst); err != nil {
 		return err
 	} else if a != nil && a.ClientState == structs.AllocClientStopped {
@@ -535,6 +555,9 @@ func (t *taskTxn) revertResize(inst *structs.Instance, e *structs.InstanceTaskEn
 		return err
 	}
 	if err := setMigration(t.txn, t.index, r.MigrationID, structs.MigrationReverting, t.at, nil); err != nil {
+		return err
+	}
+	if err := t.volumesReverted(inst); err != nil { // conductor_volume_moves.go
 		return err
 	}
 	task := &structs.Task{

@@ -313,28 +313,3 @@ func releaseInstanceVolumes(txn *memdb.Txn, index uint64, at int64, instanceID s
 	}
 	return nil
 }
-
-// hostLeavingOps are the operations that take an instance off its host
-// (or may): its volumes' files would not follow it.
-var hostLeavingOps = map[string]bool{structs.OpResize: true, structs.OpMigrate: true, structs.OpLiveMigrate: true,
-	structs.OpEvacuate: true, structs.OpShelve: true, structs.OpShelveOffload: true}
-
-// checkVolumesStay refuses to move an instance that has volumes
-// attached: a volume is reached as a file on the instance's host, so
-// until volumes can be reached from other hosts, such an instance stays
-// where it is (409, as for any state that forbids the operation).
-func (t *taskTxn) checkVolumesStay(inst *structs.Instance, op string) error {
-	if !hostLeavingOps[op] {
-		return nil
-	}
-	vols, err := list[*structs.Volume](t.txn, nil, TableVolumes, "project", inst.ProjectID)
-	if err != nil {
-		return err
-	}
-	for _, v := range vols {
-		if v.AttachmentOf(inst.ID) != nil {
-			return structs.Errorf(structs.KindConflict, "Cannot '%s' instance %s while it has volumes attached: volumes cannot follow an instance to another host yet", op, inst.ID)
-		}
-	}
-	return nil
-}

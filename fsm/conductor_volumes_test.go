@@ -105,7 +105,7 @@ func TestVolumeAttachDetachFlow(t *testing.T) {
 	}
 	refused(structs.OpAttachVolume, "v1", structs.KindInvalid) // already attached
 	for _, op := range []string{structs.OpResize, structs.OpMigrate, structs.OpLiveMigrate, structs.OpShelve} {
-		refused(op, "v1", structs.KindConflict) // the volume's file would not follow
+		refused(op, "v1", structs.KindConflict) // h1 serves no NBD exports: the volume cannot follow
 	}
 
 	// A failed detach leaves the volume in use, a successful one frees it.

@@ -102,6 +102,15 @@ type Allocation struct {
 	// shared storage (an EvacuateDisk* constant); empty rebuilds from
 	// the image without looking.
 	EvacuateDisk string `json:",omitempty"`
+	// Volumes, on a move's destination (resize, cold migration,
+	// evacuation, unshelve), are the volumes attached to the instance
+	// as this host reaches them: each volume's file when this is its
+	// storage host, else the storage host's NBD export of the
+	// attachment. The spawn attaches them in place of the instance's
+	// creation-time data volumes (Instance.BlockDevices), whose paths
+	// are those of the host it was created on. Nil on any other
+	// allocation. Shared by copies (never changed in place).
+	Volumes []VolumeActionArg `json:",omitempty"`
 
 	// ClientState, ClientDescription and PowerState are what the agent
 	// last reported; ActionDoneSeq is the last ActionSeq it carried out.
@@ -121,8 +130,8 @@ type Allocation struct {
 	AllocModifyIndex uint64
 }
 
-// Copy returns a copy; it shares Resources, Flavor, DiskSource and
-// PrepareDest, which are never changed in place.
+// Copy returns a copy; it shares Resources, Flavor, DiskSource,
+// PrepareDest and Volumes, which are never changed in place.
 func (a *Allocation) Copy() *Allocation {
 	if a == nil {
 		return nil

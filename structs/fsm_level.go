@@ -114,6 +114,13 @@ const (
 	// whatever the caller said, so the servers set it only once every
 	// server has this level.
 	FSMLevelEvacuateDisk = FSMLevelDiskCopy
+	// FSMLevelVolumeMove, of the same release, adds a meaning: moves
+	// (resize, cold migration, evacuation, shelve) of an instance with
+	// volumes attached, which FSMs of this level refused before, and
+	// the fields they set (Allocation.Volumes, VolumeAttachment.MoveHost).
+	// It needs no gate of its own: volumes exist only once every server
+	// has FSMLevelVolumes, the same level.
+	FSMLevelVolumeMove = FSMLevelDiskCopy
 	// FSMLevelBootFromVolume, of the same release, adds the block
 	// devices of instance creates: an older server would store the
 	// instances without attaching their volumes, so the servers refuse

@@ -165,8 +165,24 @@ type Volume struct {
 type VolumeAttachment struct {
 	ID         string
 	InstanceID string
-	// Host is the compute host the instance runs on.
+	// Host is the compute host the instance runs on (empty while it is
+	// shelved offloaded: it runs nowhere, the attachment is kept).
 	Host string
+	// Exported says that the instance on Host reaches the volume
+	// through the storage host's NBD export of the attachment even when
+	// Host is the storage host itself: a move brought it there, and a
+	// move's destination always attaches the export, since the export
+	// may still serve the move's other host, and the file cannot be
+	// opened by two processes at once.
+	Exported bool `json:",omitempty"`
+	// MoveHost is the other host that reaches the volume while the
+	// instance moves: the destination of a move under way (which
+	// attaches the export), or the source of a resize or cold migration
+	// waiting for its confirmation (a revert starts the instance there
+	// again, with the attachment it had: MoveExported says whether that
+	// was the export).
+	MoveHost     string `json:",omitempty"`
+	MoveExported bool   `json:",omitempty"`
 	// Device is the guest's device (/dev/vdb) and Mountpoint Cinder's
 	// name for the same.
 	Device string

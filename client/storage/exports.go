@@ -9,10 +9,11 @@ import (
 
 // wantExports are the exports the volumes ask of this host: one for
 // every attachment the Compute API made to an instance on another
-// host, of a volume kept as
-// a file here, whatever the volume's status: an attachment is served
-// from the moment the servers record it (attaching) until the detach
-// is done and it is gone.
+// host, or reached through its export on this host after a move, or
+// used by a move's other host (MoveHost), of a volume kept as a file
+// here, whatever the volume's status: an attachment is served from the
+// moment the servers record it (attaching) until the detach is done and
+// it is gone, and while a move needs it.
 func wantExports(hostID string, vols []*structs.Volume) []Export {
 	var out []Export
 	for _, v := range vols {
@@ -22,12 +23,17 @@ func wantExports(hostID string, vols []*structs.Volume) []Export {
 		for _, att := range v.Attachments {
 			// A record the Block Storage API's caller drives
 			// (External) is not the Compute API's: no agent opens it.
-			if !att.External && att.Host != "" && att.Host != hostID {
+			if !att.External && (att.Exported || att.MoveExported || remote(att.Host, hostID) || remote(att.MoveHost, hostID)) {
 				out = append(out, Export{Name: structs.VolumeExportName(v.ID, att.ID), Path: v.ProviderLocation})
 			}
 		}
 	}
 	return out
+}
+
+// remote reports whether host is a compute host other than this one.
+func remote(host, hostID string) bool {
+	return host != "" && host != hostID
 }
 
 // syncExports hands the wanted exports to the exporter. A failure is

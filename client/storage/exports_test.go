@@ -22,12 +22,29 @@ func TestWantExports(t *testing.T) {
 		{ID: "v4", Host: "hs", Status: structs.VolumeAttaching, ProviderLocation: "rbd:pool/v4",
 			Attachments: []*structs.VolumeAttachment{{ID: "a6", Host: "h1"}}},
 		{ID: "v5", Host: "hs", Status: structs.VolumeAvailable, ProviderLocation: "/pool/volume-v5.qcow2"},
+		// Moves: an attachment here moving to another host, one on
+		// another host moving here, one offloaded (no host), one moving
+		// between two hosts of this one.
+		{ID: "v6", Host: "hs", Status: structs.VolumeInUse, ProviderLocation: "/pool/volume-v6.qcow2",
+			Attachments: []*structs.VolumeAttachment{{ID: "a7", Host: "hs", MoveHost: "h2"}}},
+		{ID: "v7", Host: "hs", Status: structs.VolumeInUse, ProviderLocation: "/pool/volume-v7.qcow2",
+			Attachments: []*structs.VolumeAttachment{{ID: "a8", Host: "h1", MoveHost: "hs"}}},
+		{ID: "v8", Host: "hs", Status: structs.VolumeInUse, ProviderLocation: "/pool/volume-v8.qcow2",
+			Attachments: []*structs.VolumeAttachment{{ID: "a9"}, {ID: "a10", Host: "hs", MoveHost: "hs"}}},
+		// Reached through the export on this host: after a move, and
+		// by a move's destination here.
+		{ID: "v9", Host: "hs", Status: structs.VolumeInUse, ProviderLocation: "/pool/volume-v9.qcow2",
+			Attachments: []*structs.VolumeAttachment{{ID: "a11", Host: "hs", Exported: true}, {ID: "a12", Host: "", MoveHost: "hs", MoveExported: true}}},
 	}
 	got := wantExports("hs", vols)
 	want := []Export{
 		{Name: "volume-v1-a1", Path: "/pool/volume-v1.qcow2"},
 		{Name: "volume-v1-a2", Path: "/pool/volume-v1.qcow2"},
 		{Name: "volume-v2-a4", Path: "/pool/volume-v2.qcow2"},
+		{Name: "volume-v6-a7", Path: "/pool/volume-v6.qcow2"},
+		{Name: "volume-v7-a8", Path: "/pool/volume-v7.qcow2"},
+		{Name: "volume-v9-a11", Path: "/pool/volume-v9.qcow2"},
+		{Name: "volume-v9-a12", Path: "/pool/volume-v9.qcow2"},
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("exports %+v, want %+v", got, want)

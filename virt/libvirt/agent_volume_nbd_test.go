@@ -18,10 +18,8 @@ import (
 	golibvirt "github.com/digitalocean/go-libvirt"
 
 	"github.com/stratus-cloud/stratus/client/storage"
-	"github.com/stratus-cloud/stratus/internal/libvirtpeer"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/tlsutil"
-	"github.com/stratus-cloud/stratus/virt/libvirt"
 )
 
 // nbdCerts writes a CA and the agents' certificate (client role): the
@@ -182,51 +180,9 @@ func TestAgentAttachesAVolumeOfAnotherHost(t *testing.T) {
 		}
 	}
 	began := time.Now()
-	c := newCloud(t)
-	peer := libvirtpeer.Start(t)
-	caFile, certFile, keyFile := nbdCerts(t, peer.NBDTLSDir)
-
-	// B first, alone, so the instance lands on it.
-	hb := &host{name: "hvb", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = "hvb", peer.URI }),
-		dataDir: t.TempDir(), syncEvery: time.Second}
-	hb.drv = hb.env.drv
-	c.mu.Lock()
-	c.hosts[hb.name] = hb
-	c.mu.Unlock()
-	c.startAgent(hb)
-	id := c.boot("vm").ID
-	t.Logf("instance ACTIVE on B %v after the start", time.Since(began))
-
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	nbdAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
-	l.Close()
-	ha := &host{name: "hva", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName = "hva" }),
-		dataDir: t.TempDir(), syncEvery: time.Second, storageGB: 20, nbdAddr: nbdAddr}
-	ha.drv = ha.env.drv
-	c.mu.Lock()
-	c.hosts[ha.name] = ha
-	c.mu.Unlock()
-	c.startAgent(ha)
-	pool, err := storage.NewFilePool(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dn, err := storage.CertSubject(certFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sa := &storageAgent{c: c, h: ha, pool: pool, cfg: storage.NBDConfig{StateDir: t.TempDir(), Address: nbdAddr,
-		CAFile: caFile, CertFile: certFile, KeyFile: keyFile, ClientDN: dn, Logger: testLogger(t, "nbd")}}
-	sa.start()
-	t.Cleanup(func() {
-		sa.stop()
-		if err := sa.exp.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	c, hb, ha, sa, peer, id := nbdHosts(t)
+	t.Logf("instance ACTIVE on B, A serving NBD %v after the start", time.Since(began))
+	nbdAddr := ha.nbdAddr
 
 	var created structs.SingleVolumeResponse
 	if err := c.rpc("Volume.Create", &structs.VolumeCreateRequest{ProjectID: "p1", Volume: &structs.Volume{Name: "data", SizeGB: 1}}, &created); err != nil {

@@ -71,6 +71,11 @@ func (d *Driver) performLive(lv *golibvirt.Libvirt, dom golibvirt.Domain, m *ins
 			params = plan.params
 			defer func() { plan.close(err == nil, d) }()
 		}
+		disks, derr := migrateDisksParams(lv, dom, m) // blockmigrate_volumes.go
+		if derr != nil {
+			return fmt.Errorf("prepare the live migration to %s: %w", dconn, derr)
+		}
+		params = append(params, disks...)
 		d.cfg.Logger.Info("block migration", "instance_id", m.ID, "destination", dconn,
 			"incremental", flags&golibvirt.MigrateNonSharedInc != 0, "dest_image", destImage)
 	}

@@ -1,0 +1,202 @@
+package libvirt_test
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stratus-cloud/stratus/client/storage"
+	"github.com/stratus-cloud/stratus/internal/libvirtpeer"
+	"github.com/stratus-cloud/stratus/structs"
+	"github.com/stratus-cloud/stratus/virt/libvirt"
+)
+
+// nbdHosts is a cloud of two hosts, B (a second libvirtd) running an
+// ACTIVE instance id, and A, a storage host whose storage agent (sa)
+// serves NBD with TLS at A's nbdAddr, with the agents' certificate in
+// B's nbd_tls_x509_cert_dir (peer.NBDTLSDir).
+func nbdHosts(t *testing.T) (c *cloud, hb, ha *host, sa *storageAgent, peer *libvirtpeer.Peer, id string) {
+	t.Helper()
+	c = newCloud(t)
+	peer = libvirtpeer.Start(t)
+	caFile, certFile, keyFile := nbdCerts(t, peer.NBDTLSDir)
+
+	// B first, alone, so the instance lands on it.
+	hb = &host{name: "hvb", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = "hvb", peer.URI }),
+		dataDir: t.TempDir(), syncEvery: time.Second}
+	hb.drv = hb.env.drv
+	c.mu.Lock()
+	c.hosts[hb.name] = hb
+	c.mu.Unlock()
+	c.startAgent(hb)
+	id = c.boot("vm").ID
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nbdAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+	l.Close()
+	ha = &host{name: "hva", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName = "hva" }),
+		dataDir: t.TempDir(), syncEvery: time.Second, storageGB: 20, nbdAddr: nbdAddr}
+	ha.drv = ha.env.drv
+	c.mu.Lock()
+	c.hosts[ha.name] = ha
+	c.mu.Unlock()
+	c.startAgent(ha)
+	pool, err := storage.NewFilePool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dn, err := storage.CertSubject(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa = &storageAgent{c: c, h: ha, pool: pool, cfg: storage.NBDConfig{StateDir: t.TempDir(), Address: nbdAddr,
+		CAFile: caFile, CertFile: certFile, KeyFile: keyFile, ClientDN: dn, Logger: testLogger(t, "nbd")}}
+	sa.start()
+	t.Cleanup(func() {
+		sa.stop()
+		if err := sa.exp.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return c, hb, ha, sa, peer, id
+}
+
+// TestAgentColdMigrationKeepsAVolume: an instance on host B with a
+// volume of storage host A attached (A's NBD export, with TLS) migrates
+// cold to host C (a third libvirtd), is reverted to B, migrates to C
+// again and is confirmed. At every step the instance's QEMU reads what
+// was written through the volume before, on the host it then runs on,
+// and the data written through the attachment on B and C is in the
+// volume's file once it is detached: the move neither copies nor
+// deletes the volume, and the source's teardown leaves it alone.
+func TestAgentColdMigrationKeepsAVolume(t *testing.T) {
+	for _, b := range []string{"qemu-img", "qemu-io", "qemu-storage-daemon"} {
+		if _, err := exec.LookPath(b); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s (qemu-utils, qemu-system-common) is required under CI=true: %v", b, err)
+			}
+			t.Skipf("%s is not installed", b)
+		}
+	}
+	began := time.Now()
+	c, hb, ha, _, peerB, id := nbdHosts(t)
+	// C, a third libvirtd, with the same certificates for QEMU's client.
+	peerC := libvirtpeer.Start(t)
+	for _, f := range []string{"ca-cert.pem", "client-cert.pem", "client-key.pem"} {
+		b, err := os.ReadFile(peerB.NBDTLSDir + "/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(peerC.NBDTLSDir+"/"+f, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hc := &host{name: "hvc", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = "hvc", peerC.URI }),
+		dataDir: t.TempDir(), syncEvery: time.Second}
+	hc.drv = hc.env.drv
+	c.mu.Lock()
+	c.hosts[hc.name] = hc
+	c.mu.Unlock()
+	c.startAgent(hc)
+	t.Logf("three hosts up, the instance ACTIVE on B, %v after the start", time.Since(began))
+
+	var created structs.SingleVolumeResponse
+	if err := c.rpc("Volume.Create", &structs.VolumeCreateRequest{ProjectID: "p1", Volume: &structs.Volume{Name: "data", SizeGB: 1}}, &created); err != nil {
+		t.Fatal(err)
+	}
+	vol := c.waitVolume(created.Volume.ID, structs.VolumeAvailable)
+	if vol.Host != ha.agent.HostID() {
+		t.Fatalf("volume on %s, want A (%s)", vol.Host, ha.agent.HostID())
+	}
+	file := vol.ProviderLocation
+	c.task(id, structs.OpAttachVolume, func(r *structs.InstanceTaskRequest) {
+		r.Volume = &structs.VolumeAttachRequest{VolumeID: vol.ID}
+	})
+	att := c.waitVolume(vol.ID, structs.VolumeInUse).AttachmentOf(id)
+	export := structs.VolumeExportName(vol.ID, att.ID)
+	lvb, lvc := rawConnTo(t, peerB.URI), rawConnTo(t, peerC.URI)
+	domB, err := lvb.DomainLookupByName(hb.drv.DomainName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeThrough(t, lvb, domB, nbdDiskAlias(t, lvb, domB, export, ha.nbdAddr), 0xab, 0)
+
+	// where waits until the instance shows status on h, its attachment
+	// there, and reads through the volume as h's QEMU sees it.
+	where := func(status string, h *host, patterns ...byte) {
+		t.Helper()
+		c.waitFor(id+" "+status+" on "+h.name, statusWait, func() error {
+			inst := c.waitStatus(id, status)
+			if hst := c.host(h.name); hst == nil || inst.HostID != hst.ID {
+				return fmt.Errorf("instance on %q, want %s", inst.HostID, h.name)
+			}
+			return nil
+		})
+		v := c.waitVolume(vol.ID, structs.VolumeInUse)
+		if a := v.AttachmentOf(id); a == nil || a.ID != att.ID || a.Host != h.agent.HostID() {
+			t.Fatalf("%s on %s: attachment %+v", status, h.name, a)
+		}
+		lv := lvb
+		if h == hc {
+			lv = lvc
+		}
+		dom, err := lv.DomainLookupByName(h.drv.DomainName(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		alias := nbdDiskAlias(t, lv, dom, export, ha.nbdAddr)
+		for k, p := range patterns {
+			c.waitFor("the volume readable on "+h.name, 2*time.Minute, func() error {
+				return tryReadThrough(t, lv, dom, alias, p, k<<16)
+			})
+		}
+	}
+	start := time.Now()
+	c.task(id, structs.OpMigrate, func(r *structs.InstanceTaskRequest) { r.TargetHost = hc.name })
+	where("VERIFY_RESIZE", hc, 0xab)
+	t.Logf("migrated to C %v after the migration was asked", time.Since(start))
+	domC, err := lvc.DomainLookupByName(hc.drv.DomainName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeThrough(t, lvc, domC, nbdDiskAlias(t, lvc, domC, export, ha.nbdAddr), 0xcd, 64<<10)
+
+	c.task(id, structs.OpRevertResize)
+	where("ACTIVE", hb, 0xab, 0xcd)
+	t.Logf("reverted to B %v after the migration was asked", time.Since(start))
+
+	c.task(id, structs.OpMigrate, func(r *structs.InstanceTaskRequest) { r.TargetHost = hc.name })
+	where("VERIFY_RESIZE", hc, 0xab, 0xcd)
+	c.task(id, structs.OpConfirmResize)
+	c.waitFor("B's copy gone", statusWait, func() error {
+		if _, err := lvb.DomainLookupByName(hb.drv.DomainName(id)); err == nil {
+			return fmt.Errorf("domain still on B")
+		}
+		return nil
+	})
+	where("ACTIVE", hc, 0xab, 0xcd)
+	t.Logf("confirmed on C %v after the migration was asked", time.Since(start))
+
+	c.task(id, structs.OpDetachVolume, func(r *structs.InstanceTaskRequest) {
+		r.Volume = &structs.VolumeAttachRequest{VolumeID: vol.ID}
+	})
+	c.waitVolume(vol.ID, structs.VolumeAvailable)
+	// The export's daemon lets go of the file once it has no export.
+	c.waitFor("the volume's file readable", 30*time.Second, func() error {
+		for _, cmd := range []string{"read -P 0xab 0 64k", "read -P 0xcd 64k 64k"} {
+			out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", cmd, file).CombinedOutput()
+			if err != nil || strings.Contains(string(out), "failed") || !strings.Contains(string(out), "read 65536/65536 bytes") {
+				return fmt.Errorf("%s: %v: %s", cmd, err, out)
+			}
+		}
+		return nil
+	})
+}
