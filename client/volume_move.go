@@ -26,7 +26,9 @@ func movedVolumes(a *structs.Allocation) (files []virt.Volume, exports []structs
 		return nil, nil, false
 	}
 	for _, v := range a.Volumes {
-		if v.NBD != nil {
+		if v.NBD != nil || v.RBD != "" {
+			// Network volumes are hot-plugged once the instance is
+			// defined (an RBD image through this host's Ceph settings).
 			exports = append(exports, v)
 			continue
 		}
@@ -49,7 +51,11 @@ func (r *runner) attachMovedExports() error {
 		return err
 	}
 	for _, arg := range exports {
-		if err := r.attachExport(va, arg); err != nil {
+		attach := r.attachExport
+		if arg.RBD != "" {
+			attach = r.attachRBD
+		}
+		if err := attach(va, arg); err != nil {
 			return fmt.Errorf("volume %s: %w", arg.VolumeID, err)
 		}
 	}

@@ -72,6 +72,9 @@ func (t *taskTxn) checkVolumesFollow(inst *structs.Instance, op string) error {
 		return structs.Errorf(structs.KindConflict, "Cannot '%s' instance %s: it boots from a volume, which cannot follow it to another host yet", op, inst.ID)
 	}
 	for _, v := range vols {
+		if v.Backend == structs.VolumeBackendRBD {
+			continue // every host reaches it through Ceph
+		}
 		// A live migration carries the guest's disks as they are: a
 		// volume's file on its storage host has no export to go on with.
 		if att := v.AttachmentOf(inst.ID); op == structs.OpLiveMigrate && att.Host == v.Host && !att.Exported {
@@ -79,6 +82,9 @@ func (t *taskTxn) checkVolumesFollow(inst *structs.Instance, op string) error {
 		}
 	}
 	for _, v := range vols {
+		if v.Backend == structs.VolumeBackendRBD {
+			continue
+		}
 		sh, err := t.host(v.Host)
 		if err != nil {
 			return err
@@ -104,6 +110,11 @@ func (t *taskTxn) moveVolumes(inst *structs.Instance) ([]structs.VolumeActionArg
 		att := v.AttachmentOf(inst.ID)
 		if isRootVolume(inst, v.ID) {
 			continue // refused before (checkVolumesFollow)
+		}
+		if v.Backend == structs.VolumeBackendRBD {
+			// The destination opens the image through Ceph, as any host.
+			out = append(out, structs.VolumeActionArg{VolumeID: v.ID, AttachmentID: att.ID, Device: att.Device, RBD: v.ProviderLocation})
+			continue
 		}
 		sh, err := t.host(v.Host)
 		if err != nil {

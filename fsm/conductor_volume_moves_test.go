@@ -289,3 +289,29 @@ func TestEvacuateMovesAttachments(t *testing.T) {
 	}
 	b.attachmentsAre("evacuated", "h2", "")
 }
+
+// TestRBDVolumeFollowsAMove: an RBD volume needs no NBD export to follow
+// its server (every host opens it through Ceph): a storage host without
+// nbd_address does not hold the server back, and the destination spawns
+// with the volume's RBD image.
+func TestRBDVolumeFollowsAMove(t *testing.T) {
+	b := attachFixture(t)
+	h2 := bootHost("h2")
+	b.mustApply(structs.HostRegisterType, &structs.HostRegisterEntry{Host: h2})
+	b.mustApply(structs.HostRegisterType, &structs.HostRegisterEntry{Host: bootHost("hc")})
+	b.putVolume(&structs.Volume{ID: "v-rbd", ProjectID: "p1", SizeGB: 1, Status: structs.VolumeAvailable, Host: "hc",
+		Backend: structs.VolumeBackendRBD, ProviderLocation: "volumes/volume-v-rbd"})
+	if resp := b.task(structs.OpAttachVolume, withVolume("v-rbd", "")); resp != nil {
+		t.Fatalf("attach: %v", resp)
+	}
+	b.reportOn("h1", "a1", structs.AllocClientRunning, structs.PowerRunning, b.alloc("a1").ActionSeq, "")
+	if resp := b.task(structs.OpMigrate, withMove, func(e *structs.InstanceTaskEntry) { e.Action.RequestID, e.Eval.ID = "req-r", "e-req-r" }); resp != nil {
+		t.Fatalf("migrate: %v", resp)
+	}
+	b.mustApply(structs.PlanApplyType, &structs.PlanApplyEntry{Placements: []*structs.Allocation{{ID: "a2", InstanceID: "i1", HostID: "h2",
+		EvalID: "e-req-r", Resources: b.alloc("a1").Resources, ClientState: structs.AllocClientPending}}})
+	got := b.alloc("a2").Volumes
+	if len(got) != 1 || got[0].RBD != "volumes/volume-v-rbd" || got[0].NBD != nil || got[0].Path != "" {
+		t.Fatalf("destination volumes %+v", got)
+	}
+}
