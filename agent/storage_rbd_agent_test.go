@@ -2,15 +2,13 @@ package agent
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
+	"github.com/stratus-cloud/stratus/internal/cephtest"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -19,31 +17,9 @@ import (
 // that answers the test fails under CI=true and skips elsewhere.
 func testCephBlock(t *testing.T) *CephConfig {
 	t.Helper()
-	missing := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("a Ceph cluster (scripts/ceph-setup.sh) is required under CI=true: "+format, args...)
-		}
-		t.Skipf("no Ceph cluster (run scripts/ceph-setup.sh): "+format, args...)
-	}
-	dir := os.Getenv("STRATUS_CEPH_DIR")
-	if dir == "" {
-		dir = "/var/lib/stratus-ceph"
-	}
-	conf := filepath.Join(dir, "ceph.conf")
-	b, err := os.ReadFile(conf)
-	if err != nil {
-		missing("%v", err)
-	}
-	m := regexp.MustCompile(`(?m)^mon host = .*v1:([0-9.]+:[0-9]+)`).FindSubmatch(b)
-	if m == nil {
-		t.Fatalf("%s names no msgr v1 monitor", conf)
-	}
-	if out, err := exec.Command("rbd", "-c", conf, "--id", "cinder", "ls", "volumes").CombinedOutput(); err != nil {
-		missing("rbd ls volumes: %v: %s", err, out)
-	}
-	return &CephConfig{Pool: "volumes", User: "cinder", Conf: conf, Keyring: filepath.Join(dir, "ceph.client.cinder.keyring"),
-		MonHosts: []string{string(m[1])}, SecretUUID: uuid.NewString()}
+	c := cephtest.Need(t)
+	return &CephConfig{Pool: cephtest.Pool, User: cephtest.User, Conf: c.Conf, Keyring: c.Keyring,
+		MonHosts: []string{c.Mon}, SecretUUID: uuid.NewString()}
 }
 
 // TestAgentKeepsVolumesInRBD: an agent with storage { backend = "rbd",

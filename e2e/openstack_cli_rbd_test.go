@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/stratus-cloud/stratus/internal/cephtest"
 )
 
 // cephDir is the cluster scripts/ceph-setup.sh runs (STRATUS_CEPH_DIR,
@@ -18,29 +20,8 @@ import (
 // that answers the test fails under CI=true and skips elsewhere.
 func cephDir(t *testing.T) (dir, mon string) {
 	t.Helper()
-	missing := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("a Ceph cluster (scripts/ceph-setup.sh) is required under CI=true: "+format, args...)
-		}
-		t.Skipf("no Ceph cluster (run scripts/ceph-setup.sh): "+format, args...)
-	}
-	dir = os.Getenv("STRATUS_CEPH_DIR")
-	if dir == "" {
-		dir = "/var/lib/stratus-ceph"
-	}
-	conf, err := os.ReadFile(filepath.Join(dir, "ceph.conf"))
-	if err != nil {
-		missing("%v", err)
-	}
-	m := regexp.MustCompile(`(?m)^mon host = .*v1:([0-9.]+:[0-9]+)`).FindSubmatch(conf)
-	if m == nil {
-		t.Fatalf("%s/ceph.conf names no msgr v1 monitor", dir)
-	}
-	if out, err := exec.Command("rbd", "-c", filepath.Join(dir, "ceph.conf"), "--id", "cinder", "ls", "volumes").CombinedOutput(); err != nil {
-		missing("rbd ls volumes: %v: %s", err, out)
-	}
-	return dir, string(m[1])
+	c := cephtest.Need(t)
+	return c.Dir, c.Mon
 }
 
 // TestOpenStackCLIRBDVolume: a dev agent with the libvirt driver whose

@@ -66,6 +66,23 @@ func (a *sessionAgent) watch(t *testing.T, via *Server) {
 	})
 }
 
+// exitCluster starts three servers whose gossip and heartbeat TTL are
+// too slow to notice anything during a test, so only the exit path
+// marks hosts down, and returns them with the leader and a follower.
+func exitCluster(t *testing.T) (servers []*Server, leader, follower *Server) {
+	t.Helper()
+	servers = testCluster(t, 3, func(c *Config) {
+		c.HeartbeatTTL = time.Hour
+		c.gossipProbeInterval = time.Hour
+	})
+	leader = waitForLeader(t, servers...)
+	follower = servers[0]
+	if follower == leader {
+		follower = servers[1]
+	}
+	return servers, leader, follower
+}
+
 // sessionsNaming counts the sessions s remembers hosts for.
 func sessionsNaming(s *Server) int {
 	s.sessions.mu.Lock()
@@ -83,15 +100,7 @@ func sessionsNaming(s *Server) int {
 // for a session of the leader's own.
 func TestAgentExitMarksHostDown(t *testing.T) {
 	t.Parallel()
-	servers := testCluster(t, 3, func(c *Config) {
-		c.HeartbeatTTL = time.Hour
-		c.gossipProbeInterval = time.Hour
-	})
-	leader := waitForLeader(t, servers...)
-	follower := servers[0]
-	if follower == leader {
-		follower = servers[1]
-	}
+	servers, leader, follower := exitCluster(t)
 	a := startSessionAgent(t, leader, "exiting-agent")
 	a.heartbeat(t, follower)
 	if n := sessionsNaming(follower); n != 1 {
@@ -165,15 +174,7 @@ func TestAgentExitMarksHostDown(t *testing.T) {
 // made) is still caught by the exit path when its process dies.
 func TestAgentExitSeenOnTheWatchSession(t *testing.T) {
 	t.Parallel()
-	servers := testCluster(t, 3, func(c *Config) {
-		c.HeartbeatTTL = time.Hour
-		c.gossipProbeInterval = time.Hour
-	})
-	leader := waitForLeader(t, servers...)
-	follower := servers[0]
-	if follower == leader {
-		follower = servers[1]
-	}
+	servers, leader, follower := exitCluster(t)
 	a := startSessionAgent(t, leader, "watching-agent")
 	a.watch(t, follower)
 	if n := sessionsNaming(follower); n != 1 {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stratus-cloud/stratus/internal/cephtest"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -20,29 +20,10 @@ import (
 // skips elsewhere.
 func testRBD(t *testing.T) *RBD {
 	t.Helper()
-	dir := os.Getenv("STRATUS_CEPH_DIR")
-	if dir == "" {
-		dir = "/var/lib/stratus-ceph"
-	}
-	missing := func(why string, args ...any) {
-		t.Helper()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("a Ceph cluster (scripts/ceph-setup.sh) is required under CI=true: "+why, args...)
-		}
-		t.Skipf("no Ceph cluster (run scripts/ceph-setup.sh): "+why, args...)
-	}
-	conf := filepath.Join(dir, "ceph.conf")
-	if _, err := os.Stat(conf); err != nil {
-		missing("%v", err)
-	}
-	b, err := NewRBD(RBDConfig{Pool: "volumes", User: "cinder", Conf: conf})
+	c := cephtest.Need(t)
+	b, err := NewRBD(RBDConfig{Pool: cephtest.Pool, User: cephtest.User, Conf: c.Conf})
 	if err != nil {
-		missing("%v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := b.list(ctx); err != nil {
-		missing("%v", err)
+		cephtest.Missing(t, "%v", err)
 	}
 	return b
 }

@@ -2,9 +2,7 @@ package libvirt_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stratus-cloud/stratus/client/storage"
+	"github.com/stratus-cloud/stratus/internal/cephtest"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/virt"
 )
@@ -29,40 +28,17 @@ type cephCluster struct {
 
 func needCeph(t *testing.T) *cephCluster {
 	t.Helper()
-	missing := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("a Ceph cluster (scripts/ceph-setup.sh) is required under CI=true: "+format, args...)
-		}
-		t.Skipf("no Ceph cluster (run scripts/ceph-setup.sh): "+format, args...)
-	}
-	dir := os.Getenv("STRATUS_CEPH_DIR")
-	if dir == "" {
-		dir = "/var/lib/stratus-ceph"
-	}
-	c := &cephCluster{conf: filepath.Join(dir, "ceph.conf"), keyring: filepath.Join(dir, "ceph.client.cinder.keyring")}
-	conf, err := os.ReadFile(c.conf)
-	if err != nil {
-		missing("%v", err)
-	}
-	m := regexp.MustCompile(`(?m)^mon host = .*v1:([0-9.]+:[0-9]+)`).FindSubmatch(conf)
-	if m == nil {
-		t.Fatalf("%s names no msgr v1 monitor address", c.conf)
-	}
-	c.mon = string(m[1])
-	if c.key, err = storage.CephKey(c.keyring, "cinder"); err != nil {
-		missing("%v", err)
+	cl := cephtest.Need(t)
+	c := &cephCluster{conf: cl.Conf, keyring: cl.Keyring, mon: cl.Mon}
+	var err error
+	if c.key, err = storage.CephKey(c.keyring, cephtest.User); err != nil {
+		cephtest.Missing(t, "%v", err)
 	}
 	if _, err := exec.LookPath("qemu-io"); err != nil {
-		missing("qemu-io: %v", err)
+		cephtest.Missing(t, "qemu-io: %v", err)
 	}
-	if c.rbd, err = storage.NewRBD(storage.RBDConfig{Pool: "volumes", User: "cinder", Conf: c.conf}); err != nil {
-		missing("%v", err)
-	}
-	probe, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := exec.CommandContext(probe, "rbd", "-c", c.conf, "--id", "cinder", "ls", "volumes").Run(); err != nil {
-		missing("rbd ls volumes: %v", err)
+	if c.rbd, err = storage.NewRBD(storage.RBDConfig{Pool: cephtest.Pool, User: cephtest.User, Conf: c.conf}); err != nil {
+		cephtest.Missing(t, "%v", err)
 	}
 	return c
 }
