@@ -3,9 +3,6 @@ package nova
 import (
 	"fmt"
 	"testing"
-	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/server"
@@ -19,25 +16,8 @@ import (
 func startFakeHost(t *testing.T, s *server.Server, name string, capGB int64, addr string) (*fake.Driver, *client.Client) {
 	t.Helper()
 	drv := fake.New(fake.Config{HostName: name})
-	a, err := client.New(client.Config{DataDir: t.TempDir(), NodeName: name, Driver: drv, RPC: s, StorageCapacityGB: capGB,
-		StorageNBDAddress: addr, Logger: hclog.NewNullLogger(), ReportInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = a.Start() }()
-	t.Cleanup(func() { _ = a.Shutdown() })
-	waitFor(t, name+" up", func() error {
-		var out structs.HostListResponse
-		if err := s.RPC("Host.List", &structs.HostListRequest{}, &out); err != nil {
-			return err
-		}
-		for _, h := range out.Hosts {
-			if h.Name == name && h.Up() && h.Attributes[structs.HostAttrStorageNBDAddress] == addr {
-				return nil
-			}
-		}
-		return fmt.Errorf("%s not up", name)
-	})
+	a := runFakeAgent(t, s, client.Config{NodeName: name, Driver: drv, StorageCapacityGB: capGB, StorageNBDAddress: addr},
+		func(h *structs.Host) bool { return h.Attributes[structs.HostAttrStorageNBDAddress] == addr })
 	return drv, a
 }
 

@@ -18,26 +18,36 @@ import (
 func startStorageHypervisor(t *testing.T, s *server.Server, name string) (*fake.Driver, *client.Client) {
 	t.Helper()
 	drv := fake.New(fake.Config{HostName: name, SpawnLatency: 50 * time.Millisecond, PowerLatency: 20 * time.Millisecond})
-	a, err := client.New(client.Config{DataDir: t.TempDir(), NodeName: name, Driver: drv, RPC: s, StorageCapacityGB: 50,
-		Logger: hclog.NewNullLogger(), ReportInterval: 20 * time.Millisecond, PowerSyncInterval: 500 * time.Millisecond})
+	a := runFakeAgent(t, s, client.Config{NodeName: name, Driver: drv, StorageCapacityGB: 50,
+		PowerSyncInterval: 500 * time.Millisecond}, nil)
+	return drv, a
+}
+
+// runFakeAgent starts the agent cfg describes (its data dir, server,
+// logger and report interval filled in) and waits until its host is up
+// and, when ready is given, ready says so of it.
+func runFakeAgent(t *testing.T, s *server.Server, cfg client.Config, ready func(*structs.Host) bool) *client.Client {
+	t.Helper()
+	cfg.DataDir, cfg.RPC, cfg.Logger, cfg.ReportInterval = t.TempDir(), s, hclog.NewNullLogger(), 20*time.Millisecond
+	a, err := client.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = a.Start() }()
 	t.Cleanup(func() { _ = a.Shutdown() })
-	waitFor(t, name+" up", func() error {
+	waitFor(t, cfg.NodeName+" up", func() error {
 		var out structs.HostListResponse
 		if err := s.RPC("Host.List", &structs.HostListRequest{}, &out); err != nil {
 			return err
 		}
 		for _, h := range out.Hosts {
-			if h.Name == name && h.Up() {
+			if h.Name == cfg.NodeName && h.Up() && (ready == nil || ready(h)) {
 				return nil
 			}
 		}
-		return fmt.Errorf("%s not up", name)
+		return fmt.Errorf("%s not up", cfg.NodeName)
 	})
-	return drv, a
+	return a
 }
 
 // availableVolume creates a volume in p-demo and reports it built, as

@@ -3,9 +3,6 @@ package nova
 import (
 	"fmt"
 	"testing"
-	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/client/diskxfer/diskxfertest"
@@ -21,27 +18,12 @@ func startMovableHost(t *testing.T, s *server.Server, name string, capGB int64, 
 	t.Helper()
 	drv := fake.New(fake.Config{HostName: name})
 	export := diskxfertest.Serve(t)
-	a, err := client.New(client.Config{DataDir: t.TempDir(), NodeName: name, Driver: drv, RPC: s, StorageCapacityGB: capGB,
-		StorageNBDAddress: addr, Logger: hclog.NewNullLogger(), ReportInterval: 20 * time.Millisecond, DiskExportURL: export.URL,
-		ImageUploader: uploaderTo(s)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := client.Config{NodeName: name, Driver: drv, StorageCapacityGB: capGB, StorageNBDAddress: addr,
+		DiskExportURL: export.URL, ImageUploader: uploaderTo(s)}
+	// Nothing asks the export for a disk before a move, which starts
+	// only once the host is up.
+	a := runFakeAgent(t, s, cfg, nil)
 	export.Set(a)
-	go func() { _ = a.Start() }()
-	t.Cleanup(func() { _ = a.Shutdown() })
-	waitFor(t, name+" up", func() error {
-		var out structs.HostListResponse
-		if err := s.RPC("Host.List", &structs.HostListRequest{}, &out); err != nil {
-			return err
-		}
-		for _, h := range out.Hosts {
-			if h.Name == name && h.Up() {
-				return nil
-			}
-		}
-		return fmt.Errorf("%s not up", name)
-	})
 	return drv, a
 }
 
