@@ -4,9 +4,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/agent/console"
 	"github.com/stratus-cloud/stratus/client"
@@ -20,13 +17,9 @@ func newConsoleHarness(t *testing.T) *harness {
 	t.Helper()
 	h, s := newRealHarness(t)
 	drv := fake.New(fake.Config{HostName: "hv-con"})
-	c, err := client.New(client.Config{DataDir: t.TempDir(), NodeName: "hv-con", Driver: drv, RPC: s,
-		Logger: hclog.NewNullLogger(), ReportInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = c.Start() }()
-	t.Cleanup(func() { _ = c.Shutdown() })
+	// Waiting for the host to be up keeps the first boot from racing
+	// its registration ("0/0 hosts").
+	c := runFakeAgent(t, s, client.Config{NodeName: "hv-con", Driver: drv}, nil)
 	svc := console.New(console.Config{RPC: s, PublicURL: "http://console.example:6080", XVPVNCAddr: "console.example:6081",
 		Local: func(hostID string) virt.Driver {
 			if hostID != "" && hostID == c.HostID() {

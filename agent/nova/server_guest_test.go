@@ -6,13 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/agent/guest"
 	"github.com/stratus-cloud/stratus/client"
-	"github.com/stratus-cloud/stratus/server"
 	"github.com/stratus-cloud/stratus/virt"
 	"github.com/stratus-cloud/stratus/virt/fake"
 )
@@ -33,13 +29,7 @@ func newGuestHarness(t *testing.T) (*harness, *fake.Driver) {
 	drv := fake.New(fake.Config{HostName: "hv-g"})
 	local := map[string]virt.Driver{}
 	for name, d := range map[string]virt.Driver{"hv-g": drv, "hv-bare": bareDriver{fake.New(fake.Config{HostName: "hv-bare"})}} {
-		c := startFakeAgent(t, s, name, d)
-		waitFor(t, name+" registered", func() error {
-			if c.HostID() == "" {
-				return errors.New("no host id yet")
-			}
-			return nil
-		})
+		c := runFakeAgent(t, s, client.Config{NodeName: name, Driver: d}, nil)
 		local[c.HostID()] = d
 	}
 	waitFor(t, "hv-g and hv-bare up", func() error {
@@ -58,18 +48,6 @@ func newGuestHarness(t *testing.T) (*harness, *fake.Driver) {
 	svc := guest.New(guest.Config{RPC: s, Local: func(hostID string) virt.Driver { return local[hostID] }})
 	h.api.SetGuests(svc)
 	return h, drv
-}
-
-func startFakeAgent(t *testing.T, s *server.Server, name string, d virt.Driver) *client.Client {
-	t.Helper()
-	c, err := client.New(client.Config{DataDir: t.TempDir(), NodeName: name, Driver: d, RPC: s,
-		Logger: hclog.NewNullLogger(), ReportInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = c.Start() }()
-	t.Cleanup(func() { _ = c.Shutdown() })
-	return c
 }
 
 // bootOn boots a server of tok's project on a host (the other host is

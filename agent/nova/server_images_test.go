@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/internal/clienttest"
@@ -19,13 +16,7 @@ import (
 func addSnapshotHost(t *testing.T, s *server.Server, name string) {
 	t.Helper()
 	drv := fake.New(fake.Config{HostName: name})
-	a, err := client.New(client.Config{DataDir: t.TempDir(), NodeName: name, Driver: drv, RPC: s,
-		Logger: hclog.NewNullLogger(), ReportInterval: 20 * time.Millisecond, ImageUploader: uploaderTo(s)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = a.Start() }()
-	t.Cleanup(func() { _ = a.Shutdown() })
+	runFakeAgent(t, s, client.Config{NodeName: name, Driver: drv, ImageUploader: uploaderTo(s)}, nil)
 }
 
 // waitImage waits until an image has status ("" for gone) and returns it.

@@ -47,6 +47,17 @@ func TestAgentWiresBoundPortsAndReportsLeases(t *testing.T) {
 	}
 	go func() { _ = c.Start() }()
 	t.Cleanup(func() { _ = c.Shutdown() })
+	// A create before the host registers would fail with no valid host.
+	waitFor(t, "hv1 up", func() error {
+		var hosts structs.HostListResponse
+		if err := srv.RPC("Host.List", &structs.HostListRequest{}, &hosts); err != nil {
+			return err
+		}
+		if len(hosts.Hosts) != 1 || !hosts.Hosts[0].Up() {
+			return fmt.Errorf("hosts %v", hosts.Hosts)
+		}
+		return nil
+	})
 
 	caller := structs.NetCaller{ProjectID: "p1"}
 	var netOut, subOut structs.NetWriteResponse
