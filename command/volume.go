@@ -124,12 +124,16 @@ var volumeListCommand = (&spec{
 
 var volumeStatusCommand = (&spec{
 	synopsis: "Show a volume",
-	args:     "[options] ID",
-	help:     "Show a volume's status and details.",
+	args:     "[options] VOLUME",
+	help:     "Show a volume's status and details. VOLUME is an ID, a name or an ID prefix.",
 	nargs:    exactly(1),
 	setup: func(*flag.FlagSet) runFunc {
 		return func(e *env, args []string) int {
-			v, _, err := e.client.Volumes().Info(args[0], e.queryOptions())
+			id, err := e.volumeID(e.client.Volumes(), args[0])
+			if err != nil {
+				return e.fail("Error reading volume %q: %v", args[0], err)
+			}
+			v, _, err := e.client.Volumes().Info(id, e.queryOptions())
 			if err != nil {
 				return e.fail("Error reading volume %q: %v", args[0], err)
 			}
@@ -156,19 +160,23 @@ var volumeStatusCommand = (&spec{
 
 var volumeDeleteCommand = (&spec{
 	synopsis: "Delete volumes",
-	args:     "[options] ID [ID...]",
-	help: `Delete the volumes with the given IDs: their storage hosts remove their
+	args:     "[options] VOLUME [VOLUME...]",
+	help: `Delete the volumes given (IDs, names or ID prefixes): their storage hosts remove their
 data, then their records. A volume with snapshots, or in use, is refused;
--force (admins) deletes from any status but attached. Every ID is tried;
+-force (admins) deletes from any status but attached. Every one is tried;
 the command fails if any deletion failed.`,
 	nargs: atLeast(1),
 	setup: func(fs *flag.FlagSet) runFunc {
 		force := fs.Bool("force", false, "Delete whatever the volume's status (admins only).")
 		return func(e *env, ids []string) int {
 			deleted, code := []string{}, 0
-			for _, id := range ids {
-				if _, err := e.client.Volumes().Delete(id, *force); err != nil {
-					code = e.fail("Error deleting volume %q: %v", id, err)
+			for _, ref := range ids {
+				id, err := e.volumeID(e.client.Volumes(), ref)
+				if err == nil {
+					_, err = e.client.Volumes().Delete(id, *force)
+				}
+				if err != nil {
+					code = e.fail("Error deleting volume %q: %v", ref, err)
 					continue
 				}
 				deleted = append(deleted, id)
@@ -187,8 +195,8 @@ the command fails if any deletion failed.`,
 
 var volumeSnapshotCommand = (&spec{
 	synopsis: "Snapshot a volume",
-	args:     "[options] ID",
-	help: `Take a snapshot of the volume ID, kept on its storage host: a volume made
+	args:     "[options] VOLUME",
+	help: `Take a snapshot of VOLUME (an ID, a name or an ID prefix), kept on its storage host: a volume made
 from it later ("cloudctl volume create -snapshot") has the data the
 volume has now.`,
 	nargs: exactly(1),
@@ -196,7 +204,11 @@ volume has now.`,
 		name := fs.String("name", "", "The snapshot's name.")
 		force := fs.Bool("force", false, "Snapshot a volume that is in use.")
 		return func(e *env, args []string) int {
-			s, _, err := e.client.Volumes().Snapshot(args[0], *name, *force)
+			id, err := e.volumeID(e.client.Volumes(), args[0])
+			if err != nil {
+				return e.fail("Error snapshotting volume %q: %v", args[0], err)
+			}
+			s, _, err := e.client.Volumes().Snapshot(id, *name, *force)
 			if err != nil {
 				return e.fail("Error snapshotting volume %q: %v", args[0], err)
 			}

@@ -21,7 +21,7 @@ volume status" shows the volume in-use or available again.`
 var volumeAttachCommand = (&spec{
 	synopsis: "Attach a volume to an instance",
 	args:     "[options] VOLUME INSTANCE",
-	help: `Attach the volume with ID VOLUME to INSTANCE (an ID or a name), hot-plugged
+	help: `Attach VOLUME (an ID, a name or an ID prefix) to INSTANCE (an ID or a name), hot-plugged
 into a running guest as a SCSI disk (/dev/sdb, sdc, … or the -device
 asked for). The volume must be available. One kept on another host than
 the instance's is reached through its storage host's NBD export (its
@@ -32,7 +32,11 @@ serves only its own instances.` + volumeFollowHelp,
 		device := fs.String("device", "", "The guest device to attach as (/dev/sdX; default: the first free one).")
 		detach := fs.Bool("detach", false, "Return as soon as the attach is accepted instead of following it.")
 		return func(e *env, args []string) int {
-			opts := &api.ActionOptions{Volume: args[0], Device: *device}
+			vol, err := e.volumeID(e.client.Volumes(), args[0])
+			if err != nil {
+				return e.fail("Error finding volume %q: %v", args[0], err)
+			}
+			opts := &api.ActionOptions{Volume: vol, Device: *device}
 			return e.runOp(api.OpAttachVolume, "volume attach", args[1], opts, *detach)
 		}
 	},
@@ -41,14 +45,18 @@ serves only its own instances.` + volumeFollowHelp,
 var volumeDetachCommand = (&spec{
 	synopsis: "Detach a volume from an instance",
 	args:     "[options] VOLUME INSTANCE",
-	help: `Detach the volume with ID VOLUME from INSTANCE (an ID or a name): unplugged
+	help: `Detach VOLUME (an ID, a name or an ID prefix) from INSTANCE (an ID or a name): unplugged
 from the guest at once, the volume's data kept. The root volume of an
 instance booted from a volume cannot be detached.` + volumeFollowHelp,
 	nargs: exactly(2),
 	setup: func(fs *flag.FlagSet) runFunc {
 		detach := fs.Bool("detach", false, "Return as soon as the detach is accepted instead of following it.")
 		return func(e *env, args []string) int {
-			opts := &api.ActionOptions{Volume: args[0]}
+			vol, err := e.volumeID(e.client.Volumes(), args[0])
+			if err != nil {
+				return e.fail("Error finding volume %q: %v", args[0], err)
+			}
+			opts := &api.ActionOptions{Volume: vol}
 			return e.runOp(api.OpDetachVolume, "volume detach", args[1], opts, *detach)
 		}
 	},

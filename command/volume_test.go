@@ -75,9 +75,11 @@ func TestVolumeCommandsAgainstDevAgent(t *testing.T) {
 	}
 	out := runOK(t, "volume", "status", vol.ID)
 	assertContains(t, "status", out, "Storage Host", filepath.Join(pool, "volume-"+vol.ID+".qcow2"))
+	// A volume is named as an instance is: by ID, name or ID prefix.
+	assertContains(t, "status by name", runOK(t, "volume", "status", "data"), vol.ID)
 
 	var snap api.VolumeSnapshot
-	if err := json.Unmarshal([]byte(runOK(t, "volume", "snapshot", "-json", "-name", "s1", vol.ID)), &snap); err != nil || snap.ID == "" {
+	if err := json.Unmarshal([]byte(runOK(t, "volume", "snapshot", "-json", "-name", "s1", vol.ID[:8])), &snap); err != nil || snap.ID == "" || snap.VolumeID != vol.ID {
 		t.Fatalf("snapshot: %+v %v", snap, err)
 	}
 	var clone api.Volume
@@ -91,8 +93,19 @@ func TestVolumeCommandsAgainstDevAgent(t *testing.T) {
 	if _, stderr, code := run(t, "volume", "delete", "-force", clone.ID); code == 0 || !strings.Contains(stderr, "force_delete") {
 		t.Fatalf("a member's force delete: %d %q", code, stderr)
 	}
-	runOK(t, "volume", "delete", clone.ID)
+	runOK(t, "volume", "delete", "copy")
 	waitVolume(t, clone.ID, "")
+
+	var twin api.Volume
+	if err := json.Unmarshal([]byte(runOK(t, "volume", "create", "-json", "-size", "1", "data")), &twin); err != nil || twin.ID == "" {
+		t.Fatalf("create a second %q: %+v %v", "data", twin, err)
+	}
+	if _, stderr, code := run(t, "volume", "status", "data"); code == 0 || !strings.Contains(stderr, `"data" matches 2 volumes`) {
+		t.Fatalf("status of a name two volumes share: %d %q", code, stderr)
+	}
+	if _, stderr, code := run(t, "volume", "status", "nosuch"); code == 0 || !strings.Contains(stderr, "could not be found") {
+		t.Fatalf("status of an unknown volume: %d %q", code, stderr)
+	}
 }
 
 // TestVolumeAttachDetachAgainstDevAgent attaches a volume to an
@@ -117,7 +130,7 @@ func TestVolumeAttachDetachAgainstDevAgent(t *testing.T) {
 	}
 	waitVolume(t, vol.ID, "available")
 
-	out = runOK(t, "volume", "attach", "-device", "/dev/sdc", vol.ID, "holder")
+	out = runOK(t, "volume", "attach", "-device", "/dev/sdc", "data", "holder")
 	assertContains(t, "attach", out, "compute_attach_volume", "Success")
 	waitVolume(t, vol.ID, "in-use")
 	if _, stderr, code := run(t, "volume", "attach", vol.ID, "holder"); code == 0 || !strings.Contains(stderr, "already attached") {
@@ -126,7 +139,7 @@ func TestVolumeAttachDetachAgainstDevAgent(t *testing.T) {
 	if _, stderr, code := run(t, "volume", "detach", "-device", "/dev/sdc", vol.ID, "holder"); code == 0 {
 		t.Fatalf("detach with -device: %d %q", code, stderr)
 	}
-	out = runOK(t, "volume", "detach", vol.ID, "holder")
+	out = runOK(t, "volume", "detach", "data", "holder")
 	assertContains(t, "detach", out, "compute_detach_volume", "Success")
 	waitVolume(t, vol.ID, "available")
 	if out, _, _ := run(t, "volume", "-h"); !strings.Contains(out, "attach") {
