@@ -3,6 +3,7 @@ package nova
 import (
 	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -15,7 +16,7 @@ import (
 // volume, or one made from an image, a snapshot or nothing (blank)
 // before the server is created (boot_volumes.go). A volume of boot
 // index 0 is the server's root disk. The legacy block_device_mapping
-// is Nova's 501 for what a deployment cannot do.
+// is translated into these first (bdm_legacy.go).
 
 // maxLocalBlockDevices is Nova's max_local_block_devices default.
 const maxLocalBlockDevices = 3
@@ -96,6 +97,10 @@ func blockDevicesOf(in map[string]any) (*localDisks, error) {
 	var bootIndexes []int64
 	for _, item := range list {
 		bdm, _ := item.(map[string]any)
+		dest, _ := stringOf(bdm, "destination_type")
+		if dev, _ := stringOf(bdm, "device_name"); imageGiven && dest == "volume" && strings.TrimPrefix(dev, "/dev/") == legacyRootDevice {
+			return nil, badRequest("The volume cannot be assigned the same device name as the root device %s", legacyRootDevice)
+		}
 		bootIndex, err := disks.add(bdm, imageGiven)
 		if err != nil {
 			return nil, err
@@ -118,10 +123,14 @@ func (d *localDisks) add(bdm map[string]any, imageGiven bool) (int64, error) {
 	if v, ok := bdm["boot_index"]; ok && v != nil {
 		bootIndex = intOf(v)
 	}
+	if truthy(bdm["no_device"]) {
+		return -1, nil // hides an image's mapping, which Stratus has none of
+	}
 	switch {
-	case source == "":
-		// The legacy keys alone (volume_id, snapshot_id) name volumes.
-		return 0, notSupported()
+	case source == "" && uuid != "":
+		// Nova files the uuid under "None_id", which its field check
+		// then refuses.
+		return 0, bdmFault("Following fields are invalid: None_id")
 	case source == "blank" && uuid != "":
 		return 0, bdmFault("Invalid device UUID.")
 	case source != "blank" && uuid == "":

@@ -56,7 +56,7 @@ func buildServerCreateSchema(mv int) *schema {
 		"accessIPv4":              {types: tString, format: checkIPv4},
 		"accessIPv6":              {types: tString, format: checkIPv6},
 		"availability_zone":       nameSchema,
-		"block_device_mapping":    {types: tArray},
+		"block_device_mapping":    legacyBDMSchema(),
 		"block_device_mapping_v2": bdmV2Schema(mv),
 		"config_drive":            booleanSchema,
 		"key_name":                nameSchema,
@@ -116,6 +116,9 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 	}
 	in := object(body, "server")
 	if err := q.checkUnsupportedCreate(in); err != nil {
+		return nil, err
+	}
+	if err := legacyToV2(in); err != nil {
 		return nil, err
 	}
 	disks, err := blockDevicesOf(in)
@@ -219,7 +222,7 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 // checkUnsupportedCreate refuses what Stratus cannot do yet, the way
 // Nova refuses what a deployment lacks.
 func (q *request) checkUnsupportedCreate(in map[string]any) error {
-	for _, k := range []string{"block_device_mapping", "trusted_image_certificates"} {
+	for _, k := range []string{"trusted_image_certificates"} {
 		if list, _ := in[k].([]any); len(list) > 0 {
 			return notSupported()
 		}

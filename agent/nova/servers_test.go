@@ -263,7 +263,7 @@ func TestServerCreate(t *testing.T) {
 		{func(s map[string]any) {
 			s["networks"] = []any{map[string]any{"port": "5f6b3d2e-4a8b-4c1d-9e0f-123456789abc", "fixed_ip": "10.0.0.5"}}
 		}, 400, "cannot be used with port"},
-		{func(s map[string]any) { s["block_device_mapping_v2"] = []any{map[string]any{}} }, 501, msgNotSupported},
+		{func(s map[string]any) { s["block_device_mapping_v2"] = []any{map[string]any{}} }, 400, "Block Device Mapping is Invalid: Missing device UUID."},
 		{func(s map[string]any) { s["availability_zone"] = "az1:compute-1" }, 403, "os_compute_api:servers:create:forced_host"},
 		{func(s map[string]any) { s["description"] = "too early" }, 400, "'description' was unexpected"},
 		{func(s map[string]any) {
