@@ -67,6 +67,11 @@ func (s *StateStore) updateQuotaSet(index uint64, e *structs.QuotaEntry, known .
 	}
 	txn := s.writeTxn()
 	defer txn.Abort()
+	if e.CheckUsage && e.Scope == structs.QuotaScopeProject && !e.Delete {
+		if err := checkNotBelowUsage(txn, e.ID, e.Set); err != nil {
+			return err
+		}
+	}
 	existing, err := first[*structs.QuotaSet](txn, nil, TableQuotas, "id", e.Scope, e.ID)
 	if err != nil {
 		return err
@@ -101,6 +106,39 @@ func (s *StateStore) updateQuotaSet(index uint64, e *structs.QuotaEntry, known .
 		return fmt.Errorf("store quotas of %s: %w", e.ID, err)
 	}
 	return commitAt(txn, index, TableQuotas)
+}
+
+// CheckQuotaUsage refuses limits of a project below what it uses now,
+// as the update entry would (checkNotBelowUsage).
+func (s *StateStore) CheckQuotaUsage(projectID string, set map[string]int64) error {
+	return checkNotBelowUsage(s.ReadTxn(), projectID, set)
+}
+
+// checkNotBelowUsage is Nova's refusal of a project's limit below what
+// the project already uses (-1, unlimited, always passes; key pairs are
+// counted per user, so a project's limit cannot be checked against
+// them). The usage is read in the writing transaction.
+func checkNotBelowUsage(txn *memdb.Txn, projectID string, set map[string]int64) error {
+	used, err := projectUsage(txn, nil, projectID)
+	if err != nil {
+		return err
+	}
+	groups, err := list[*structs.ServerGroup](txn, nil, TableServerGroups, "project", projectID)
+	if err != nil {
+		return err
+	}
+	used[structs.QuotaServerGroups] = int64(len(groups))
+	for _, k := range structs.QuotaResources() {
+		v, ok := set[k]
+		if !ok || v < 0 || k == structs.QuotaKeyPairs {
+			continue
+		}
+		if v < used[k] {
+			return structs.Errorf(structs.KindInvalid,
+				"Quota limit %d for %s must be greater than or equal to already used and reserved %d.", v, k, used[k])
+		}
+	}
+	return nil
 }
 
 // checkLimits refuses a limit of a resource that none of the known

@@ -279,3 +279,32 @@ func TestConcurrentCreatesNeverPassTheQuota(t *testing.T) {
 		t.Fatalf("%d instances, %d refused", len(insts), refused)
 	}
 }
+
+// TestQuotaUpdateChecksUsageInItsEntry: a project limit below the
+// usage is refused by the entry itself when it asks for the check, so a
+// create applied after the API looked cannot slip under it; an entry
+// without the check (an admin's force) applies.
+func TestQuotaUpdateChecksUsageInItsEntry(t *testing.T) {
+	q := newQuotaFixture(t)
+	q.must(q.create(q.instance("p1", "u1", 0), q.instance("p1", "u1", 0)))
+	before := q.s.Index(TableQuotas)
+	err := q.s.UpdateQuotas(q.next(), &structs.QuotaEntry{Scope: structs.QuotaScopeProject, ID: "p1",
+		Set: map[string]int64{structs.QuotaInstances: 1, structs.QuotaCores: -1}, CheckUsage: true})
+	if structs.KindOf(err) != structs.KindInvalid ||
+		structs.Message(err) != "Quota limit 1 for instances must be greater than or equal to already used and reserved 2." {
+		t.Fatalf("a limit below the usage: %v", err)
+	}
+	if q.s.Index(TableQuotas) != before {
+		t.Fatal("a refused update wrote")
+	}
+	if err := q.s.CheckQuotaUsage("p1", map[string]int64{structs.QuotaInstances: 1}); structs.KindOf(err) != structs.KindInvalid {
+		t.Fatalf("CheckQuotaUsage: %v", err)
+	}
+	q.must(q.s.UpdateQuotas(q.next(), &structs.QuotaEntry{Scope: structs.QuotaScopeProject, ID: "p1",
+		Set: map[string]int64{structs.QuotaInstances: 2}, CheckUsage: true}))
+	q.must(q.s.UpdateQuotas(q.next(), &structs.QuotaEntry{Scope: structs.QuotaScopeProject, ID: "p1",
+		Set: map[string]int64{structs.QuotaInstances: 1}}))
+	if l := q.s.QuotaLimits(nil, "p1")[structs.QuotaInstances]; l != 1 {
+		t.Fatalf("forced limit %d", l)
+	}
+}

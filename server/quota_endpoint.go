@@ -69,28 +69,22 @@ func (e *Quota) Update(args *structs.QuotaUpdateRequest, reply *structs.QuotaRes
 			return structs.Errorf(structs.KindInvalid, "quota %s must be -1 (unlimited) or more, not %d", k, v)
 		}
 	}
-	state := e.srv.fsm.State()
-	if args.Scope == structs.QuotaScopeProject && !args.Force {
-		used, err := state.QuotaUsage(nil, args.ID, "")
-		if err != nil {
+	// The usage check is in the entry (QuotaEntry.CheckUsage), where no
+	// create can come between it and the write; checking here first
+	// answers at once, and is all a cluster still being upgraded gets.
+	check := args.Scope == structs.QuotaScopeProject && !args.Force
+	if check {
+		if err := e.srv.fsm.State().CheckQuotaUsage(args.ID, args.Limits); err != nil {
 			return err
 		}
-		for _, k := range structs.QuotaResources() {
-			v, ok := args.Limits[k]
-			if !ok || v < 0 || k == structs.QuotaKeyPairs {
-				continue
-			}
-			if v < used[k] {
-				return structs.Errorf(structs.KindInvalid,
-					"Quota limit %d for %s must be greater than or equal to already used and reserved %d.", v, k, used[k])
-			}
-		}
 	}
-	index, err := e.srv.apply(structs.QuotaUpdateType, &structs.QuotaEntry{Scope: args.Scope, ID: args.ID, Set: args.Limits})
+	l, _ := e.srv.ClusterFSMLevel()
+	index, err := e.srv.apply(structs.QuotaUpdateType, &structs.QuotaEntry{Scope: args.Scope, ID: args.ID, Set: args.Limits,
+		CheckUsage: check && l >= structs.FSMLevelQuotaUsageCheck})
 	if err != nil {
 		return err
 	}
-	state = e.srv.fsm.State()
+	state := e.srv.fsm.State()
 	if args.Scope == structs.QuotaScopeClass {
 		reply.Limits = state.QuotaClassLimits(nil, args.ID)
 	} else {

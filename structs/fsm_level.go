@@ -87,6 +87,11 @@ const (
 	// it, creating one is refused (KindUnavailable) and none exists to
 	// delete.
 	FSMLevelAppCreds = FSMLevelDiskCopy
+	// FSMLevelQuotaUsageCheck, of the same release, checks a project
+	// quota update against the usage in its own entry
+	// (QuotaEntry.CheckUsage); a server without it would ignore the check
+	// and apply what the others refuse.
+	FSMLevelQuotaUsageCheck = FSMLevelDiskCopy
 	// FSMLevelVolumes, of the same release, adds block storage: volumes,
 	// their snapshots, volume types and volume quotas. Until every server
 	// has it the servers refuse volume writes (the Block Storage API

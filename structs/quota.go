@@ -86,6 +86,12 @@ type QuotaEntry struct {
 	ID     string
 	Set    map[string]int64
 	Delete bool
+	// CheckUsage refuses a project's limit below what it already uses,
+	// checked in the entry itself so that no create applied between the
+	// API's check and the write can slip under the new limit. Set only
+	// once every server is at FSMLevelQuotaUsageCheck (an older one
+	// would ignore it and apply what the others refuse).
+	CheckUsage bool
 }
 
 // QuotaGetRequest reads a project's effective limits and, with Usage,
