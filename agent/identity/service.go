@@ -203,6 +203,14 @@ func (s *Service) setKeys(resp *structs.IdentityListResponse) {
 	s.mu.Unlock()
 }
 
+// keysLoaded reports whether the signing keys were ever read from the
+// servers (a cluster always has at least one).
+func (s *Service) keysLoaded() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.keys) > 0
+}
+
 // sameKeys reports whether two key sets hold the same public keys under
 // the same ids.
 func sameKeys(a, b map[string]*structs.SigningKey) bool {

@@ -75,7 +75,20 @@ func (s *Service) Verify(token string) (*Token, error) {
 	if c == nil {
 		gen := s.verified.generation()
 		var err error
-		if c, err = authtoken.VerifyAt(token, s.lookupKey, now); err != nil {
+		unknown := false
+		lookup := func(id string) (ed25519.PublicKey, bool) {
+			k, ok := s.lookupKey(id)
+			unknown = !ok
+			return k, ok
+		}
+		if c, err = authtoken.VerifyAt(token, lookup, now); err != nil {
+			if unknown && !s.keysLoaded() {
+				// A just-started agent that could not reach the servers
+				// yet cannot tell a good token from a forged one: that
+				// is the servers being unavailable (503, which clients
+				// retry), not the caller's token being bad (401).
+				return nil, structs.Errorf(structs.KindUnavailable, "the signing keys have not been loaded from the servers yet; try again")
+			}
 			return nil, err
 		}
 		s.verified.put(token, c, gen, now)

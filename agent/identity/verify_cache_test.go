@@ -214,3 +214,44 @@ func TestVerifyCacheUnderConcurrentKeyChanges(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// downServers fails every call, as the servers do for an agent that
+// has just started and reaches none of them yet.
+type downServers struct{}
+
+func (downServers) RPC(string, any, any) error {
+	return structs.Errorf(structs.KindUnavailable, "no servers")
+}
+
+// TestUnknownKeyBeforeTheKeysLoadIsUnavailable: an agent that has not
+// read the signing keys yet answers a token it cannot check with
+// KindUnavailable (503, which clients retry), not KindPermission (401,
+// which tells them their token is bad); once the keys are loaded, a key
+// they do not have is a bad token again, and a malformed token is one
+// always.
+func TestUnknownKeyBeforeTheKeysLoadIsUnavailable(t *testing.T) {
+	t.Parallel()
+	svc, err := New(Config{RPC: downServers{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k1, sign1 := signingKey(t, "k1")
+	_, sign2 := signingKey(t, "k2")
+	tok := sign1("u1", time.Hour)
+	if _, err := svc.Verify(tok); structs.KindOf(err) != structs.KindUnavailable {
+		t.Fatalf("before the keys load: %v", err)
+	}
+	if _, err := svc.Verify("gAAAAA-not-a-token"); structs.KindOf(err) != structs.KindPermission {
+		t.Fatalf("a malformed token before the keys load: %v", err)
+	}
+	ks := &keyServer{}
+	ks.set(k1)
+	refreshKeys(t, svc, ks)
+	if got, err := svc.Verify(tok); err != nil || got.UserID != "u1" {
+		t.Fatalf("after the keys load: %+v %v", got, err)
+	}
+	if _, err := svc.Verify(sign2("u1", time.Hour)); structs.KindOf(err) != structs.KindPermission ||
+		!strings.Contains(err.Error(), "unknown key") {
+		t.Fatalf("a key the cluster does not have: %v", err)
+	}
+}
