@@ -5,10 +5,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	golibvirt "github.com/digitalocean/go-libvirt"
 )
@@ -103,6 +105,7 @@ func (d *Driver) instanceVolumeRE(id string) *regexp.Regexp {
 // this host's own can be swept: on shared storage such a volume may be
 // the disk of the instance's copy on another host, and is left alone.
 func (d *Driver) sweepVolumes(lv *golibvirt.Libvirt, p golibvirt.StoragePool, id string) error {
+	d.sweepImports(id, time.Now())
 	if d.cfg.SharedStorage {
 		return nil
 	}
@@ -121,6 +124,49 @@ func (d *Driver) sweepVolumes(lv *golibvirt.Libvirt, p golibvirt.StoragePool, id
 		d.cfg.Logger.Info("deleted a leftover volume", "instance_id", id, "volume", v.Name)
 	}
 	return nil
+}
+
+// importIdle is how long a leftover of an import into a shared pool
+// must have gone unwritten before it is swept: a copy in progress on
+// another host (a retried move) keeps writing its file.
+const importIdle = 10 * time.Minute
+
+// sweepImports removes what an import of instance id cut short left in
+// the images directory (importVolume): the ".import" copy of a disk and
+// the hidden temporary file of its clone (".<name>.import.part-*").
+// Such files are never volumes, so libvirt's pool never lists them and
+// nothing else would remove them. In a shared pool only those idle for
+// importIdle are removed. Failures are logged: a leftover costs space,
+// not correctness.
+func (d *Driver) sweepImports(id string, now time.Time) {
+	if d.cfg.ImagesDir == "" {
+		return
+	}
+	entries, err := os.ReadDir(d.cfg.ImagesDir)
+	if err != nil {
+		d.cfg.Logger.Warn("list the images directory for leftovers", "error", err)
+		return
+	}
+	re := d.instanceVolumeRE(id)
+	for _, e := range entries {
+		name := strings.TrimPrefix(e.Name(), ".")
+		vol, rest, ok := strings.Cut(name, ".import")
+		if !ok || !e.Type().IsRegular() || !re.MatchString(vol) || (rest != "" && !strings.HasPrefix(rest, ".part-")) {
+			continue
+		}
+		if d.cfg.SharedStorage {
+			info, err := e.Info()
+			if err != nil || now.Sub(info.ModTime()) < importIdle {
+				continue
+			}
+		}
+		path := filepath.Join(d.cfg.ImagesDir, e.Name())
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			d.cfg.Logger.Warn("remove a leftover import", "path", path, "error", err)
+			continue
+		}
+		d.cfg.Logger.Info("removed a leftover import", "instance_id", id, "path", path)
+	}
 }
 
 // createOwnVolume creates the volume of a role that the domain of record

@@ -2,10 +2,14 @@ package libvirt
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // These tests need no libvirtd.
@@ -97,5 +101,46 @@ func TestCloneFileKeepsDataAndHoles(t *testing.T) {
 	}
 	if ents, _ := filepath.Glob(filepath.Join(dir, ".*")); len(ents) != 0 {
 		t.Errorf("temporary files left: %v", ents)
+	}
+}
+
+// TestSweepImportsRemovesOnlyTheInstancesLeftovers: the ".import" copy
+// and the clone's hidden temporary file of instance x are removed (in a
+// shared pool only once idle), never another instance's, a volume, or
+// a file that only looks alike.
+func TestSweepImportsRemovesOnlyTheInstancesLeftovers(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		pool := t.TempDir()
+		d := &Driver{cfg: Config{ImagesDir: pool, SharedStorage: shared, Logger: hclog.NewNullLogger()}, prefix: "stratus-"}
+		gone := []string{"stratus-x+0badcafe-disk.import", ".stratus-x+0badcafe-disk.import.part-123", "stratus-x-disk.import"}
+		kept := []string{"stratus-x+0badcafe-disk", "stratus-y+0badcafe-disk.import", ".stratus-xy+0badcafe-disk.import.part-1",
+			"stratus-x+0badcafe-disk.importer", "stratus-x+0badcafe-disk.part"}
+		for _, f := range append(append([]string{}, gone...), kept...) {
+			if err := os.WriteFile(filepath.Join(pool, f), []byte("data"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now := time.Now()
+		if shared {
+			// Fresh files may be another host's copy in progress.
+			d.sweepImports("x", now)
+			for _, f := range gone {
+				if _, err := os.Stat(filepath.Join(pool, f)); err != nil {
+					t.Fatalf("shared pool: a fresh %s was swept: %v", f, err)
+				}
+			}
+			now = now.Add(importIdle + time.Minute)
+		}
+		d.sweepImports("x", now)
+		for _, f := range gone {
+			if _, err := os.Stat(filepath.Join(pool, f)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("shared %v: %s left: %v", shared, f, err)
+			}
+		}
+		for _, f := range kept {
+			if _, err := os.Stat(filepath.Join(pool, f)); err != nil {
+				t.Errorf("shared %v: %s swept: %v", shared, f, err)
+			}
+		}
 	}
 }
