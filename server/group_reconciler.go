@@ -177,7 +177,8 @@ func (r *groupReconciler) failed(m map[string]*retryState, key, why string) *ret
 
 func slotKey(group string, n int) string { return fmt.Sprintf("%s/%d", group, n) }
 
-// reconcile converges one group.
+// reconcile converges one group: one pass of its steps, each of which
+// notes what it could not do.
 func (r *groupReconciler) reconcile(state *fsm.StateStore, base *groupView, g *structs.InstanceGroup, members []*structs.Instance) error {
 	v, err := base.forGroup(state, g.Name)
 	if err != nil {
@@ -191,181 +192,16 @@ func (r *groupReconciler) reconcile(state *fsm.StateStore, base *groupView, g *s
 		return r.record(g, &structs.GroupDeployment{Status: structs.DeploymentFailed, Description: structs.Message(err)})
 	}
 	t.Version, t.ServerGroupID = g.Version, g.ServerGroupID
-	d := diffGroup(t, v, members)
-	policy := g.Spec.UpdatePolicy()
-	var problems []string
-	note := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-
-	// Members beyond the count, or of another name: delete them. A
-	// member being deleted on a host that went down is purged.
-	for _, m := range d.members {
-		if (m.action == structs.PlanDestroy && !m.terminating) || (m.terminating && m.lost) {
-			if err := r.delete(m.inst); err != nil {
-				note("deleting %s: %v", m.inst.Name, err)
-			}
-		}
-	}
-	keepers := map[int]*memberState{}
-	for _, m := range d.members {
-		if m.slot > 0 && !m.terminating && m.action != structs.PlanDestroy {
-			keepers[m.slot] = m
-		}
-	}
-	// Failed or lost members: delete them; their slot is created again
-	// once they are gone, after the slot's back-off.
-	for n := 1; n <= g.Spec.Count; n++ {
-		m := keepers[n]
-		if m == nil || !(m.failed || m.lost) {
-			continue
-		}
-		key := slotKey(g.Name, n)
-		if !r.ready(r.slots, key) {
-			continue
-		}
-		if err := r.delete(m.inst); err != nil {
-			note("replacing %s: %v", m.inst.Name, err)
-			continue
-		}
-		st := r.failed(r.slots, key, m.inst.Name+": "+m.reason)
-		r.s.logger.Info("replacing instance group member", "group", g.Name, "member", m.inst.Name, "reason", m.reason, "failures", st.failures)
-		delete(keepers, n)
-		d.occupied[n] = true
-	}
-	// Missing slots: create them.
-	for _, n := range d.missing {
-		if d.occupied[n] || !r.ready(r.slots, slotKey(g.Name, n)) {
-			continue
-		}
-		if err := r.create(g, t, n); err != nil {
-			r.failed(r.slots, slotKey(g.Name, n), err.Error())
-			note("creating %s: %v", structs.GroupMemberName(g.Name, n), err)
-		}
-	}
-	// Health: a member is healthy once it matches the version and has
-	// been ACTIVE (or, with health_check "none", stable) for
-	// min_healthy_time.
-	healthy := func(m *memberState) bool {
-		if m == nil {
-			return false
-		}
-		if m.resize || m.rebuild || m.recreate || m.failed || m.lost || !m.inst.Stable() {
-			delete(r.healthySince, m.inst.ID)
-			return false
-		}
-		if policy.HealthCheck == structs.GroupHealthNone {
-			return m.inst.VMState != structs.VMStateBuilding && m.inst.VMState != structs.VMStateError
-		}
-		if m.inst.Status() != "ACTIVE" {
-			delete(r.healthySince, m.inst.ID)
-			return false
-		}
-		since, ok := r.healthySince[m.inst.ID]
-		if !ok {
-			since = r.now
-			r.healthySince[m.inst.ID] = since
-		}
-		return r.now.Sub(since) >= policy.MinHealthyTime
-	}
-	busy := 0
-	var waiting []string
-	for n := 1; n <= g.Spec.Count; n++ {
-		m := keepers[n]
-		switch {
-		case m == nil:
-			busy++
-			waiting = append(waiting, structs.GroupMemberName(g.Name, n)+" to be created")
-		case m.resize || m.rebuild || m.recreate:
-			if !m.inst.Stable() {
-				busy++
-				waiting = append(waiting, m.inst.Name+" to finish "+taskLabel(m.inst))
-			}
-		case healthy(m):
-			delete(r.slots, slotKey(g.Name, n))
-			for _, key := range []string{m.inst.ID, m.inst.ID + "/confirm", m.inst.ID + "/metadata"} {
-				delete(r.ops, key)
-			}
-		default:
-			busy++
-			waiting = append(waiting, m.inst.Name+" to be healthy")
-		}
-	}
-	// Finished resizes: keep them (or go back when the flavor is not the
-	// version's any more).
-	for n := 1; n <= g.Spec.Count; n++ {
-		m := keepers[n]
-		if m == nil || m.inst.VMState != structs.VMStateResized || m.inst.Task != nil || m.inst.TaskState != "" ||
-			!r.ready(r.ops, m.inst.ID+"/confirm") {
-			continue
-		}
-		op := structs.OpConfirmResize
-		if m.resize {
-			op = structs.OpRevertResize
-		}
-		if err := r.task(m.inst, op, nil); err != nil {
-			r.failed(r.ops, m.inst.ID+"/confirm", err.Error())
-			note("%s of %s: %v", op, m.inst.Name, err)
-		}
-	}
-	// Metadata changes apply in place to every member at once.
-	for n := 1; n <= g.Spec.Count; n++ {
-		m := keepers[n]
-		if m == nil || !m.metadata || !m.inst.Stable() || !contains(metadataStates, m.inst.VMState) || !r.ready(r.ops, m.inst.ID+"/metadata") {
-			continue
-		}
-		if err := r.updateMetadata(m.inst, g.Spec.Metadata); err != nil {
-			r.failed(r.ops, m.inst.ID+"/metadata", err.Error())
-			note("updating the metadata of %s: %v", m.inst.Name, err)
-		}
-	}
-	// Rolling updates: resize, rebuild or re-create at most max_parallel
-	// members at a time, counting those not yet healthy.
-	budget := policy.MaxParallel - busy
-	if policy.MaxParallel == 0 {
-		budget = g.Spec.Count
-	}
-	for n := 1; n <= g.Spec.Count && budget > 0; n++ {
-		m := keepers[n]
-		if m == nil || !(m.resize || m.rebuild || m.recreate) || !m.inst.Stable() || m.inst.VMState == structs.VMStateResized {
-			continue
-		}
-		if !r.ready(r.ops, m.inst.ID) {
-			continue
-		}
-		if m.recreate && !m.rebuild && !m.resize && m.inst.InstanceGroupVersion == g.Version {
-			// Created from this very version yet different from it: deleting
-			// it would only create its twin again.
-			note("%s differs from version %d it was created from (%s); leaving it", m.inst.Name, g.Version, fieldNames(m.fields))
-			continue
-		}
-		var err error
-		what := "re-create"
-		switch {
-		case m.recreate:
-			err = r.delete(m.inst)
-		case m.rebuild:
-			what = "rebuild"
-			err = r.task(m.inst, structs.OpRebuild, func(req *structs.InstanceTaskRequest) {
-				req.ImageID, req.ImageProperties = t.ImageID, t.ImageProperties
-			})
-		default:
-			what = "resize"
-			err = r.task(m.inst, structs.OpResize, func(req *structs.InstanceTaskRequest) { req.FlavorID = t.Flavor.ID })
-		}
-		// An update that is retried failed before: its back-off grows
-		// from the second attempt on.
-		st := r.failed(r.ops, m.inst.ID, what+" of "+m.inst.Name)
-		if err != nil {
-			st.last = fmt.Sprintf("%s of %s: %v", what, m.inst.Name, err)
-			note("%s", st.last)
-			continue
-		}
-		r.s.logger.Info("updating instance group member", "group", g.Name, "member", m.inst.Name, "op", what, "version", g.Version)
-		budget--
-		busy++
-		waiting = append(waiting, m.inst.Name+" to finish its "+what)
-	}
+	p := &groupPass{r: r, g: g, t: t, d: diffGroup(t, v, members), policy: g.Spec.UpdatePolicy()}
+	p.deleteExtra()
+	p.replaceFailed()
+	p.createMissing()
+	p.countBusy()
+	p.settleResizes()
+	p.applyMetadata()
+	p.rollUpdates()
 	r.cleanServerGroups(state, g, v)
-	return r.record(g, r.progress(g, d, keepers, healthy, waiting, problems))
+	return r.record(g, r.progress(g, p.d, p.keepers, p.healthy, p.waiting, p.problems))
 }
 
 // progress summarises a group's convergence as its deployment.
