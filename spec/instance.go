@@ -104,6 +104,39 @@ func (p *parser) instance(block *hcl.Block) *structs.InstanceGroupSpec {
 	if ib.Count != nil {
 		spec.Count = *ib.Count
 	}
+	p.checkAttributes(spec, body)
+	spec.Networks = p.networks(block, body, ib.Networks)
+	if ib.Placement != nil {
+		spec.Placement = p.placement(ib.Placement, body.blocks("placement")[0])
+	}
+	cbodies := body.blocks("constraint")
+	for i, cb := range ib.Constraints {
+		cbody := syntaxBody{def: block.DefRange}
+		if i < len(cbodies) {
+			cbody = cbodies[i]
+		}
+		c := &structs.Constraint{Attribute: cb.Attribute, Operator: cb.Operator, Value: cb.Value}
+		p.constraint(c, cbody)
+		spec.Constraints = append(spec.Constraints, c)
+	}
+	if ib.Update != nil {
+		spec.Update = p.update(ib.Update, body.blocks("update")[0])
+	}
+	if p.diags.HasErrors() {
+		return nil
+	}
+	spec.Canonicalize()
+	if err := spec.Validate(); err != nil {
+		// A check above should have caught it, with a better position.
+		p.errorf(block.DefRange.Ptr(), "Invalid instance group", "%s", structs.Message(err))
+		return nil
+	}
+	return spec
+}
+
+// checkAttributes checks an instance block's plain attributes: count,
+// flavor, image, metadata and user data.
+func (p *parser) checkAttributes(spec *structs.InstanceGroupSpec, body syntaxBody) {
 	if spec.Count < 0 || spec.Count > structs.MaxGroupCount {
 		p.errorf(body.attr("count"), "Invalid count", "count must be between 0 and %d, not %d", structs.MaxGroupCount, spec.Count)
 	}
@@ -128,9 +161,14 @@ func (p *parser) instance(block *hcl.Block) *structs.InstanceGroupSpec {
 	if len(spec.UserData) > structs.MaxGroupUserData {
 		p.errorf(body.attr("user_data"), "User data too large", "user_data is %d bytes; at most %d are allowed", len(spec.UserData), structs.MaxGroupUserData)
 	}
+}
+
+// networks checks the network blocks: each named, none twice.
+func (p *parser) networks(block *hcl.Block, body syntaxBody, list []*networkBlock) []*structs.GroupNetwork {
+	var out []*structs.GroupNetwork
 	nets := body.blocks("network")
 	seen := map[string]bool{}
-	for i, n := range ib.Networks {
+	for i, n := range list {
 		rng := block.DefRange.Ptr()
 		if i < len(nets) {
 			rng = nets[i].def.Ptr()
@@ -141,74 +179,58 @@ func (p *parser) instance(block *hcl.Block) *structs.InstanceGroupSpec {
 			p.errorf(rng, "Duplicate network", "the network %q is listed twice", n.Name)
 		}
 		seen[n.Name] = true
-		spec.Networks = append(spec.Networks, &structs.GroupNetwork{Name: n.Name, FixedIP: n.FixedIP})
+		out = append(out, &structs.GroupNetwork{Name: n.Name, FixedIP: n.FixedIP})
 	}
-	if pb := ib.Placement; pb != nil {
-		pbody := body.blocks("placement")[0]
-		spec.Placement = &structs.GroupPlacement{Policy: pb.Policy}
-		if !slices.Contains(structs.ServerGroupPolicies, pb.Policy) {
-			p.errorf(pbody.attr("policy"), "Invalid placement policy", "policy must be one of %s, not %q", strings.Join(structs.ServerGroupPolicies, ", "), pb.Policy)
-		}
-		if pb.MaxPerHost != nil {
-			spec.Placement.MaxPerHost = *pb.MaxPerHost
-			switch {
-			case *pb.MaxPerHost < 1:
-				p.errorf(pbody.attr("max_per_host"), "Invalid max_per_host", "max_per_host must be at least 1")
-			case pb.Policy != structs.PolicyAntiAffinity:
-				p.errorf(pbody.attr("max_per_host"), "Invalid max_per_host", "only the anti-affinity policy takes max_per_host")
-			}
+	return out
+}
+
+// placement checks the placement block.
+func (p *parser) placement(pb *placementBlock, pbody syntaxBody) *structs.GroupPlacement {
+	out := &structs.GroupPlacement{Policy: pb.Policy}
+	if !slices.Contains(structs.ServerGroupPolicies, pb.Policy) {
+		p.errorf(pbody.attr("policy"), "Invalid placement policy", "policy must be one of %s, not %q", strings.Join(structs.ServerGroupPolicies, ", "), pb.Policy)
+	}
+	if pb.MaxPerHost != nil {
+		out.MaxPerHost = *pb.MaxPerHost
+		switch {
+		case *pb.MaxPerHost < 1:
+			p.errorf(pbody.attr("max_per_host"), "Invalid max_per_host", "max_per_host must be at least 1")
+		case pb.Policy != structs.PolicyAntiAffinity:
+			p.errorf(pbody.attr("max_per_host"), "Invalid max_per_host", "only the anti-affinity policy takes max_per_host")
 		}
 	}
-	cbodies := body.blocks("constraint")
-	for i, cb := range ib.Constraints {
-		cbody := syntaxBody{def: block.DefRange}
-		if i < len(cbodies) {
-			cbody = cbodies[i]
+	return out
+}
+
+// update checks the update block, defaulting what it leaves out.
+func (p *parser) update(ub *updateBlock, ubody syntaxBody) *structs.GroupUpdate {
+	u := &structs.GroupUpdate{MaxParallel: structs.DefaultGroupMaxParallel, HealthCheck: structs.DefaultGroupHealthCheck,
+		MinHealthyTime: structs.DefaultGroupMinHealthyTime}
+	if ub.MaxParallel != nil {
+		u.MaxParallel = *ub.MaxParallel
+		if u.MaxParallel < 0 {
+			p.errorf(ubody.attr("max_parallel"), "Invalid max_parallel", "max_parallel must be 0 (all at once) or more")
 		}
-		c := &structs.Constraint{Attribute: cb.Attribute, Operator: cb.Operator, Value: cb.Value}
-		p.constraint(c, cbody)
-		spec.Constraints = append(spec.Constraints, c)
 	}
-	if ub := ib.Update; ub != nil {
-		ubody := body.blocks("update")[0]
-		u := &structs.GroupUpdate{MaxParallel: structs.DefaultGroupMaxParallel, HealthCheck: structs.DefaultGroupHealthCheck,
-			MinHealthyTime: structs.DefaultGroupMinHealthyTime}
-		if ub.MaxParallel != nil {
-			u.MaxParallel = *ub.MaxParallel
-			if u.MaxParallel < 0 {
-				p.errorf(ubody.attr("max_parallel"), "Invalid max_parallel", "max_parallel must be 0 (all at once) or more")
-			}
+	if ub.HealthCheck != "" {
+		u.HealthCheck = ub.HealthCheck
+		if u.HealthCheck != structs.GroupHealthActive && u.HealthCheck != structs.GroupHealthNone {
+			p.errorf(ubody.attr("health_check"), "Invalid health_check", "health_check must be %q or %q, not %q",
+				structs.GroupHealthActive, structs.GroupHealthNone, u.HealthCheck)
 		}
-		if ub.HealthCheck != "" {
-			u.HealthCheck = ub.HealthCheck
-			if u.HealthCheck != structs.GroupHealthActive && u.HealthCheck != structs.GroupHealthNone {
-				p.errorf(ubody.attr("health_check"), "Invalid health_check", "health_check must be %q or %q, not %q",
-					structs.GroupHealthActive, structs.GroupHealthNone, u.HealthCheck)
-			}
+	}
+	if ub.MinHealthyTime != "" {
+		d, err := time.ParseDuration(ub.MinHealthyTime)
+		switch {
+		case err != nil:
+			p.errorf(ubody.attr("min_healthy_time"), "Invalid duration", "min_healthy_time %q is not a duration such as \"10s\" or \"1m30s\"", ub.MinHealthyTime)
+		case d < 0 || d > structs.MaxGroupMinHealthyTime:
+			p.errorf(ubody.attr("min_healthy_time"), "Invalid duration", "min_healthy_time must be between 0s and %s", structs.MaxGroupMinHealthyTime)
+		default:
+			u.MinHealthyTime = d
 		}
-		if ub.MinHealthyTime != "" {
-			d, err := time.ParseDuration(ub.MinHealthyTime)
-			switch {
-			case err != nil:
-				p.errorf(ubody.attr("min_healthy_time"), "Invalid duration", "min_healthy_time %q is not a duration such as \"10s\" or \"1m30s\"", ub.MinHealthyTime)
-			case d < 0 || d > structs.MaxGroupMinHealthyTime:
-				p.errorf(ubody.attr("min_healthy_time"), "Invalid duration", "min_healthy_time must be between 0s and %s", structs.MaxGroupMinHealthyTime)
-			default:
-				u.MinHealthyTime = d
-			}
-		}
-		spec.Update = u
 	}
-	if p.diags.HasErrors() {
-		return nil
-	}
-	spec.Canonicalize()
-	if err := spec.Validate(); err != nil {
-		// A check above should have caught it, with a better position.
-		p.errorf(block.DefRange.Ptr(), "Invalid instance group", "%s", structs.Message(err))
-		return nil
-	}
-	return spec
+	return u
 }
 
 // constraint checks one constraint block.
