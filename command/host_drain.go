@@ -74,116 +74,150 @@ var undrainable = map[string]bool{"ERROR": true, "SUSPENDED": true, "RESCUE": tr
 // monitorDrain follows the drain of h until it completes (0) or is
 // cancelled (1), printing each instance's progress off the host.
 func (e *env) monitorDrain(h *api.Host) int {
-	w := io.Discard
+	m := &drainMonitor{e: e, w: io.Discard, names: e.hostNames(), hostID: h.ID, name: h.Name,
+		tracked: map[string]*api.Instance{}, warned: map[string]string{}, left: -1, q: e.queryOptions(), hq: e.queryOptions()}
 	if !e.json {
-		w = e.ui.Stdout
+		m.w = e.ui.Stdout
 	}
-	names := e.hostNames()
-	hostID, name := h.ID, h.Name
-	fmt.Fprintf(w, "==> %s: Draining host %q (%s)\n", stamp(0), name, shortID(hostID, false))
-	tracked := map[string]*api.Instance{} // instances on the host, by ID
-	warned := map[string]string{}         // the status an instance was last warned about
-	left := -1
-	q, hq := e.queryOptions(), e.queryOptions()
-	q.WaitTime, hq.WaitTime = drainWaitTime, drainWaitTime
+	m.q.WaitTime, m.hq.WaitTime = drainWaitTime, drainWaitTime
+	fmt.Fprintf(m.w, "==> %s: Draining host %q (%s)\n", stamp(0), m.name, shortID(m.hostID, false))
 	for {
-		// Block until an instance changes (or the wait passes), then read
-		// the host, its allocations and its instances. Once no allocation
-		// is left, only the host's drain can change: block on the host.
-		var onHost []*api.Instance
-		var qm, hqm *api.QueryMeta
-		var err error
-		if left == 0 {
-			if h, hqm, err = e.client.Hosts().Info(hostID, hq); err == nil {
-				onHost, _, err = e.client.Instances().ListByHost(hostID, e.queryOptions())
-			}
-		} else {
-			if onHost, qm, err = e.client.Instances().ListByHost(hostID, q); err == nil {
-				h, hqm, err = e.client.Hosts().Info(hostID, e.queryOptions())
-			}
-		}
+		h, onHost, err := m.wait()
 		if err != nil {
-			return e.fail("Error following the drain of host %q: %v", name, err)
+			return e.fail("Error following the drain of host %q: %v", m.name, err)
 		}
-		blocked := hqm.LastIndex > hq.WaitIndex
-		if qm != nil {
-			blocked = qm.LastIndex > q.WaitIndex
-			q.WaitIndex = qm.LastIndex
-		}
-		hq.WaitIndex = hqm.LastIndex
-		if !blocked {
-			time.Sleep(buildPollPause)
-		}
-		allocs, _, err := e.client.Allocations().ListByHost(hostID, e.queryOptions())
+		allocs, _, err := e.client.Allocations().ListByHost(m.hostID, e.queryOptions())
 		if err != nil {
-			return e.fail("Error following the drain of host %q: %v", name, err)
+			return e.fail("Error following the drain of host %q: %v", m.name, err)
 		}
-		now := map[string]*api.Instance{}
-		for _, inst := range onHost {
-			now[inst.ID] = inst
-		}
-		for _, a := range allocs {
-			if now[a.InstanceID] != nil {
-				continue
-			}
-			// A finished resize off the host: the instance is elsewhere
-			// but its old allocation is still here.
-			if inst, _, err := e.client.Instances().Info(a.InstanceID, e.queryOptions()); err == nil {
-				now[inst.ID] = inst
-			}
-		}
-
-		var lines []line
-		for _, id := range sortedKeys(now) {
-			inst, before := now[id], tracked[id]
-			label := fmt.Sprintf("Instance %q (%s)", inst.Name, shortID(inst.ID, false))
-			if before == nil || progress(before) != progress(inst) {
-				lines = append(lines, line{inst.UpdatedAt, label + ": " + progress(inst)})
-			}
-			if inst.Task == nil && inst.TaskState == "" && inst.HostID == hostID && undrainable[inst.Status] && warned[id] != inst.Status {
-				warned[id] = inst.Status
-				lines = append(lines, line{inst.UpdatedAt, label + " is " + inst.Status + ": a drain does not move it; delete it or move it by hand"})
-			}
-		}
-		for _, id := range sortedKeys(tracked) {
-			if now[id] != nil {
-				continue
-			}
-			label := fmt.Sprintf("Instance %q (%s)", tracked[id].Name, shortID(id, false))
-			inst, _, err := e.client.Instances().Info(id, e.queryOptions())
-			switch {
-			case api.IsNotFound(err):
-				lines = append(lines, line{time.Now().UnixNano(), label + " was deleted"})
-			case err != nil:
-				lines = append(lines, line{time.Now().UnixNano(), label + " left the host"})
-			case inst.HostID == "":
-				lines = append(lines, line{inst.UpdatedAt, label + " left the host: " + progress(inst)})
-			default:
-				lines = append(lines, line{inst.UpdatedAt, label + " left the host: " + progress(inst) + " on " + hostName(names, inst.HostID)})
-			}
-		}
-		tracked = now
+		now := m.instancesNow(onHost, allocs)
+		lines := append(m.changed(now), m.gone(now)...)
+		m.tracked = now
 		sort.SliceStable(lines, func(i, j int) bool { return lines[i].at < lines[j].at })
-		if len(allocs) != left {
-			left = len(allocs)
-			lines = append(lines, line{time.Now().UnixNano(), fmt.Sprintf("%d allocation(s) left on the host", left)})
+		if len(allocs) != m.left {
+			m.left = len(allocs)
+			lines = append(lines, line{time.Now().UnixNano(), fmt.Sprintf("%d allocation(s) left on the host", m.left)})
 		}
 		for _, l := range lines {
-			fmt.Fprintf(w, "    %s: %s\n", stamp(l.at), l.text)
+			fmt.Fprintf(m.w, "    %s: %s\n", stamp(l.at), l.text)
 		}
 
 		switch {
 		case h.Drain == nil:
-			fmt.Fprintf(w, "==> %s: The drain of host %q was cancelled (the host was enabled)\n", stamp(0), h.Name)
+			fmt.Fprintf(m.w, "==> %s: The drain of host %q was cancelled (the host was enabled)\n", stamp(0), h.Name)
 			if e.json {
 				_ = e.render(h, nil)
 			}
-			return e.fail("Error: the drain of host %q was cancelled with %d allocation(s) left", h.Name, left)
+			return e.fail("Error: the drain of host %q was cancelled with %d allocation(s) left", h.Name, m.left)
 		case h.Drain.Complete:
-			fmt.Fprintf(w, "==> %s: Host %q drained: no allocations left\n", stamp(h.Drain.CompletedAt), h.Name)
+			fmt.Fprintf(m.w, "==> %s: Host %q drained: no allocations left\n", stamp(h.Drain.CompletedAt), h.Name)
 			return e.render(h, func(io.Writer) {})
 		}
 	}
+}
+
+// drainMonitor follows one host's drain.
+type drainMonitor struct {
+	e            *env
+	w            io.Writer
+	names        map[string]string
+	hostID, name string
+	tracked      map[string]*api.Instance // instances on the host, by ID
+	warned       map[string]string        // the status an instance was last warned about
+	left         int                      // allocations left, -1 before the first look
+	q, hq        *api.QueryOptions        // blocking reads of the instances and of the host
+}
+
+// wait blocks until an instance changes (or the wait passes), then
+// reads the host and its instances. Once no allocation is left, only
+// the host's drain can change: it blocks on the host.
+func (m *drainMonitor) wait() (*api.Host, []*api.Instance, error) {
+	e := m.e
+	var h *api.Host
+	var onHost []*api.Instance
+	var qm, hqm *api.QueryMeta
+	var err error
+	if m.left == 0 {
+		if h, hqm, err = e.client.Hosts().Info(m.hostID, m.hq); err == nil {
+			onHost, _, err = e.client.Instances().ListByHost(m.hostID, e.queryOptions())
+		}
+	} else {
+		if onHost, qm, err = e.client.Instances().ListByHost(m.hostID, m.q); err == nil {
+			h, hqm, err = e.client.Hosts().Info(m.hostID, e.queryOptions())
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	blocked := hqm.LastIndex > m.hq.WaitIndex
+	if qm != nil {
+		blocked = qm.LastIndex > m.q.WaitIndex
+		m.q.WaitIndex = qm.LastIndex
+	}
+	m.hq.WaitIndex = hqm.LastIndex
+	if !blocked {
+		time.Sleep(buildPollPause)
+	}
+	return h, onHost, nil
+}
+
+// instancesNow are the instances on the host, and those whose
+// allocation is still there after a finished resize off the host.
+func (m *drainMonitor) instancesNow(onHost []*api.Instance, allocs []*api.Allocation) map[string]*api.Instance {
+	now := map[string]*api.Instance{}
+	for _, inst := range onHost {
+		now[inst.ID] = inst
+	}
+	for _, a := range allocs {
+		if now[a.InstanceID] != nil {
+			continue
+		}
+		if inst, _, err := m.e.client.Instances().Info(a.InstanceID, m.e.queryOptions()); err == nil {
+			now[inst.ID] = inst
+		}
+	}
+	return now
+}
+
+// changed reports the instances whose progress changed, and warns once
+// of one in a status a drain does not move.
+func (m *drainMonitor) changed(now map[string]*api.Instance) []line {
+	var lines []line
+	for _, id := range sortedKeys(now) {
+		inst, before := now[id], m.tracked[id]
+		label := fmt.Sprintf("Instance %q (%s)", inst.Name, shortID(inst.ID, false))
+		if before == nil || progress(before) != progress(inst) {
+			lines = append(lines, line{inst.UpdatedAt, label + ": " + progress(inst)})
+		}
+		if inst.Task == nil && inst.TaskState == "" && inst.HostID == m.hostID && undrainable[inst.Status] && m.warned[id] != inst.Status {
+			m.warned[id] = inst.Status
+			lines = append(lines, line{inst.UpdatedAt, label + " is " + inst.Status + ": a drain does not move it; delete it or move it by hand"})
+		}
+	}
+	return lines
+}
+
+// gone reports the instances that left the host, and where they went.
+func (m *drainMonitor) gone(now map[string]*api.Instance) []line {
+	var lines []line
+	for _, id := range sortedKeys(m.tracked) {
+		if now[id] != nil {
+			continue
+		}
+		label := fmt.Sprintf("Instance %q (%s)", m.tracked[id].Name, shortID(id, false))
+		inst, _, err := m.e.client.Instances().Info(id, m.e.queryOptions())
+		switch {
+		case api.IsNotFound(err):
+			lines = append(lines, line{time.Now().UnixNano(), label + " was deleted"})
+		case err != nil:
+			lines = append(lines, line{time.Now().UnixNano(), label + " left the host"})
+		case inst.HostID == "":
+			lines = append(lines, line{inst.UpdatedAt, label + " left the host: " + progress(inst)})
+		default:
+			lines = append(lines, line{inst.UpdatedAt, label + " left the host: " + progress(inst) + " on " + hostName(m.names, inst.HostID)})
+		}
+	}
+	return lines
 }
 
 func sortedKeys[T any](m map[string]T) []string {
