@@ -32,40 +32,10 @@ type imageFilter func(img *structs.Image) bool
 // pagination.
 func (a *API) imageList(q *request) error {
 	v := q.r.URL.Query()
-	limit := defaultLimit
-	if s := v.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return errorf(http.StatusBadRequest, "limit param must be an integer")
-		}
-		if n < 0 {
-			return errorf(http.StatusBadRequest, "limit param must be positive")
-		}
-		limit = min(n, maxLimit)
-	}
-	memberStatus := v.Get("member_status")
-	if memberStatus == "" {
-		memberStatus = structs.MemberAccepted
-	}
-	if !slices.Contains([]string{structs.MemberPending, structs.MemberAccepted, structs.MemberRejected, "all"}, memberStatus) {
-		return errorf(http.StatusBadRequest, "Invalid status: %s", memberStatus)
-	}
-	visibility := v.Get("visibility")
-	if visibility != "" && !slices.Contains(append(slices.Clone(structs.ImageVisibilities), "all"), visibility) {
-		return errorf(http.StatusBadRequest, "Invalid visibility value: %s", visibility)
-	}
-	if v.Has("changes-since") {
-		return errorf(http.StatusBadRequest, `The "changes-since" filter is no longer available on v2.`)
-	}
-	keys, dirs, err := sorting(v)
+	p, err := listingOf(v)
 	if err != nil {
 		return err
 	}
-	filters, err := listFilters(v)
-	if err != nil {
-		return err
-	}
-
 	var resp structs.ImageListResponse
 	if err := q.call("Image.List", &structs.ImageListRequest{MemberProjectID: q.token.ProjectID}, &resp); err != nil {
 		return err
@@ -74,38 +44,14 @@ func (a *API) imageList(q *request) error {
 	for _, m := range resp.Members {
 		memberOf[m.ImageID] = m
 	}
-	listed := q.listedBy(visibility, memberStatus, memberOf)
+	listed := q.listedBy(p.visibility, p.memberStatus, memberOf)
 	var images []*structs.Image
 	for _, img := range resp.Images {
-		if !listed(img) {
-			continue
-		}
-		keep := true
-		for _, f := range filters {
-			if keep = f(img); !keep {
-				break
-			}
-		}
-		if keep {
+		if listed(img) && p.passes(img) {
 			images = append(images, img)
 		}
 	}
-	slices.SortStableFunc(images, func(x, y *structs.Image) int {
-		for i, k := range keys {
-			c := compareBy(k, x, y)
-			if dirs[i] == "desc" {
-				c = -c
-			}
-			if c != 0 {
-				return c
-			}
-		}
-		c := strings.Compare(x.ID, y.ID)
-		if dirs[len(dirs)-1] == "desc" {
-			c = -c
-		}
-		return c
-	})
+	p.sort(images)
 	if marker := v.Get("marker"); marker != "" {
 		i := slices.IndexFunc(images, func(img *structs.Image) bool { return img.ID == marker })
 		if i < 0 {
@@ -113,9 +59,9 @@ func (a *API) imageList(q *request) error {
 		}
 		images = images[i+1:]
 	}
-	more := len(images) > limit
+	more := len(images) > p.limit
 	if more {
-		images = images[:limit]
+		images = images[:p.limit]
 	}
 	views := make([]map[string]any, 0, len(images))
 	for _, img := range images {
@@ -136,6 +82,80 @@ func (a *API) imageList(q *request) error {
 		body["next"] = "/v2/images?" + params.Encode()
 	}
 	return q.json(http.StatusOK, body)
+}
+
+// listing is an image listing's query parameters, checked.
+type listing struct {
+	limit                    int
+	memberStatus, visibility string
+	keys, dirs               []string
+	filters                  []imageFilter
+}
+
+// listingOf checks a listing's parameters with Glance's messages.
+func listingOf(v url.Values) (*listing, error) {
+	p := &listing{limit: defaultLimit, memberStatus: v.Get("member_status"), visibility: v.Get("visibility")}
+	if s := v.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, errorf(http.StatusBadRequest, "limit param must be an integer")
+		}
+		if n < 0 {
+			return nil, errorf(http.StatusBadRequest, "limit param must be positive")
+		}
+		p.limit = min(n, maxLimit)
+	}
+	if p.memberStatus == "" {
+		p.memberStatus = structs.MemberAccepted
+	}
+	if !slices.Contains([]string{structs.MemberPending, structs.MemberAccepted, structs.MemberRejected, "all"}, p.memberStatus) {
+		return nil, errorf(http.StatusBadRequest, "Invalid status: %s", p.memberStatus)
+	}
+	if p.visibility != "" && !slices.Contains(append(slices.Clone(structs.ImageVisibilities), "all"), p.visibility) {
+		return nil, errorf(http.StatusBadRequest, "Invalid visibility value: %s", p.visibility)
+	}
+	if v.Has("changes-since") {
+		return nil, errorf(http.StatusBadRequest, `The "changes-since" filter is no longer available on v2.`)
+	}
+	var err error
+	if p.keys, p.dirs, err = sorting(v); err != nil {
+		return nil, err
+	}
+	if p.filters, err = listFilters(v); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// passes reports whether an image passes every filter.
+func (p *listing) passes(img *structs.Image) bool {
+	for _, f := range p.filters {
+		if !f(img) {
+			return false
+		}
+	}
+	return true
+}
+
+// sort orders images by the sort keys, then by id in the last key's
+// direction.
+func (p *listing) sort(images []*structs.Image) {
+	slices.SortStableFunc(images, func(x, y *structs.Image) int {
+		for i, k := range p.keys {
+			c := compareBy(k, x, y)
+			if p.dirs[i] == "desc" {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		c := strings.Compare(x.ID, y.ID)
+		if p.dirs[len(p.dirs)-1] == "desc" {
+			c = -c
+		}
+		return c
+	})
 }
 
 // listedBy decides which images a listing shows, before filters, by
