@@ -183,40 +183,19 @@ func setAttr(img *structs.Image, key string, v any) error {
 			img.Hidden = b
 		}
 	case "min_ram", "min_disk":
-		n, ok := v.(json.Number)
-		i, perr := n.Int64()
-		if !ok || perr != nil {
-			return schemaError("%s is not of type 'integer'", jsonText(v))
-		}
-		if i < 0 {
-			return errorf(http.StatusBadRequest, "Cannot be a negative value.")
-		}
-		if i > 1<<31-1 {
-			return schemaError("%d is greater than the maximum of 2147483647", i)
+		i, err := minSize(v)
+		if err != nil {
+			return err
 		}
 		if key == "min_ram" {
-			img.MinRAM = int(i)
+			img.MinRAM = i
 		} else {
-			img.MinDisk = int(i)
+			img.MinDisk = i
 		}
 	case "tags":
-		list, ok := v.([]any)
-		if !ok {
-			return schemaError("%s is not of type 'array'", jsonText(v))
-		}
-		tags := make([]string, 0, len(list))
-		for _, t := range list {
-			s, ok := t.(string)
-			if !ok {
-				return schemaError("%s is not of type 'string'", jsonText(t))
-			}
-			if len(s) > 255 {
-				return schemaError("'%s' is too long", s)
-			}
-			tags = append(tags, s)
-		}
-		if len(tags) > structs.MaxImageTags {
-			return errorf(http.StatusRequestEntityTooLarge, "Maximum number of tags exceeded. Attempted: %d, Maximum: %d", len(tags), structs.MaxImageTags)
+		tags, err := tagsOf(v)
+		if err != nil {
+			return err
 		}
 		img.Tags = tags
 	default:
@@ -233,6 +212,46 @@ func setAttr(img *structs.Image, key string, v any) error {
 		img.Properties[key] = s
 	}
 	return err
+}
+
+// minSize reads min_ram or min_disk: an integer of 0 to 2^31-1.
+func minSize(v any) (int, error) {
+	n, ok := v.(json.Number)
+	i, perr := n.Int64()
+	if !ok || perr != nil {
+		return 0, schemaError("%s is not of type 'integer'", jsonText(v))
+	}
+	if i < 0 {
+		return 0, errorf(http.StatusBadRequest, "Cannot be a negative value.")
+	}
+	if i > 1<<31-1 {
+		return 0, schemaError("%d is greater than the maximum of 2147483647", i)
+	}
+	return int(i), nil
+}
+
+// tagsOf reads an image's tags: strings of at most 255 characters, at
+// most structs.MaxImageTags of them.
+func tagsOf(v any) ([]string, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, schemaError("%s is not of type 'array'", jsonText(v))
+	}
+	tags := make([]string, 0, len(list))
+	for _, t := range list {
+		s, ok := t.(string)
+		if !ok {
+			return nil, schemaError("%s is not of type 'string'", jsonText(t))
+		}
+		if len(s) > 255 {
+			return nil, schemaError("'%s' is too long", s)
+		}
+		tags = append(tags, s)
+	}
+	if len(tags) > structs.MaxImageTags {
+		return nil, errorf(http.StatusRequestEntityTooLarge, "Maximum number of tags exceeded. Attempted: %d, Maximum: %d", len(tags), structs.MaxImageTags)
+	}
+	return tags, nil
 }
 
 // checkSettable refuses read-only and reserved attributes.
