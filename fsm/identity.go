@@ -118,9 +118,29 @@ func (s *StateStore) UpsertIdentity(index uint64, e *structs.IdentityUpsertEntry
 		}
 	}
 	var touched []string
-	if len(e.Projects) > 0 {
-		touched = append(touched, TableProjects)
+	for _, step := range []struct {
+		table string
+		n     int
+		apply func(*memdb.Txn, uint64, *structs.IdentityUpsertEntry) error
+	}{
+		{TableProjects, len(e.Projects), upsertProjects},
+		{TableUsers, len(e.Users), upsertUsers},
+		{TableRoles, len(e.Roles), upsertRoles},
+		{TableAssignments, len(e.Assignments), upsertAssignments},
+	} {
+		if step.n == 0 {
+			continue
+		}
+		touched = append(touched, step.table)
+		if err := step.apply(txn, index, e); err != nil {
+			return err
+		}
 	}
+	return commitAt(txn, index, touched...)
+}
+
+// upsertProjects stores projects, each name unique in its domain.
+func upsertProjects(txn *memdb.Txn, index uint64, e *structs.IdentityUpsertEntry) error {
 	for _, p := range e.Projects {
 		if p == nil {
 			return structs.Errorf(structs.KindInvalid, "identity upsert with an empty project")
@@ -136,9 +156,12 @@ func (s *StateStore) UpsertIdentity(index uint64, e *structs.IdentityUpsertEntry
 			return err
 		}
 	}
-	if len(e.Users) > 0 {
-		touched = append(touched, TableUsers)
-	}
+	return nil
+}
+
+// upsertUsers stores users; one given without a password hash keeps
+// the one it has.
+func upsertUsers(txn *memdb.Txn, index uint64, e *structs.IdentityUpsertEntry) error {
 	for _, u := range e.Users {
 		if u == nil {
 			return structs.Errorf(structs.KindInvalid, "identity upsert with an empty user")
@@ -163,9 +186,11 @@ func (s *StateStore) UpsertIdentity(index uint64, e *structs.IdentityUpsertEntry
 			return err
 		}
 	}
-	if len(e.Roles) > 0 {
-		touched = append(touched, TableRoles)
-	}
+	return nil
+}
+
+// upsertRoles stores roles, each name unique.
+func upsertRoles(txn *memdb.Txn, index uint64, e *structs.IdentityUpsertEntry) error {
 	for _, r := range e.Roles {
 		if r == nil {
 			return structs.Errorf(structs.KindInvalid, "identity upsert with an empty role")
@@ -181,9 +206,12 @@ func (s *StateStore) UpsertIdentity(index uint64, e *structs.IdentityUpsertEntry
 			return err
 		}
 	}
-	if len(e.Assignments) > 0 {
-		touched = append(touched, TableAssignments)
-	}
+	return nil
+}
+
+// upsertAssignments stores role assignments, each of a user, project
+// and role that exist (in the same entry or before).
+func upsertAssignments(txn *memdb.Txn, index uint64, e *structs.IdentityUpsertEntry) error {
 	for _, a := range e.Assignments {
 		if a == nil {
 			return structs.Errorf(structs.KindInvalid, "identity upsert with an empty role assignment")
@@ -207,7 +235,7 @@ func (s *StateStore) UpsertIdentity(index uint64, e *structs.IdentityUpsertEntry
 			return err
 		}
 	}
-	return commitAt(txn, index, touched...)
+	return nil
 }
 
 // checkUniqueName refuses a name (within a domain, for projects and
