@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/stratus-cloud/stratus/fsm"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -192,18 +194,50 @@ func (e *Identity) upsertEntry(args *structs.IdentityUpsertRequest) (*structs.Id
 	if len(args.Projects)+len(args.Users)+len(args.Roles)+len(args.Assignments) == 0 {
 		return nil, structs.Errorf(structs.KindInvalid, "no identity objects to upsert")
 	}
-	entry := &structs.IdentityUpsertEntry{}
-	seen := map[string]bool{}
-	once := func(key, what, name string) error {
-		if seen[key] {
-			return structs.Errorf(structs.KindInvalid, "%s %q appears twice in the request", what, name)
-		}
-		seen[key] = true
-		return nil
+	b := &upsertBuilder{entry: &structs.IdentityUpsertEntry{}, seen: map[string]bool{}, state: e.srv.fsm.State()}
+	if err := b.projects(args.Projects); err != nil {
+		return nil, err
 	}
-	for _, p := range args.Projects {
+	if err := b.users(args.Users, args.Passwords); err != nil {
+		return nil, err
+	}
+	if err := b.roles(args.Roles); err != nil {
+		return nil, err
+	}
+	for _, a := range args.Assignments {
+		if a == nil {
+			return nil, structs.Errorf(structs.KindInvalid, "empty role assignment in request")
+		}
+		if err := a.Validate(); err != nil {
+			return nil, err
+		}
+		c := *a
+		b.entry.Assignments = append(b.entry.Assignments, &c)
+	}
+	return b.entry, nil
+}
+
+// upsertBuilder checks and completes an upsert request's objects into
+// its entry: defaults, new ids, password hashes, and no object named
+// twice.
+type upsertBuilder struct {
+	entry *structs.IdentityUpsertEntry
+	seen  map[string]bool
+	state *fsm.StateStore
+}
+
+func (b *upsertBuilder) once(key, what, name string) error {
+	if b.seen[key] {
+		return structs.Errorf(structs.KindInvalid, "%s %q appears twice in the request", what, name)
+	}
+	b.seen[key] = true
+	return nil
+}
+
+func (b *upsertBuilder) projects(list []*structs.Project) error {
+	for _, p := range list {
 		if p == nil {
-			return nil, structs.Errorf(structs.KindInvalid, "empty project in request")
+			return structs.Errorf(structs.KindInvalid, "empty project in request")
 		}
 		c := *p
 		if c.DomainID == "" {
@@ -213,21 +247,25 @@ func (e *Identity) upsertEntry(args *structs.IdentityUpsertRequest) (*structs.Id
 			c.ID = newIdentityID()
 		}
 		if err := c.Validate(); err != nil {
-			return nil, err
+			return err
 		}
-		if err := errors.Join(once("p:"+c.ID, "project", c.ID), once("pn:"+c.Name, "project", c.Name)); err != nil {
-			return nil, err
+		if err := errors.Join(b.once("p:"+c.ID, "project", c.ID), b.once("pn:"+c.Name, "project", c.Name)); err != nil {
+			return err
 		}
-		entry.Projects = append(entry.Projects, &c)
+		b.entry.Projects = append(b.entry.Projects, &c)
 	}
-	passwords := map[string]string{}
-	for k, v := range args.Passwords {
-		passwords[k] = v
-	}
-	state := e.srv.fsm.State()
-	for _, u := range args.Users {
+	return nil
+}
+
+// users completes the users, hashing the passwords given for them (by
+// id, or by name for a new user); a password for a user not in the
+// request is refused. A default project must exist or be in the
+// request.
+func (b *upsertBuilder) users(list []*structs.User, given map[string]string) error {
+	passwords := maps.Clone(given)
+	for _, u := range list {
 		if u == nil {
-			return nil, structs.Errorf(structs.KindInvalid, "empty user in request")
+			return structs.Errorf(structs.KindInvalid, "empty user in request")
 		}
 		c := *u
 		c.PasswordHash = nil
@@ -239,58 +277,52 @@ func (e *Identity) upsertEntry(args *structs.IdentityUpsertRequest) (*structs.Id
 			c.ID, key = newIdentityID(), c.Name
 		}
 		if err := c.Validate(); err != nil {
-			return nil, err
+			return err
 		}
-		if err := errors.Join(once("u:"+c.ID, "user", c.ID), once("un:"+c.Name, "user", c.Name)); err != nil {
-			return nil, err
+		if err := errors.Join(b.once("u:"+c.ID, "user", c.ID), b.once("un:"+c.Name, "user", c.Name)); err != nil {
+			return err
 		}
 		if pw, ok := passwords[key]; ok {
 			delete(passwords, key)
 			hash, err := bcrypt.GenerateFromPassword([]byte(pw), bcryptCost)
 			if err != nil {
-				return nil, structs.Errorf(structs.KindInvalid, "password of user %q: %v", c.Name, err)
+				return structs.Errorf(structs.KindInvalid, "password of user %q: %v", c.Name, err)
 			}
 			c.PasswordHash = hash
 		}
-		if c.DefaultProjectID != "" && !seen["p:"+c.DefaultProjectID] {
-			if p, err := state.ProjectByID(nil, c.DefaultProjectID); err != nil {
-				return nil, err
+		if c.DefaultProjectID != "" && !b.seen["p:"+c.DefaultProjectID] {
+			if p, err := b.state.ProjectByID(nil, c.DefaultProjectID); err != nil {
+				return err
 			} else if p == nil {
-				return nil, structs.Errorf(structs.KindInvalid, "default project %q of user %q does not exist", c.DefaultProjectID, c.Name)
+				return structs.Errorf(structs.KindInvalid, "default project %q of user %q does not exist", c.DefaultProjectID, c.Name)
 			}
 		}
-		entry.Users = append(entry.Users, &c)
+		b.entry.Users = append(b.entry.Users, &c)
 	}
 	for k := range passwords {
-		return nil, structs.Errorf(structs.KindInvalid, "password given for user %q, which is not in the request", k)
+		return structs.Errorf(structs.KindInvalid, "password given for user %q, which is not in the request", k)
 	}
-	for _, r := range args.Roles {
+	return nil
+}
+
+func (b *upsertBuilder) roles(list []*structs.Role) error {
+	for _, r := range list {
 		if r == nil {
-			return nil, structs.Errorf(structs.KindInvalid, "empty role in request")
+			return structs.Errorf(structs.KindInvalid, "empty role in request")
 		}
 		c := *r
 		if c.ID == "" {
 			c.ID = newIdentityID()
 		}
 		if err := c.Validate(); err != nil {
-			return nil, err
+			return err
 		}
-		if err := errors.Join(once("r:"+c.ID, "role", c.ID), once("rn:"+c.Name, "role", c.Name)); err != nil {
-			return nil, err
+		if err := errors.Join(b.once("r:"+c.ID, "role", c.ID), b.once("rn:"+c.Name, "role", c.Name)); err != nil {
+			return err
 		}
-		entry.Roles = append(entry.Roles, &c)
+		b.entry.Roles = append(b.entry.Roles, &c)
 	}
-	for _, a := range args.Assignments {
-		if a == nil {
-			return nil, structs.Errorf(structs.KindInvalid, "empty role assignment in request")
-		}
-		if err := a.Validate(); err != nil {
-			return nil, err
-		}
-		c := *a
-		entry.Assignments = append(entry.Assignments, &c)
-	}
-	return entry, nil
+	return nil
 }
 
 // Delete removes identity objects; deleting a user, project or role also
