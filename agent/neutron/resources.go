@@ -223,35 +223,13 @@ func portResource() *resource {
 				return err
 			}},
 			"allowed_address_pairs": {post: true, put: true, set: func(r *structs.NetWriteRequest, v any) error {
-				if v == nil {
-					p(r).AllowedAddressPairs = nil
-					return nil
-				}
-				objs, err := asObjects("allowed_address_pairs", v, "ip_address", "mac_address")
-				if err != nil {
-					return err
-				}
-				p(r).AllowedAddressPairs = nil
-				for _, m := range objs {
-					ip, err := asString("allowed_address_pairs", m["ip_address"])
-					if err != nil {
-						return badRequest("Allowed address pairs must contain ip_address")
-					}
-					mac, err := asNullString("allowed_address_pairs", m["mac_address"])
-					if err != nil {
-						return err
-					}
-					p(r).AllowedAddressPairs = append(p(r).AllowedAddressPairs, structs.AddressPair{IPAddress: ip, MACAddress: mac})
-				}
-				return nil
+				pairs, err := asAddressPairs(v)
+				p(r).AllowedAddressPairs = pairs
+				return err
 			}},
 			"binding:profile": {post: true, put: true, set: func(r *structs.NetWriteRequest, v any) error {
-				if v == nil {
-					p(r).BindingProfile = nil
-					return nil
-				}
 				m, ok := v.(map[string]any)
-				if !ok {
+				if !ok && v != nil {
 					return invalid("binding:profile", "'%s' is not a dictionary", repr(v))
 				}
 				p(r).BindingProfile = m
@@ -276,6 +254,30 @@ func portResource() *resource {
 		},
 		notFound: func(id string) error { return structs.NetNotFound(structs.NetKindPort, id) },
 	}
+}
+
+// asAddressPairs reads a port's allowed_address_pairs (null: none).
+func asAddressPairs(v any) ([]structs.AddressPair, error) {
+	if v == nil {
+		return nil, nil
+	}
+	objs, err := asObjects("allowed_address_pairs", v, "ip_address", "mac_address")
+	if err != nil {
+		return nil, err
+	}
+	var pairs []structs.AddressPair
+	for _, m := range objs {
+		ip, err := asString("allowed_address_pairs", m["ip_address"])
+		if err != nil {
+			return nil, badRequest("Allowed address pairs must contain ip_address")
+		}
+		mac, err := asNullString("allowed_address_pairs", m["mac_address"])
+		if err != nil {
+			return nil, err
+		}
+		pairs = append(pairs, structs.AddressPair{IPAddress: ip, MACAddress: mac})
+	}
+	return pairs, nil
 }
 
 func groupResource() *resource {
