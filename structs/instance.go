@@ -321,7 +321,7 @@ func (i *Instance) AwaitsPlacement(evalID string) bool {
 	if i.Task != nil {
 		return i.Task.Step == StepSchedule && i.Task.EvalID == evalID
 	}
-	return i.HostID == "" && i.VMState == VMStateBuilding
+	return i.HostID == "" && i.VMState == VMStateBuilding && i.VolumeBuild == nil
 }
 
 // ValidateAccessIP checks an access address of the given IP version
