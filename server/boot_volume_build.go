@@ -19,12 +19,13 @@ import (
 // (structs.VolumeBuild, fsm/boot_volume_build.go). The API agent that
 // took the request has nothing left to do once the entry committed.
 
-// volumeBuildLimit bounds how long an instance waits for the volumes
-// its create made (an image copied into a volume) before its build is
-// failed, and volumeBuildCheck how often the leader looks.
+// defaultVolumeBuildTimeout bounds how long an instance waits for the
+// volumes its create made (an image copied into a volume) before its
+// build is failed (Config.VolumeBuildTimeout), and volumeBuildCheck how
+// often the leader looks at most.
 const (
-	volumeBuildLimit = 10 * time.Minute
-	volumeBuildCheck = 15 * time.Second
+	defaultVolumeBuildTimeout = 10 * time.Minute
+	volumeBuildCheck          = 15 * time.Second
 )
 
 // existingVolume reports whether a block device names a volume that
@@ -124,12 +125,16 @@ func (e *Volume) planBuildVolume(state *fsm.StateStore, inst *structs.Instance, 
 }
 
 // startVolumeBuildTimeouts ends, while this server leads, the builds
-// that waited longer than volumeBuildLimit for their volumes (a storage
+// that waited longer than Config.VolumeBuildTimeout for their volumes (a storage
 // host that went away with a volume half made): without it such a
 // server would stay in BUILD for good.
 func (s *Server) startVolumeBuildTimeouts(stopCh chan struct{}) {
-	s.runPeriodicAsLeader(stopCh, volumeBuildCheck, func(now time.Time) {
-		if err := s.timeOutVolumeBuilds(now, volumeBuildLimit); err != nil {
+	limit := s.config.VolumeBuildTimeout
+	if limit <= 0 {
+		limit = defaultVolumeBuildTimeout
+	}
+	s.runPeriodicAsLeader(stopCh, min(volumeBuildCheck, limit/4), func(now time.Time) {
+		if err := s.timeOutVolumeBuilds(now, limit); err != nil {
 			s.logger.Warn("cannot end the server builds whose volumes were not made in time", "error", err)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/server"
@@ -140,4 +141,26 @@ func TestBootFromVolumeOutlivesTheAPIAgent(t *testing.T) {
 	if got := volumeStatus(t, s, v.ID); got.Status != structs.VolumeInUse || got.AttachmentOf(id) == nil || got.MadeFor != nil {
 		t.Fatalf("the made volume once the server is ACTIVE: %+v", got)
 	}
+}
+
+// TestBootFromVolumeTimesOut: a volume its storage host never reports
+// (the host went away with it half made) does not leave the server in
+// BUILD for good: the leader ends the build after VolumeBuildTimeout
+// with Nova's fault, and the volume is deleted once it is reported.
+func TestBootFromVolumeTimesOut(t *testing.T) {
+	h, s := newRealHarnessWith(t, func(c *server.Config) { c.VolumeBuildTimeout = time.Second })
+	_, agent := startStorageHypervisor(t, s, "hv-bfv-slow")
+	r := h.req("POST", "/compute/v2.1/servers", memberTok, "", bfvServer(
+		map[string]any{"source_type": "blank", "destination_type": "volume", "volume_size": 1, "boot_index": 0, "delete_on_termination": true},
+	)).expect(t, 202)
+	id := r.obj("server")["id"].(string)
+	v := madeFor(t, s, id, 1)[0]
+	fault, _ := waitServer(h, id, "ERROR")["fault"].(map[string]any)
+	want := regexp.MustCompile(`^Build of instance ` + id + ` aborted: Volume ` + v.ID +
+		` did not finish being created even after we waited \d+ seconds or \d+ attempts\. And its status is creating\.$`)
+	if !want.MatchString(fmt.Sprint(fault["message"])) {
+		t.Fatalf("fault: %v", fault)
+	}
+	reportVolume(t, s, agent, v, structs.VolumeAvailable)
+	waitVolume(t, s, v.ID, structs.VolumeDeleting)
 }
