@@ -164,3 +164,26 @@ func TestBootFromVolumeTimesOut(t *testing.T) {
 	reportVolume(t, s, agent, v, structs.VolumeAvailable)
 	waitVolume(t, s, v.ID, structs.VolumeDeleting)
 }
+
+// TestBootFromVolumeOverQuota: a create whose volumes exceed the
+// project's volume quota is refused whole (403), as it was when the
+// Compute API made the volumes itself, and leaves nothing behind.
+func TestBootFromVolumeOverQuota(t *testing.T) {
+	h, s := newRealHarness(t)
+	startStorageHypervisor(t, s, "hv-bfv-quota")
+	if err := s.RPC("Volume.QuotaUpdate", &structs.VolumeQuotaUpdateRequest{ProjectID: "p-demo",
+		Limits: map[string]int64{structs.QuotaVolumes: 1}}, &structs.GenericResponse{}); err != nil {
+		t.Fatal(err)
+	}
+	h.req("POST", "/compute/v2.1/servers", memberTok, "", bfvServer(
+		map[string]any{"source_type": "blank", "destination_type": "volume", "volume_size": 1, "boot_index": 0},
+		map[string]any{"source_type": "blank", "destination_type": "volume", "volume_size": 1},
+	)).fault(t, 403, "forbidden", "Maximum number of volumes allowed (1) exceeded for quota 'volumes'.")
+	var out structs.VolumeListResponse
+	if err := s.RPC("Volume.List", &structs.VolumeListRequest{ProjectID: "p-demo"}, &out); err != nil || len(out.Volumes) != 0 {
+		t.Fatalf("volumes after a refused create: %v %v", out.Volumes, err)
+	}
+	if l := h.req("GET", "/compute/v2.1/servers", memberTok, "", nil).expect(t, 200).list("servers"); len(l) != 0 {
+		t.Fatalf("servers after a refused create: %v", l)
+	}
+}
