@@ -1,6 +1,8 @@
 package fsm
 
 import (
+	"bytes"
+	"io"
 	"testing"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -204,5 +206,34 @@ func TestVolumeBuildRefusesStrayVolumes(t *testing.T) {
 	}
 	if b.inst("x") != nil || b.volume("x1") != nil {
 		t.Fatal("a refused create left something behind")
+	}
+}
+
+// TestVolumeBuildSurvivesSnapshot: a build's wait is all in the state:
+// a server restored from a snapshot (a new leader, a restarted one)
+// releases it on the report that comes after.
+func TestVolumeBuildSurvivesSnapshot(t *testing.T) {
+	b := taskFixture(t)
+	b.mustApply(structs.InstanceCreateType, buildCreate("s", 1e9, made("sr", 0, true)))
+	snap, err := b.f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &memSink{}
+	if err := snap.Persist(sink); err != nil {
+		t.Fatal(err)
+	}
+	snap.Release()
+	restored := &bootFixture{t: t, f: testFSM(t), index: b.index}
+	if err := restored.f.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
+		t.Fatal(err)
+	}
+	if inst, v := restored.inst("s"), restored.volume("sr"); inst.VolumeBuild == nil || inst.VolumeBuild.Eval == nil ||
+		v.MadeFor == nil || v.MadeFor.InstanceID != "s" || !v.MadeFor.DeleteOnTermination {
+		t.Fatalf("restored build: %+v, volume %+v", inst, v)
+	}
+	restored.storageReports("sr", structs.VolumeAvailable, 2e9)
+	if inst := restored.inst("s"); inst.VolumeBuild != nil || restored.evalOf("ev-s") == nil {
+		t.Fatalf("restored build not released: %+v", inst)
 	}
 }
