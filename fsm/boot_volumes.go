@@ -23,6 +23,9 @@ func attachBootVolumes(txn *memdb.Txn, index uint64, at int64, instances []*stru
 	changed := false
 	for _, inst := range instances {
 		for _, bd := range inst.BlockDevices {
+			if bd.Source != "" {
+				continue // made for it: attached once available (boot_volume_build.go)
+			}
 			if err := attachBootVolume(txn, index, at, inst, bd); err != nil {
 				return false, err
 			}
@@ -59,7 +62,7 @@ func attachBootVolume(txn *memdb.Txn, index uint64, at int64, inst *structs.Inst
 		}
 	}
 	bd.Device, bd.Path = device, v.ProviderLocation
-	v.Status = structs.VolumeInUse
+	v.Status, v.MadeFor = structs.VolumeInUse, nil
 	v.Attachments = append(v.Attachments, &structs.VolumeAttachment{ID: bd.AttachmentID, InstanceID: inst.ID,
 		Host: v.Host, Device: device, Mode: "rw", AttachedAt: at, Tag: bd.Tag, DeleteOnTermination: bd.DeleteOnTermination})
 	v.ModifyIndex, v.UpdatedAt = index, at

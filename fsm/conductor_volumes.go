@@ -294,6 +294,11 @@ func releaseInstanceVolumes(txn *memdb.Txn, index uint64, at int64, instanceID s
 	for _, v := range vols {
 		att := v.AttachmentOf(instanceID)
 		if att == nil {
+			if v.MadeFor != nil && v.MadeFor.InstanceID == instanceID {
+				if err := settleMadeVolume(txn, index, at, v); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		c := v.Copy()

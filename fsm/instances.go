@@ -153,6 +153,10 @@ func (s *StateStore) createInstancesTxn(txn *memdb.Txn, index uint64, e *structs
 	}
 	// Before the instances are stored: the attach fills in their block
 	// devices' guest devices and files.
+	made, err := createBuildVolumes(txn, index, e)
+	if err != nil {
+		return nil, err
+	}
 	attached, err := attachBootVolumes(txn, index, e.CreatedAt, e.Instances)
 	if err != nil {
 		return nil, err
@@ -183,8 +187,15 @@ func (s *StateStore) createInstancesTxn(txn *memdb.Txn, index uint64, e *structs
 		return nil, err
 	}
 	tables := []string{TableInstances, TableInstanceActions}
-	if attached {
+	if attached || made {
 		tables = append(tables, TableVolumes)
+	}
+	if made {
+		b := &volumeBuild{s: s, txn: txn, index: index, at: e.CreatedAt}
+		if err := b.startBuilds(e.Instances); err != nil {
+			return nil, err
+		}
+		tables = append(tables, TableEvals)
 	}
 	if e.Eval != nil {
 		ev := e.Eval.Copy()

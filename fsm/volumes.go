@@ -61,14 +61,22 @@ func init() {
 // CreateVolume stores a new volume after checking its type, its source
 // and the project's quotas.
 func (s *StateStore) CreateVolume(index uint64, v *structs.Volume) error {
+	txn := s.writeTxn()
+	defer txn.Abort()
+	if err := createVolumeTxn(txn, index, v); err != nil {
+		return err
+	}
+	return commitAt(txn, index, TableVolumes)
+}
+
+// createVolumeTxn is CreateVolume in txn, which the caller commits.
+func createVolumeTxn(txn *memdb.Txn, index uint64, v *structs.Volume) error {
 	if v == nil || v.ID == "" || v.ProjectID == "" {
 		return structs.Errorf(structs.KindInvalid, "volume create without an id or a project")
 	}
 	if v.SizeGB < 1 {
 		return structs.Errorf(structs.KindInvalid, "volume size must be at least 1 GB, not %d", v.SizeGB)
 	}
-	txn := s.writeTxn()
-	defer txn.Abort()
 	if existing, err := first[*structs.Volume](txn, nil, TableVolumes, "id", v.ID); err != nil {
 		return err
 	} else if existing != nil {
@@ -93,7 +101,7 @@ func (s *StateStore) CreateVolume(index uint64, v *structs.Volume) error {
 	if err := txn.Insert(TableVolumes, c); err != nil {
 		return fmt.Errorf("insert volume %s: %w", v.ID, err)
 	}
-	return commitAt(txn, index, TableVolumes)
+	return nil
 }
 
 // checkVolumeSource checks that a volume's snapshot or source volume
@@ -182,6 +190,15 @@ func (s *StateStore) UpdateVolume(index uint64, e *structs.VolumeUpdateEntry) er
 	c.ModifyIndex = index
 	if err := txn.Insert(TableVolumes, c); err != nil {
 		return fmt.Errorf("update volume %s: %w", v.ID, err)
+	}
+	// A volume made for a server's build moves the build on once its
+	// storage host made it or failed to (boot_volume_build.go).
+	if c.MadeFor != nil && v.Status == structs.VolumeCreating && c.Status != structs.VolumeCreating {
+		b := &volumeBuild{s: s, txn: txn, index: index, at: c.UpdatedAt}
+		if err := b.volumeReported(c); err != nil {
+			return err
+		}
+		return commitAt(txn, index, buildTables...)
 	}
 	return commitAt(txn, index, TableVolumes)
 }

@@ -29,11 +29,14 @@ func (s *Server) bootVolumes(state *fsm.StateStore, args *structs.InstanceCreate
 		return structs.Errorf(structs.KindUnavailable, "servers can boot from volumes once every server is upgraded (%s, the cluster is at %s)",
 			structs.FSMLevelBootFromVolume, l)
 	}
-	if (v.count > 1 && len(args.BlockDevices) > 0) || (len(args.BlockDeviceSets) > 0 && len(args.BlockDeviceSets) != v.count) {
+	if (v.count > 1 && slices.ContainsFunc(args.BlockDevices, existingVolume)) || (len(args.BlockDeviceSets) > 0 && len(args.BlockDeviceSets) != v.count) {
 		return structs.Errorf(structs.KindInvalid, "Cannot attach one or more volumes to multiple instances")
 	}
 	host, seen := "", map[string]bool{}
 	for _, bd := range all {
+		if !existingVolume(bd) {
+			continue // made by the create (boot_volume_build.go)
+		}
 		if seen[bd.VolumeID] {
 			return structs.Errorf(structs.KindInvalid, "Cannot attach one or more volumes to multiple instances")
 		}
@@ -60,6 +63,9 @@ func (s *Server) bootVolumes(state *fsm.StateStore, args *structs.InstanceCreate
 				v.imageProps = maps.Clone(img.Properties)
 			}
 		}
+	}
+	if host == "" {
+		return nil // only new volumes: placed with the instance (boot_volume_build.go)
 	}
 	if v.targetHostID != "" && v.targetHostID != host {
 		return structs.Errorf(structs.KindInvalid, "Invalid volume: the server's volumes are kept on host %s, not on the host asked for", host)

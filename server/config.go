@@ -93,6 +93,10 @@ type Config struct {
 	// instance is kept (SOFT_DELETED, restorable) this long (Nova's
 	// reclaim_instance_interval).
 	ReclaimInstanceInterval time.Duration
+	// VolumeBuildTimeout bounds how long a server being built waits for
+	// the volumes its create made (10 minutes when zero): then its
+	// build fails, as Nova's does after block_device_allocate_retries.
+	VolumeBuildTimeout time.Duration
 	// EvalNackTimeout is how long a worker may hold an evaluation.
 	EvalNackTimeout time.Duration
 	// DeletedRetention is how long a deleted instance's records (its

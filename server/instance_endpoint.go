@@ -55,9 +55,14 @@ func (e *Instance) Create(args *structs.InstanceCreateRequest, reply *structs.In
 	if err != nil {
 		return err
 	}
-	// The evaluation reached the broker as it committed (eval_enqueue.go).
-	entry.Eval.CreateIndex, entry.Eval.ModifyIndex = index, index
-	reply.Index, reply.EvalID = index, entry.Eval.ID
+	// The evaluation reached the broker as it committed (eval_enqueue.go);
+	// instances that wait for their volumes have none yet
+	// (boot_volume_build.go).
+	reply.Index = index
+	if entry.Eval != nil {
+		entry.Eval.CreateIndex, entry.Eval.ModifyIndex = index, index
+		reply.EvalID = entry.Eval.ID
+	}
 	for _, inst := range entry.Instances {
 		inst.CreateIndex, inst.ModifyIndex = index, index
 	}
@@ -111,6 +116,9 @@ func (s *Server) buildCreate(args *structs.InstanceCreateRequest) (*structs.Inst
 		}
 		entry.Instances = append(entry.Instances, inst)
 		ev.InstanceIDs = append(ev.InstanceIDs, inst.ID)
+	}
+	if err := s.planBuildVolumes(state, entry); err != nil {
+		return nil, err
 	}
 	if entry.Network, err = s.instanceNetworking(state, args, entry.Instances); err != nil {
 		return nil, err

@@ -109,6 +109,7 @@ func (s *Server) establishLeadership(stopCh chan struct{}) error {
 	s.startGroupReconciler(stopCh)
 	s.startConsoleTokenPurge(stopCh)
 	s.startStatePurges(stopCh)
+	s.startVolumeBuildTimeouts(stopCh)
 	pending, err := s.fsm.State().EvalsByStatus(nil, structs.EvalStatusPending)
 	if err != nil {
 		return err

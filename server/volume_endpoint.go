@@ -40,6 +40,7 @@ func (e *Volume) Create(args *structs.VolumeCreateRequest, reply *structs.Single
 		return structs.Errorf(structs.KindInvalid, "no volume to create")
 	}
 	v := args.Volume.Copy()
+	v.MadeFor = nil // only a server create makes a volume for a server
 	if args.ProjectID != "" {
 		v.ProjectID = args.ProjectID
 	}
@@ -55,38 +56,10 @@ func (e *Volume) Create(args *structs.VolumeCreateRequest, reply *structs.Single
 	if n := countSources(v); n > 1 {
 		return structs.Errorf(structs.KindInvalid, "Invalid input received: only one of imageRef, snapshot_id and source_volid may be given")
 	}
-	v.Status, v.Attachments, v.ProviderLocation, v.ErrorMessage = structs.VolumeCreating, nil, "", ""
-	v.Backend = structs.VolumeBackendFile
-	if v.Format == "" {
-		v.Format = "qcow2"
-	}
-	now := time.Now().UnixNano()
-	v.CreatedAt, v.UpdatedAt = now, now
 	volumePlaceMu.Lock()
 	defer volumePlaceMu.Unlock()
 	state := e.srv.fsm.State()
-	pinned, err := e.prepareSource(state, v)
-	if err != nil {
-		return err
-	}
-	if args.Host != "" {
-		if pinned != "" && pinned != args.Host {
-			return structs.Errorf(structs.KindInvalid, "Invalid volume: the volume's source is kept on host %s, not on host %s", pinned, args.Host)
-		}
-		pinned = args.Host
-	}
-	backendName, err := typeBackendName(state, v.VolumeTypeID)
-	if err != nil {
-		return err
-	}
-	host, err := chooseStorageHost(state, v.SizeGB, v.AvailabilityZone, pinned, backendName)
-	if err != nil {
-		return err
-	}
-	v.Host = host
-	if host == "" {
-		v.Status, v.ErrorMessage = structs.VolumeError, noValidBackend
-	} else if err := e.setBackend(state, v); err != nil {
+	if err := e.placeNew(state, v, args.Host, time.Now().UnixNano()); err != nil {
 		return err
 	}
 	index, err := e.srv.apply(structs.VolumeCreateType, &structs.VolumeCreateEntry{Volume: v})
@@ -98,6 +71,44 @@ func (e *Volume) Create(args *structs.VolumeCreateRequest, reply *structs.Single
 		return err
 	}
 	reply.Volume, reply.Index = stored, index
+	return nil
+}
+
+// placeNew readies a new volume for its create entry at now: in
+// creating on the storage host the leader chooses (host when set, which
+// must agree with the host of its source), or in error when none can
+// take it. The caller holds volumePlaceMu.
+func (e *Volume) placeNew(state *fsm.StateStore, v *structs.Volume, host string, now int64) error {
+	v.Status, v.Attachments, v.ProviderLocation, v.ErrorMessage = structs.VolumeCreating, nil, "", ""
+	v.Backend = structs.VolumeBackendFile
+	if v.Format == "" {
+		v.Format = "qcow2"
+	}
+	v.CreatedAt, v.UpdatedAt = now, now
+	pinned, err := e.prepareSource(state, v)
+	if err != nil {
+		return err
+	}
+	if host != "" {
+		if pinned != "" && pinned != host {
+			return structs.Errorf(structs.KindInvalid, "Invalid volume: the volume's source is kept on host %s, not on host %s", pinned, host)
+		}
+		pinned = host
+	}
+	backendName, err := typeBackendName(state, v.VolumeTypeID)
+	if err != nil {
+		return err
+	}
+	chosen, err := chooseStorageHost(state, v.SizeGB, v.AvailabilityZone, pinned, backendName)
+	if err != nil {
+		return err
+	}
+	v.Host = chosen
+	if chosen == "" {
+		v.Status, v.ErrorMessage = structs.VolumeError, noValidBackend
+	} else if err := e.setBackend(state, v); err != nil {
+		return err
+	}
 	return nil
 }
 

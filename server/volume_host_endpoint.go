@@ -3,6 +3,7 @@ package server
 import (
 	"maps"
 	"slices"
+	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -61,6 +62,9 @@ func (e *Volume) Report(args *structs.VolumeReportRequest, reply *structs.Generi
 		// An agent reports its work, never sizes or user fields.
 		u.Host, u.SizeGB, u.Name, u.Description, u.Bootable, u.Reset = args.HostID, 0, nil, nil, nil, false
 		u.Metadata, u.ReplaceMetadata, u.DeleteMetadata = nil, false, nil
+		if u.UpdatedAt == 0 {
+			u.UpdatedAt = time.Now().UnixNano() // a server build's wait is timed by it
+		}
 		t, body = structs.VolumeUpdateType, &u
 	case args.Delete != nil:
 		d := *args.Delete

@@ -21,6 +21,15 @@ type BlockDevice struct {
 	// deleting the instance deletes the volume.
 	Tag                 string `json:",omitempty"`
 	DeleteOnTermination bool   `json:",omitempty"`
+	// Source, when set (BlockSourceImage, BlockSourceSnapshot,
+	// BlockSourceBlank), asks the create to make the volume: of SizeGB,
+	// of VolumeType ("" for the default), from SourceID (the image or
+	// snapshot). The servers choose its VolumeID and storage host before
+	// proposal (boot_volume_build.go).
+	Source     string `json:",omitempty"`
+	SourceID   string `json:",omitempty"`
+	SizeGB     int    `json:",omitempty"`
+	VolumeType string `json:",omitempty"`
 }
 
 // RootVolumeDevice is the guest device of a root volume.

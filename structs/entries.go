@@ -45,6 +45,10 @@ type InstanceCreateEntry struct {
 	// Idempotency, when set, applies the create at most once per
 	// project and key (CreateIdempotency).
 	Idempotency *CreateIdempotency `json:",omitempty"`
+	// Volumes are the volumes the instances' block devices make
+	// (BlockDevice.Source), created in the same transaction, each
+	// MadeFor its instance (boot_volume_build.go).
+	Volumes []*Volume `json:",omitempty"`
 }
 
 // InstanceDeleteEntry deletes instances: those with a live allocation are

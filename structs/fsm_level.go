@@ -155,6 +155,14 @@ const (
 	// rewrites the boot volume from the new image (Nova 2.93), which a
 	// server of a lower level would apply as a plain rebuild.
 	FSMLevelReimageVolume = FSMLevelDiskCopy
+	// FSMLevelBootVolumeBuild, of the same release, adds a meaning and a
+	// message type: a create entry makes the volumes its instances boot
+	// with (InstanceCreateEntry.Volumes), the instances wait for them
+	// (Instance.VolumeBuild), and VolumeBuildTimeoutType ends the waits
+	// that last too long. Boot from volume came in the same release
+	// (FSMLevelBootFromVolume, which the servers require), so no server
+	// of a lower level meets it.
+	FSMLevelBootVolumeBuild = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy
@@ -236,6 +244,7 @@ var messageTypeLevels = map[MessageType]FSMLevel{
 	VolumeTypeDeleteType:      FSMLevelVolumes,
 	VolumeQuotaUpdateType:     FSMLevelVolumes,
 	VolumeAttachmentType:      FSMLevelVolumeAttachments,
+	VolumeBuildTimeoutType:    FSMLevelBootVolumeBuild,
 }
 
 // MessageTypeLevel returns the level that introduced t (the ignorable

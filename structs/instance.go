@@ -180,6 +180,9 @@ type Instance struct {
 	// disk when one has boot index 0 (boot from volume), and data
 	// volumes attached from its first boot.
 	BlockDevices []*BlockDevice `json:",omitempty"`
+	// VolumeBuild is set while the instance waits for the volumes its
+	// create made (boot_volume_build.go); it is not scheduled before.
+	VolumeBuild *VolumeBuild `json:",omitempty"`
 
 	// ShelvedAt is when it was shelved, DeletedAt when it was soft
 	// deleted (unix nanoseconds), for the offload and reclaim timers.
@@ -215,6 +218,7 @@ func (i *Instance) Copy() *Instance {
 	c.SystemMetadata = copyStringMap(i.SystemMetadata)
 	c.Tags = slices.Clone(i.Tags)
 	c.BlockDevices = copyBlockDevices(i.BlockDevices)
+	c.VolumeBuild = i.VolumeBuild.Copy()
 	c.Task = i.Task.Copy()
 	if i.Resize != nil {
 		r := *i.Resize
@@ -317,7 +321,7 @@ func (i *Instance) AwaitsPlacement(evalID string) bool {
 	if i.Task != nil {
 		return i.Task.Step == StepSchedule && i.Task.EvalID == evalID
 	}
-	return i.HostID == "" && i.VMState == VMStateBuilding
+	return i.HostID == "" && i.VMState == VMStateBuilding && i.VolumeBuild == nil
 }
 
 // ValidateAccessIP checks an access address of the given IP version

@@ -108,6 +108,9 @@ const (
 	ApplicationCredentialType MessageType = 98
 	// 99: the Block Storage API's volume attachments (3.27+).
 	VolumeAttachmentType MessageType = 99
+	// 106: the leader's end of server builds whose volumes were not
+	// made in time (VolumeBuildTimeoutEntry).
+	VolumeBuildTimeoutType MessageType = 106
 )
 
 // String names a message type for logs and errors.
@@ -195,6 +198,7 @@ var messageTypeNames = map[MessageType]string{
 	VolumeTypeDeleteType:      "VolumeTypeDelete",
 	VolumeQuotaUpdateType:     "VolumeQuotaUpdate",
 	VolumeAttachmentType:      "VolumeAttachment",
+	VolumeBuildTimeoutType:    "VolumeBuildTimeout",
 	ApplicationCredentialType: "ApplicationCredential",
 }
 

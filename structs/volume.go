@@ -151,6 +151,9 @@ type Volume struct {
 	// attachments come (attach_status detached).
 	Attachments []*VolumeAttachment
 	Multiattach bool
+	// MadeFor is set on a volume a server create made, until it is
+	// attached to that server or the build ended (VolumeMadeFor).
+	MadeFor *VolumeMadeFor `json:",omitempty"`
 
 	// CreatedAt and UpdatedAt are unix nanoseconds chosen before the
 	// entry is proposed.
@@ -246,6 +249,10 @@ func (v *Volume) Copy() *Volume {
 	}
 	c := *v
 	c.Metadata = maps.Clone(v.Metadata)
+	if v.MadeFor != nil {
+		m := *v.MadeFor
+		c.MadeFor = &m
+	}
 	if v.Attachments != nil {
 		c.Attachments = make([]*VolumeAttachment, len(v.Attachments))
 		for i, a := range v.Attachments {

@@ -1,85 +1,52 @@
 package nova
 
 import (
-	"context"
-	"fmt"
-	"net/http"
 	"slices"
-	"time"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-// Boot from volume. The volumes a create maps (destination volume) are
-// found or made before the server is: an existing volume must be
-// available (and bootable for boot index 0); an image, a snapshot or
-// nothing (blank) becomes a new volume on the storage host of the
-// others, as Nova's compute makes them before it spawns. The create
-// then names them (InstanceCreateRequest.BlockDevices): the servers pin
-// the instance to that host and attach the volumes in the entry that
-// creates it. The volumes made here are deleted again when the create
-// fails.
-
-// volumeWaitLimit bounds how long a create waits for the volumes it
-// made to become available (an image copied into a volume).
-const volumeWaitLimit = 10 * time.Minute
+// Boot from volume. The volumes a create maps (destination volume)
+// are checked here as Nova's API checks them: an existing volume must
+// be available (and bootable for boot index 0), a snapshot must exist.
+// The create then names them (InstanceCreateRequest.BlockDevices): an
+// existing volume by its id, an image, a snapshot or nothing (blank) as
+// a volume to make. The servers make those in the entry that creates
+// the server, which waits in BUILD until its storage host made them
+// (and goes to ERROR with Nova's fault if it could not): nothing is
+// left for this agent to do once the create committed.
 
 // bootVolumes resolves a create's volume mappings into
-// args.BlockDevices and returns the ids of the volumes it made, which
-// the caller deletes when the create fails (they are deleted here when
-// this fails).
-func (q *request) bootVolumes(mappings []volumeMapping, args *structs.InstanceCreateRequest) (made []string, err error) {
+// args.BlockDevices.
+func (q *request) bootVolumes(mappings []volumeMapping, args *structs.InstanceCreateRequest) error {
 	if len(mappings) == 0 {
-		return nil, nil
+		return nil
 	}
 	// Nova's _check_and_transform_bdm: an existing volume cannot go to
 	// several instances; an image, a snapshot or nothing becomes each
 	// instance's own volume.
 	if args.Count > 1 && slices.ContainsFunc(mappings, func(m volumeMapping) bool { return m.source == "volume" }) {
-		return nil, badRequest("Cannot attach one or more volumes to multiple instances")
+		return badRequest("Cannot attach one or more volumes to multiple instances")
 	}
-	host, err := q.checkVolumeMappings(mappings)
-	if err != nil {
-		return nil, err
+	if _, err := q.checkVolumeMappings(mappings); err != nil {
+		return err
 	}
-	defer func() {
-		if err != nil {
-			q.deleteMadeVolumes(made)
-			made = nil
-		}
-	}()
-	sets := make([][]*structs.BlockDevice, max(args.Count, 1))
-	for n := range sets {
-		ids := make([]string, len(mappings))
-		for i, m := range mappings {
-			if m.source == "volume" {
-				ids[i] = m.uuid
-				continue
-			}
-			v, err := q.makeVolume(m, host)
-			if err != nil {
-				return made, err
-			}
-			made = append(made, v.ID)
-			ids[i], host = v.ID, v.Host
-		}
-		for i, m := range mappings {
-			sets[n] = append(sets[n], &structs.BlockDevice{VolumeID: ids[i], BootIndex: int(m.bootIndex),
-				Device: m.device, Tag: m.tag, DeleteOnTermination: m.deleteOnTermination})
-			if m.bootIndex == 0 {
-				args.ImageID = "" // the volume is the root disk
+	for _, m := range mappings {
+		bd := &structs.BlockDevice{BootIndex: int(m.bootIndex), Device: m.device, Tag: m.tag, DeleteOnTermination: m.deleteOnTermination}
+		if m.source == "volume" {
+			bd.VolumeID = m.uuid
+		} else {
+			bd.Source, bd.SizeGB, bd.VolumeType = m.source, int(m.size), m.volumeType
+			if m.source != "blank" {
+				bd.SourceID = m.uuid
 			}
 		}
+		args.BlockDevices = append(args.BlockDevices, bd)
+		if m.bootIndex == 0 {
+			args.ImageID = "" // the volume is the root disk
+		}
 	}
-	if err := q.awaitVolumes(made); err != nil {
-		return made, err
-	}
-	if len(sets) == 1 {
-		args.BlockDevices = sets[0]
-	} else {
-		args.BlockDeviceSets = sets
-	}
-	return made, nil
+	return nil
 }
 
 // checkVolumeMappings applies Nova's _validate_bdm to the volume
@@ -145,91 +112,6 @@ func (q *request) checkVolumeMappings(mappings []volumeMapping) (string, error) 
 		}
 	}
 	return host, nil
-}
-
-// makeVolume creates the volume of an image, snapshot or blank
-// mapping on host ("" to let the servers choose).
-func (q *request) makeVolume(m volumeMapping, host string) (*structs.Volume, error) {
-	v := &structs.Volume{UserID: q.token.UserID, SizeGB: int(m.size), VolumeTypeID: m.volumeType}
-	switch m.source {
-	case "image":
-		v.ImageID = m.uuid
-	case "snapshot":
-		v.SnapshotID = m.uuid
-	}
-	var out structs.SingleVolumeResponse
-	err := q.call("Volume.Create", &structs.VolumeCreateRequest{ProjectID: q.token.ProjectID, Volume: v, Host: host}, &out)
-	switch {
-	case err == nil:
-	case structs.KindOf(err) == structs.KindNotFound && m.source == "image":
-		return nil, badRequest("Block Device Mapping is Invalid: failed to get image %s.", m.uuid)
-	case structs.KindOf(err) == structs.KindNotFound && m.source == "snapshot":
-		return nil, badRequest("Block Device Mapping is Invalid: failed to get snapshot %s.", m.uuid)
-	case structs.KindOf(err) == structs.KindNotFound, structs.KindOf(err) == structs.KindInvalid:
-		return nil, badRequest("%s", structs.Message(err))
-	case structs.KindOf(err) == structs.KindQuotaReached:
-		return nil, faultf(http.StatusForbidden, "%s", structs.Message(err))
-	default:
-		return nil, err
-	}
-	if out.Volume.Status == structs.VolumeError {
-		q.deleteMadeVolumes([]string{out.Volume.ID})
-		return nil, volumeNotMade(out.Volume)
-	}
-	return out.Volume, nil
-}
-
-// volumeNotMade is the answer for a volume its storage host failed to
-// make, in the words of Nova's build abort.
-func volumeNotMade(v *structs.Volume) error {
-	reason := v.ErrorMessage
-	if reason == "" {
-		reason = "no reason was given"
-	}
-	return faultf(http.StatusInternalServerError, "Volume %s did not finish being created. And its status is %s: %s", v.ID, v.Status, reason)
-}
-
-// awaitVolumes waits, with blocking reads, until each volume made is
-// available; one that ends in error fails the create.
-func (q *request) awaitVolumes(ids []string) error {
-	ctx, cancel := context.WithTimeout(q.r.Context(), volumeWaitLimit)
-	defer cancel()
-	for _, id := range ids {
-		var index uint64
-		for {
-			var out structs.SingleVolumeResponse
-			req := &structs.VolumeSpecificRequest{VolumeID: id, ProjectID: q.token.ProjectID}
-			req.MinQueryIndex, req.MaxQueryTime = index, 30*time.Second
-			if err := q.call("Volume.Get", req, &out); err != nil {
-				return err
-			}
-			switch out.Volume.Status {
-			case structs.VolumeAvailable:
-			case structs.VolumeCreating:
-				if err := ctx.Err(); err != nil {
-					return faultf(http.StatusInternalServerError, "Volume %s did not finish being created even after we waited %s.", id, volumeWaitLimit)
-				}
-				index = out.Index
-				continue
-			default:
-				return volumeNotMade(out.Volume)
-			}
-			break
-		}
-	}
-	return nil
-}
-
-// deleteMadeVolumes deletes the volumes a failed create made; a volume
-// that cannot be deleted is left for its owner to see, and logged.
-func (q *request) deleteMadeVolumes(ids []string) {
-	for _, id := range ids {
-		var out structs.GenericResponse
-		err := q.call("Volume.Delete", &structs.VolumeDeleteRequest{VolumeID: id, ProjectID: q.token.ProjectID}, &out)
-		if err != nil {
-			q.api.logger.Warn("cannot delete a volume a failed server create made", "volume_id", id, "error", fmt.Sprint(err))
-		}
-	}
 }
 
 // checkSnapshotBootable refuses to boot from a snapshot of a volume

@@ -3,6 +3,7 @@ package nova
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -263,8 +264,6 @@ func TestLocalBlockDeviceMappingsAgainstARealServer(t *testing.T) {
 		{"eph", true, []map[string]any{{"source_type": "blank", "bogus": 1}}, 400, "Additional properties"},
 		// Volumes (boot_volumes_test.go): this region has no storage
 		// host to make one, and no such volume or image.
-		{"eph", true, []map[string]any{{"source_type": "blank", "destination_type": "volume", "volume_size": 1}}, 500,
-			"did not finish being created. And its status is error: No valid backend was found."},
 		{"eph", true, []map[string]any{{"source_type": "volume", "destination_type": "volume", "boot_index": 0,
 			"uuid": "40000000-0000-0000-0000-000000000001"}}, 400, "failed to get volume 40000000-0000-0000-0000-000000000001."},
 		{"eph", true, []map[string]any{{"source_type": "image", "destination_type": "volume", "boot_index": 0, "uuid": image, "volume_size": 1}}, 400,
@@ -274,5 +273,14 @@ func TestLocalBlockDeviceMappingsAgainstARealServer(t *testing.T) {
 		t.Run(tc.msg, func(t *testing.T) {
 			bdm(tc.flavor, tc.withImage, tc.maps...).fault(t, tc.status, name, tc.msg)
 		})
+	}
+	// A volume no storage host can make fails the build, not the
+	// request, as in Nova: the server ends in ERROR with its fault.
+	r = bdm("eph", true, map[string]any{"source_type": "blank", "destination_type": "volume", "volume_size": 1}).expect(t, 202)
+	id = r.obj("server")["id"].(string)
+	fault, _ := waitServer(h, id, "ERROR")["fault"].(map[string]any)
+	if msg := fmt.Sprint(fault["message"]); !strings.HasPrefix(msg, "Build of instance "+id+" aborted: Volume ") ||
+		!strings.HasSuffix(msg, " did not finish being created even after we waited 0 seconds or 1 attempts. And its status is error.") {
+		t.Fatalf("fault: %v", fault)
 	}
 }

@@ -194,9 +194,8 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 	} else if err := structs.ValidateIdempotencyKey(args.IdempotencyKey); err != nil {
 		return nil, badRequest("%s", structs.Message(err))
 	}
-	var made []string
 	if disks != nil {
-		if made, err = q.bootVolumes(disks.volumes, &args); err != nil {
+		if err := q.bootVolumes(disks.volumes, &args); err != nil {
 			return nil, err
 		}
 	}
@@ -206,7 +205,6 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 		return q.call("Instance.Create", &args, &out)
 	})
 	if err != nil {
-		q.deleteMadeVolumes(made)
 		return nil, netFault(err)
 	}
 	if len(out.Instances) == 0 {
