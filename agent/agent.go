@@ -297,6 +297,7 @@ func (a *Agent) startServer() error {
 		DeletedRetention:        mustRetention(cfg.Server.DeletedRetention),
 		EvalGCThreshold:         mustDuration(cfg.Server.EvalGCThreshold),
 		IdempotencyKeyTTL:       mustDuration(cfg.Server.IdempotencyKeyTTL),
+		VolumeBuildTimeout:      mustDuration(cfg.Server.VolumeBuildTimeout),
 		NetSegments:             cfg.mustNetSegments(),
 		Join:                    cfg.Server.RetryJoin,
 		GossipFast:              cfg.DevMode || cfg.BindAddr == "127.0.0.1",

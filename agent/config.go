@@ -243,6 +243,10 @@ type ServerConfig struct {
 	// long (Nova's reclaim_instance_interval; "0", the default, deletes
 	// at once).
 	ReclaimInstanceInterval string `hcl:"reclaim_instance_interval,optional"`
+	// VolumeBuildTimeout is how long a server booting from volumes it
+	// makes waits for them before it goes to ERROR, e.g. "30m" (default
+	// 10m; Nova's block_device_allocate_retries times their interval).
+	VolumeBuildTimeout string `hcl:"volume_build_timeout,optional"`
 	// DeletedRetention is how long a deleted instance's records (its
 	// actions, usage record and migrations) are kept before the leader
 	// purges them, e.g. "72h" (default 24h; "0" or "forever" keeps them,
@@ -520,7 +524,8 @@ func (c *Config) Finalize() error {
 	if _, err := deletedRetention(c.Server.DeletedRetention); err != nil {
 		return fmt.Errorf("deleted_retention: %w", err)
 	}
-	for name, v := range map[string]string{"eval_gc_threshold": c.Server.EvalGCThreshold, "idempotency_key_ttl": c.Server.IdempotencyKeyTTL} {
+	for name, v := range map[string]string{"eval_gc_threshold": c.Server.EvalGCThreshold, "idempotency_key_ttl": c.Server.IdempotencyKeyTTL,
+		"volume_build_timeout": c.Server.VolumeBuildTimeout} {
 		if d, err := lifecycleDuration(v, false); err != nil || (v != "" && d <= 0) {
 			return fmt.Errorf("%s: %q is not a positive duration such as 1h", name, v)
 		}

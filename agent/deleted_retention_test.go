@@ -49,6 +49,16 @@ func TestDeletedRetentionConfig(t *testing.T) {
 	if err := c.Finalize(); err != nil {
 		t.Fatal(err)
 	}
+	for _, bad := range []string{"0", "-1m", "soon"} {
+		c.Server.VolumeBuildTimeout = bad
+		if err := c.Finalize(); err == nil || !strings.Contains(err.Error(), "volume_build_timeout") {
+			t.Fatalf("volume_build_timeout %q answered %v", bad, err)
+		}
+	}
+	c.Server.VolumeBuildTimeout = "30m"
+	if err := c.Finalize(); err != nil || mustDuration(c.Server.VolumeBuildTimeout) != 30*time.Minute {
+		t.Fatalf("volume_build_timeout 30m: %v", err)
+	}
 }
 
 func TestPurgeDeletedOverHTTP(t *testing.T) {
