@@ -145,54 +145,23 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 	if err := q.checkLocalDisks(disks, &args); err != nil {
 		return nil, err
 	}
-	if args.AZ, args.TargetHost, err = q.zoneOf(in); err != nil {
-		return nil, err
-	}
-	if target, err := q.requestedHost(in); err != nil {
-		return nil, err
-	} else if target != "" {
-		args.TargetHost = target
-	}
-	if args.Hints, err = q.schedulerHints(body); err != nil {
+	if err := q.placementOf(in, body, &args); err != nil {
 		return nil, err
 	}
 	if key, ok := stringOf(in, "key_name"); ok {
-		var kp structs.SingleKeyPairResponse
-		if err := q.call("KeyPair.Get", &structs.KeyPairSpecificRequest{UserID: q.token.UserID, Name: key}, &kp); err != nil {
-			if structs.KindOf(err) == structs.KindNotFound {
-				return nil, badRequest("Invalid key_name provided.")
-			}
+		if err := q.checkKeyName(key); err != nil {
 			return nil, err
 		}
 		args.KeyName = key
 	}
-	args.Metadata = stringMap(object(in, "metadata"))
-	args.Description, _ = stringOf(in, "description")
-	args.UserData = decodeUserData(in)
-	args.ConfigDrive = boolOf(in["config_drive"])
-	args.Hostname, _ = stringOf(in, "hostname")
-	args.AccessIPv4, _ = stringOf(in, "accessIPv4")
-	args.AccessIPv6, _ = stringOf(in, "accessIPv6")
-	args.AutoDiskConfig = diskConfigOf(in)
-	if args.Hostname != "" && count > 1 {
-		return nil, badRequest("Cannot specify a hostname when creating multiple servers (min_count or max_count above 1)")
-	}
-	for _, t := range arrayOf(in, "tags") {
-		if s, ok := t.(string); ok {
-			args.Tags = append(args.Tags, s)
-		}
+	if err := attributesOf(in, &args); err != nil {
+		return nil, err
 	}
 	if err := q.networksOf(in, groups, &args); err != nil {
 		return nil, err
 	}
-	// The idempotency key (the client's Idempotency-Key header, a
-	// Stratus extension, or one of the agent's) makes retries safe: a
-	// boot that committed before an election lost its answer is
-	// answered, not made again.
-	if args.IdempotencyKey = q.r.Header.Get("Idempotency-Key"); args.IdempotencyKey == "" {
-		args.IdempotencyKey = retry.NewKey()
-	} else if err := structs.ValidateIdempotencyKey(args.IdempotencyKey); err != nil {
-		return nil, badRequest("%s", structs.Message(err))
+	if args.IdempotencyKey, err = q.idempotencyKey(); err != nil {
+		return nil, err
 	}
 	if disks != nil {
 		if err := q.bootVolumes(disks.volumes, &args); err != nil {
@@ -215,6 +184,72 @@ func (a *API) serverCreate(q *request) (*reply, error) {
 		password = adminPassword()
 	}
 	return q.createdReply(out.Instances[0], password, groups, boolOf(in["return_reservation_id"]))
+}
+
+// placementOf reads where a create may land: its availability zone
+// (with an admin's "az:host[:node]"), 2.74's host, and the scheduler
+// hints.
+func (q *request) placementOf(in, body map[string]any, args *structs.InstanceCreateRequest) error {
+	var err error
+	if args.AZ, args.TargetHost, err = q.zoneOf(in); err != nil {
+		return err
+	}
+	if target, err := q.requestedHost(in); err != nil {
+		return err
+	} else if target != "" {
+		args.TargetHost = target
+	}
+	args.Hints, err = q.schedulerHints(body)
+	return err
+}
+
+// checkKeyName is Nova's 400 for a key pair the caller does not have.
+func (q *request) checkKeyName(key string) error {
+	var kp structs.SingleKeyPairResponse
+	if err := q.call("KeyPair.Get", &structs.KeyPairSpecificRequest{UserID: q.token.UserID, Name: key}, &kp); err != nil {
+		if structs.KindOf(err) == structs.KindNotFound {
+			return badRequest("Invalid key_name provided.")
+		}
+		return err
+	}
+	return nil
+}
+
+// attributesOf reads the create's plain attributes: metadata, user
+// data, config drive, hostname, access IPs, disk config and tags.
+func attributesOf(in map[string]any, args *structs.InstanceCreateRequest) error {
+	args.Metadata = stringMap(object(in, "metadata"))
+	args.Description, _ = stringOf(in, "description")
+	args.UserData = decodeUserData(in)
+	args.ConfigDrive = boolOf(in["config_drive"])
+	args.Hostname, _ = stringOf(in, "hostname")
+	args.AccessIPv4, _ = stringOf(in, "accessIPv4")
+	args.AccessIPv6, _ = stringOf(in, "accessIPv6")
+	args.AutoDiskConfig = diskConfigOf(in)
+	if args.Hostname != "" && args.Count > 1 {
+		return badRequest("Cannot specify a hostname when creating multiple servers (min_count or max_count above 1)")
+	}
+	for _, t := range arrayOf(in, "tags") {
+		if s, ok := t.(string); ok {
+			args.Tags = append(args.Tags, s)
+		}
+	}
+	return nil
+}
+
+// idempotencyKey is the create's idempotency key (the client's
+// Idempotency-Key header, a Stratus extension, or one of the agent's),
+// which makes retries safe: a boot that committed before an election
+// lost its answer is answered, not made again.
+func (q *request) idempotencyKey() (string, error) {
+	key := q.r.Header.Get("Idempotency-Key")
+	if key == "" {
+		return retry.NewKey(), nil
+	}
+	if err := structs.ValidateIdempotencyKey(key); err != nil {
+		return "", badRequest("%s", structs.Message(err))
+	}
+	return key, nil
 }
 
 // checkUnsupportedCreate refuses what Stratus cannot do yet, the way
