@@ -26,7 +26,6 @@ func (r *runner) attachRBD(va virt.VolumeAttacher, arg structs.VolumeActionArg) 
 	if ceph == nil || len(ceph.MonHosts) == 0 {
 		return errors.New("volume " + arg.VolumeID + " is an RBD image and this host has no ceph settings (client ceph { mon_hosts, user, secret_uuid })")
 	}
-	return va.AttachVolume(r.c.ctx, r.alloc.InstanceID, &virt.Volume{ID: arg.VolumeID, Device: arg.Device,
-		Network: &virt.NetworkDisk{Protocol: virt.NetworkRBD, Name: arg.RBD, Hosts: ceph.MonHosts,
-			User: ceph.User, SecretUUID: ceph.SecretUUID}})
+	vol := argVolume(arg, ceph)
+	return va.AttachVolume(r.c.ctx, r.alloc.InstanceID, &vol)
 }

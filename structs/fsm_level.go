@@ -150,6 +150,11 @@ const (
 	// rewrites the boot volume from the new image (Nova 2.93), which a
 	// server of a lower level would apply as a plain rebuild.
 	FSMLevelReimageVolume = FSMLevelDiskCopy
+	// FSMLevelRemoteBootVolume, of the same release, lets a create's
+	// volumes be kept on other storage hosts than the instance's (an
+	// NBD export, an RBD image) and lets an instance booted from such a
+	// volume move.
+	FSMLevelRemoteBootVolume = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy

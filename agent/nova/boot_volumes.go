@@ -56,12 +56,19 @@ func (q *request) bootVolumes(mappings []volumeMapping, args *structs.InstanceCr
 				ids[i] = m.uuid
 				continue
 			}
-			v, err := q.makeVolume(m, host)
+			at := host
+			if m.source == "snapshot" {
+				at = "" // made where its snapshot is kept
+			}
+			v, err := q.makeVolume(m, at)
 			if err != nil {
 				return made, err
 			}
 			made = append(made, v.ID)
-			ids[i], host = v.ID, v.Host
+			ids[i] = v.ID
+			if host == "" {
+				host = v.Host
+			}
 		}
 		for i, m := range mappings {
 			sets[n] = append(sets[n], &structs.BlockDevice{VolumeID: ids[i], BootIndex: int(m.bootIndex),
@@ -84,15 +91,18 @@ func (q *request) bootVolumes(mappings []volumeMapping, args *structs.InstanceCr
 
 // checkVolumeMappings applies Nova's _validate_bdm to the volume
 // mappings before anything is made (a snapshot's mapping without a
-// size takes the snapshot's), and returns the storage host that
-// the existing volumes and snapshots named are on ("" for none).
+// size takes the snapshot's), and returns the storage host of the
+// first existing volume or snapshot named ("" for none), next to which
+// the new volumes are made: a server whose volume is kept on a host
+// that serves no NBD exports runs there with all its volumes (the
+// servers refuse other hosts' volumes then), and one whose volumes are
+// all reached over the network (NBD, RBD) may have them anywhere.
 func (q *request) checkVolumeMappings(mappings []volumeMapping) (string, error) {
 	host := ""
-	pin := func(h, what string) error {
-		if host != "" && h != host {
-			return badRequest("Block Device Mapping is Invalid: %s is kept on another storage host than the server's other volumes.", what)
+	pin := func(h, _ string) error {
+		if host == "" {
+			host = h
 		}
-		host = h
 		return nil
 	}
 	for i := range mappings {
