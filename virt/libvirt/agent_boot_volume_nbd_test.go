@@ -1,0 +1,125 @@
+package libvirt_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stratus-cloud/stratus/structs"
+)
+
+// TestAgentBootsFromAVolumeOfAnotherHost: a server created on host B (a
+// second libvirtd) from a volume kept on storage host A boots with the
+// volume as its vda, A's NBD export of the attachment over TLS; a
+// pattern written through the guest's QEMU is read on host C (a third
+// libvirtd) after a cold migration and its confirmation, the root disk
+// neither copied nor deleted; once the server is deleted the volume is
+// available again with the pattern in its file.
+func TestAgentBootsFromAVolumeOfAnotherHost(t *testing.T) {
+	for _, b := range []string{"qemu-img", "qemu-io", "qemu-storage-daemon"} {
+		if _, err := exec.LookPath(b); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s (qemu-utils, qemu-system-common) is required under CI=true: %v", b, err)
+			}
+			t.Skipf("%s is not installed", b)
+		}
+	}
+	began := time.Now()
+	c, hb, peerB := peerHost(t, "hvb")
+	ha, _ := nbdStorageHost(t, c, peerB)
+	hc, peerC := thirdPeer(t, c, peerB)
+	t.Logf("three hosts up %v after the start", time.Since(began))
+
+	var created structs.SingleVolumeResponse
+	if err := c.rpc("Volume.Create", &structs.VolumeCreateRequest{ProjectID: "p1", Volume: &structs.Volume{Name: "root", SizeGB: 1}}, &created); err != nil {
+		t.Fatal(err)
+	}
+	vol := c.waitVolume(created.Volume.ID, structs.VolumeAvailable)
+	if vol.Host != ha.agent.HostID() {
+		t.Fatalf("volume on %s, want A (%s)", vol.Host, ha.agent.HostID())
+	}
+	file := vol.ProviderLocation
+
+	start := time.Now()
+	var out structs.InstanceCreateResponse
+	if err := c.rpc("Instance.Create", &structs.InstanceCreateRequest{Name: "bfv", FlavorID: flavorTiny.ID, ProjectID: "p1", UserID: "u1",
+		RequestID: "req-bfv", TargetHost: "hvb", BlockDevices: []*structs.BlockDevice{{VolumeID: vol.ID, BootIndex: 0}}}, &out); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	id := out.Instances[0].ID
+	inst := c.waitStatus(id, "ACTIVE")
+	t.Logf("ACTIVE on B %v after the create", time.Since(start))
+	if inst.HostID != hb.agent.HostID() {
+		t.Fatalf("instance on %s, want B", inst.HostID)
+	}
+	att := c.waitVolume(vol.ID, structs.VolumeInUse).AttachmentOf(id)
+	if att == nil || att.Device != "/dev/vda" || att.Host != hb.agent.HostID() || !att.Exported {
+		t.Fatalf("root attachment: %+v", att)
+	}
+	export := structs.VolumeExportName(vol.ID, att.ID)
+	lvb, lvc := rawConnTo(t, peerB.URI), rawConnTo(t, peerC.URI)
+	domB, err := lvb.DomainLookupByName(hb.drv.DomainName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alias := nbdDiskAlias(t, lvb, domB, export, ha.nbdAddr)
+	if x, err := lvb.DomainGetXMLDesc(domB, 0); err != nil || !strings.Contains(x, "<target dev='vda' bus='virtio'/>") ||
+		strings.Index(x, "protocol='nbd' name='"+export+"'") > strings.Index(x, "<target dev='vda'") || strings.Contains(x, "<source file=") {
+		t.Fatalf("the root disk is not vda as the export, or the domain has a disk file: %v\n%s", err, x)
+	}
+	writeThrough(t, lvb, domB, alias, 0xb1, 0)
+	writeThrough(t, lvb, domB, alias, 0xb2, 1<<20)
+
+	start = time.Now()
+	c.task(id, structs.OpMigrate, func(r *structs.InstanceTaskRequest) { r.TargetHost = hc.name })
+	inst = c.waitStatus(id, "VERIFY_RESIZE")
+	t.Logf("migrated to C %v after the migration was asked", time.Since(start))
+	if inst.HostID != hc.agent.HostID() {
+		t.Fatalf("migrated to %s, want C", inst.HostID)
+	}
+	domC, err := lvc.DomainLookupByName(hc.drv.DomainName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aliasC := nbdDiskAlias(t, lvc, domC, export, ha.nbdAddr)
+	c.task(id, structs.OpConfirmResize)
+	c.waitStatus(id, "ACTIVE")
+	c.waitFor("B's copy gone", statusWait, func() error {
+		if _, err := lvb.DomainLookupByName(hb.drv.DomainName(id)); err == nil {
+			return fmt.Errorf("domain still on B")
+		}
+		return nil
+	})
+	for k, p := range []byte{0xb1, 0xb2} {
+		if err := tryReadThrough(t, lvc, domC, aliasC, p, k<<20); err != nil {
+			t.Fatalf("on C: %v", err)
+		}
+	}
+	v := c.waitVolume(vol.ID, structs.VolumeInUse)
+	if a := v.AttachmentOf(id); a == nil || a.ID != att.ID || a.Host != hc.agent.HostID() || a.MoveHost != "" {
+		t.Fatalf("attachment after the confirm: %+v", a)
+	}
+	if rv := c.get(id).RootVolume(); rv == nil || rv.NBD == nil || rv.NBD.Name != export || rv.Path != "" {
+		t.Fatalf("root volume after the move: %+v", rv)
+	}
+	writeThrough(t, lvc, domC, aliasC, 0xc3, 2<<20)
+
+	if err := c.rpc("Instance.Delete", &structs.InstanceDeleteRequest{InstanceIDs: []string{id}, ProjectID: "p1", UserID: "u1", Admin: true, Force: true},
+		&structs.GenericResponse{}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitVolume(vol.ID, structs.VolumeAvailable)
+	c.waitFor("the volume's file readable with the patterns", 30*time.Second, func() error {
+		for k, p := range []byte{0xb1, 0xb2, 0xc3} {
+			cmd := fmt.Sprintf("read -P 0x%02x %d 64k", p, k<<20)
+			out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", cmd, file).CombinedOutput()
+			if err != nil || strings.Contains(string(out), "failed") || !strings.Contains(string(out), "read 65536/65536 bytes") {
+				return fmt.Errorf("%s: %v: %s", cmd, err, out)
+			}
+		}
+		return nil
+	})
+}
