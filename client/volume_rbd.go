@@ -18,6 +18,10 @@ type CephAttach struct {
 	User string
 	// SecretUUID is the libvirt secret with User's key.
 	SecretUUID string
+	// Keyring is User's keyring file, with which the agent writes an
+	// RBD boot volume itself when a rebuild reimages it; empty when the
+	// host has none (such a reimage then fails).
+	Keyring string
 }
 
 // attachRBD plugs an RBD volume into the instance as a network disk.

@@ -152,8 +152,8 @@ const (
 	FSMLevelReimageVolume = FSMLevelDiskCopy
 	// FSMLevelRemoteBootVolume, of the same release, lets a create's
 	// volumes be kept on other storage hosts than the instance's (an
-	// NBD export, an RBD image) and lets an instance booted from such a
-	// volume move.
+	// NBD export, an RBD image), lets an instance booted from such a
+	// volume move, and lets a rebuild reimage it over the network.
 	FSMLevelRemoteBootVolume = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
