@@ -55,7 +55,8 @@ func (r *runner) reimageNetwork(ctx context.Context, vol *virt.Volume, imagePath
 	if img.VirtualSize > cur.VirtualSize {
 		return fmt.Errorf("reimage volume %s: the image (%d bytes) is larger than the volume (%d bytes)", vol.ID, img.VirtualSize, cur.VirtualSize)
 	}
-	args := append(objectArgs(objects), "convert", "-q", "-n", "-f", img.Format)
+	args := append([]string{"convert"}, objectArgs(objects)...)
+	args = append(args, "-q", "-n", "-f", img.Format)
 	if len(objects) > 0 {
 		args = append(args, imagePath, "--target-image-opts", target)
 	} else {
@@ -132,7 +133,8 @@ func (r *runner) networkTarget(vol *virt.Volume) (target string, objects []strin
 	return "", nil, cleanup, fmt.Errorf("unknown network protocol %q", n.Protocol)
 }
 
-// objectArgs are qemu-img/qemu-io's --object arguments.
+// objectArgs are the --object arguments (qemu-img takes them after its
+// subcommand).
 func objectArgs(objects []string) []string {
 	var out []string
 	for _, o := range objects {
@@ -150,7 +152,8 @@ type imageInfo struct {
 // qemuInfo reads target's format and size: as image options when
 // objects are given, else as a filename of format (probed when empty).
 func qemuInfo(ctx context.Context, objects []string, format, target string) (*imageInfo, error) {
-	args := append(objectArgs(objects), "info", "--output=json")
+	args := append([]string{"info"}, objectArgs(objects)...)
+	args = append(args, "--output=json")
 	switch {
 	case len(objects) > 0:
 		args = append(args, "--image-opts", target)

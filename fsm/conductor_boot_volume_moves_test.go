@@ -127,7 +127,9 @@ func TestVolumeBootedServerMigrates(t *testing.T) {
 // root attachment as a cold migration does.
 func TestVolumeBootedServerResizes(t *testing.T) {
 	b := bfvFixture(t, true)
-	if resp := b.task(structs.OpResize, withMove, func(e *structs.InstanceTaskEntry) { e.NewFlavor = &structs.Flavor{ID: "f2", Name: "f2", VCPUs: 2, MemoryMB: 128} }); resp != nil {
+	if resp := b.task(structs.OpResize, withMove, func(e *structs.InstanceTaskEntry) {
+		e.NewFlavor = &structs.Flavor{ID: "f2", Name: "f2", VCPUs: 2, MemoryMB: 128}
+	}); resp != nil {
 		t.Fatalf("resize: %v", resp)
 	}
 	b.placeOn("a2", "h2", "e-move", b.alloc("a1").Resources)

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -17,8 +19,10 @@ import (
 // patterns written into the volume's file with qemu-io before are read
 // through B's QEMU, and through host C's (a third libvirtd) after a cold
 // migration and its confirmation, the root disk neither copied nor
-// deleted; once the server is deleted the volume is available again
-// with the patterns in its file. (A virtio-blk guest disk shares no
+// deleted. A rebuild at 2.93 reimages the volume through the export
+// (C's agent, while the guest is destroyed): the new guest reads the
+// image and zeros past it. Once the server is deleted the volume is
+// available again with that data in its file. (A virtio-blk guest disk shares no
 // write permission, so qemu-io cannot write beside the guest.)
 func TestAgentBootsFromAVolumeOfAnotherHost(t *testing.T) {
 	for _, b := range []string{"qemu-img", "qemu-io", "qemu-storage-daemon"} {
@@ -32,7 +36,18 @@ func TestAgentBootsFromAVolumeOfAnotherHost(t *testing.T) {
 	began := time.Now()
 	c, hb, peerB := peerHost(t, "hvb")
 	ha, _ := nbdStorageHost(t, c, peerB)
-	hc, peerC := thirdPeer(t, c, peerB)
+	// C can reimage the volume: the image in its cache, the agent's
+	// client certificate for the export.
+	imageFile := qcow2Image(t, "1M")
+	if out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", "write -P 0xee 0 64k", imageFile).CombinedOutput(); err != nil {
+		t.Fatalf("qemu-io: %v: %s", err, out)
+	}
+	img := c.uploadImage(imageFile)
+	hc, peerC := thirdPeer(t, c, peerB, func(h *host) {
+		h.images = fileCache(t, filepath.Join(t.TempDir(), "cache-c"), imageFile)
+		h.nbdTLS = &client.NBDClientTLS{CAFile: filepath.Join(peerB.NBDTLSDir, "ca-cert.pem"),
+			CertFile: filepath.Join(peerB.NBDTLSDir, "client-cert.pem"), KeyFile: filepath.Join(peerB.NBDTLSDir, "client-key.pem")}
+	})
 	t.Logf("three hosts up %v after the start", time.Since(began))
 
 	var created structs.SingleVolumeResponse
@@ -117,13 +132,34 @@ func TestAgentBootsFromAVolumeOfAnotherHost(t *testing.T) {
 		t.Fatalf("root volume after the move: %+v", rv)
 	}
 
+	// A rebuild that reimages the volume (Nova 2.93): C's agent rewrites
+	// it through the export while the guest is destroyed; the new guest
+	// reads the image, and nothing of the old data past it.
+	start = time.Now()
+	c.task(id, structs.OpRebuild, func(r *structs.InstanceTaskRequest) { r.ImageID, r.ReimageBootVolume = img.ID, true })
+	c.waitStatus(id, "ACTIVE")
+	t.Logf("reimaged and rebuilt %v after the rebuild was asked", time.Since(start))
+	if v := c.waitVolume(vol.ID, structs.VolumeInUse); v.ImageID != img.ID {
+		t.Fatalf("volume after the reimage shows image %q", v.ImageID)
+	}
+	domC, err = lvc.DomainLookupByName(hc.drv.DomainName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aliasC = nbdDiskAlias(t, lvc, domC, export, ha.nbdAddr)
+	for k, p := range []byte{0xee, 0x00} {
+		if err := tryReadThrough(t, lvc, domC, aliasC, p, k<<20); err != nil {
+			t.Fatalf("after the reimage: %v", err)
+		}
+	}
+
 	if err := c.rpc("Instance.Delete", &structs.InstanceDeleteRequest{InstanceIDs: []string{id}, ProjectID: "p1", UserID: "u1", Admin: true, Force: true},
 		&structs.GenericResponse{}); err != nil {
 		t.Fatal(err)
 	}
 	c.waitVolume(vol.ID, structs.VolumeAvailable)
 	c.waitFor("the volume's file readable with the patterns", 30*time.Second, func() error {
-		for k, p := range []byte{0xb1, 0xb2} {
+		for k, p := range []byte{0xee, 0x00} {
 			cmd := fmt.Sprintf("read -P 0x%02x %d 64k", p, k<<20)
 			out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", cmd, file).CombinedOutput()
 			if err != nil || strings.Contains(string(out), "failed") || !strings.Contains(string(out), "read 65536/65536 bytes") {

@@ -83,8 +83,9 @@ func nbdStorageHost(t *testing.T, c *cloud, peer *libvirtpeer.Peer) (ha *host, s
 }
 
 // thirdPeer adds to c the host C on a third libvirtd, with the
-// certificates of peerB's nbd_tls_x509_cert_dir for QEMU's NBD client.
-func thirdPeer(t *testing.T, c *cloud, peerB *libvirtpeer.Peer) (hc *host, peerC *libvirtpeer.Peer) {
+// certificates of peerB's nbd_tls_x509_cert_dir for QEMU's NBD client;
+// tweak, when given, adjusts C before its agent starts.
+func thirdPeer(t *testing.T, c *cloud, peerB *libvirtpeer.Peer, tweak ...func(*host)) (hc *host, peerC *libvirtpeer.Peer) {
 	t.Helper()
 	peerC = libvirtpeer.Start(t)
 	for _, f := range []string{"ca-cert.pem", "client-cert.pem", "client-key.pem"} {
@@ -99,6 +100,9 @@ func thirdPeer(t *testing.T, c *cloud, peerB *libvirtpeer.Peer) (hc *host, peerC
 	hc = &host{name: "hvc", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = "hvc", peerC.URI }),
 		dataDir: t.TempDir(), syncEvery: time.Second}
 	hc.drv = hc.env.drv
+	for _, f := range tweak {
+		f(hc)
+	}
 	c.mu.Lock()
 	c.hosts[hc.name] = hc
 	c.mu.Unlock()
