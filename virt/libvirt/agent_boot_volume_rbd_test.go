@@ -3,6 +3,8 @@ package libvirt_test
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,20 +23,26 @@ import (
 // Ceph cluster boots with the RBD image as its vda (cephx user and
 // libvirt secret, no key in the domain); the pattern written into the
 // image before is read through B's QEMU, and through host C's (a third
-// libvirtd) after a cold migration and its confirmation; deleting the
-// server leaves the volume available with its data.
+// libvirtd) after a cold migration and its confirmation; a rebuild at
+// 2.93 reimages it through Ceph (C's agent, with the host's keyring);
+// deleting the server leaves the volume available with its data.
 func TestAgentBootsFromAnRBDVolume(t *testing.T) {
 	ceph := needCeph(t)
 	began := time.Now()
 	c := newCloud(t)
 	secret := uuid.NewString()
-	attach := &client.CephAttach{MonHosts: []string{ceph.mon}, User: "cinder", SecretUUID: secret}
+	attach := &client.CephAttach{MonHosts: []string{ceph.mon}, User: "cinder", SecretUUID: secret, Keyring: ceph.keyring}
+	imageFile := qcow2Image(t, "1M")
+	if out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", "write -P 0xee 0 64k", imageFile).CombinedOutput(); err != nil {
+		t.Fatalf("qemu-io: %v: %s", err, out)
+	}
+	img := c.uploadImage(imageFile)
 	peers := map[string]*libvirtpeer.Peer{}
 	hosts := map[string]*host{}
 	for _, name := range []string{"hvb", "hvc"} {
 		peer := libvirtpeer.Start(t)
 		h := &host{name: name, env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = name, peer.URI }),
-			dataDir: t.TempDir(), syncEvery: time.Second, ceph: attach}
+			dataDir: t.TempDir(), syncEvery: time.Second, ceph: attach, images: fileCache(t, filepath.Join(t.TempDir(), "cache"), imageFile)}
 		h.drv = h.env.drv
 		if err := h.drv.DefineCephSecret(ctx(t), secret, "cinder", ceph.key); err != nil {
 			t.Fatal(err)
@@ -91,6 +99,7 @@ func TestAgentBootsFromAnRBDVolume(t *testing.T) {
 	}
 	// reads checks the root disk of the instance's domain on host name:
 	// vda as the RBD image, and the patterns through its QEMU.
+	want := []byte{0xab, 0xcd}
 	reads := func(name string) {
 		t.Helper()
 		lv := rawConnTo(t, peers[name].URI)
@@ -103,7 +112,7 @@ func TestAgentBootsFromAnRBDVolume(t *testing.T) {
 		if err != nil || alias != "virtio-disk0" || strings.Contains(x, ceph.key) || strings.Contains(x, "<source file=") {
 			t.Fatalf("on %s the root disk is %s (want virtio-disk0, no key, no disk file): %v\n%s", name, alias, err, x)
 		}
-		for k, p := range []byte{0xab, 0xcd} {
+		for k, p := range want {
 			if err := tryReadThrough(t, lv, dom, alias, p, k<<20); err != nil {
 				t.Fatalf("on %s: %v", name, err)
 			}
@@ -125,11 +134,21 @@ func TestAgentBootsFromAnRBDVolume(t *testing.T) {
 		t.Fatalf("attachment after the confirm: %+v", a)
 	}
 
+	// A rebuild that reimages the volume (Nova 2.93): C's agent writes
+	// the image into the RBD image through Ceph while the guest is
+	// destroyed, and zeros the rest.
+	start = time.Now()
+	c.task(id, structs.OpRebuild, func(r *structs.InstanceTaskRequest) { r.ImageID, r.ReimageBootVolume = img.ID, true })
+	c.waitStatus(id, "ACTIVE")
+	t.Logf("reimaged and rebuilt %v after the rebuild was asked", time.Since(start))
+	want = []byte{0xee, 0x00}
+	reads("hvc")
+
 	if err := c.rpc("Instance.Delete", &structs.InstanceDeleteRequest{InstanceIDs: []string{id}, ProjectID: "p1", UserID: "u1", Admin: true, Force: true},
 		&structs.GenericResponse{}); err != nil {
 		t.Fatal(err)
 	}
 	c.waitVolume(vol.ID, structs.VolumeAvailable)
-	ceph.io(t, spec, "read -P 0xab 0 64k")
-	ceph.io(t, spec, fmt.Sprintf("read -P 0xcd %d 64k", 1<<20))
+	ceph.io(t, spec, "read -P 0xee 0 64k")
+	ceph.io(t, spec, fmt.Sprintf("read -P 0 %d 64k", 1<<20))
 }
