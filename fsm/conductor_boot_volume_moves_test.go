@@ -253,3 +253,34 @@ func TestVolumeBootedServerFileRoot(t *testing.T) {
 		t.Fatalf("reverted attachment still exported: %+v", att)
 	}
 }
+
+// TestReimageOverTheNetwork: a 2.93 rebuild of a server whose root
+// volume is reached through its storage host's export asks the agent to
+// reimage it and records the new image on the volume; a root the
+// instance reaches neither as a file of its host nor over the network
+// is refused (409) with the server untouched.
+func TestReimageOverTheNetwork(t *testing.T) {
+	b := bfvFixture(t, true)
+	rebuild := func(e *structs.InstanceTaskEntry) { e.ImageID, e.ReimageBootVolume = "img-2", true }
+	if resp := b.task(structs.OpRebuild, rebuild); resp != nil {
+		t.Fatalf("rebuild: %v", resp)
+	}
+	if a := b.alloc("a1"); a.PendingAction != structs.ActionRebuild || a.ActionArg != structs.ActionArgReimageBootVolume {
+		t.Fatalf("allocation: %s %q", a.PendingAction, a.ActionArg)
+	}
+	if v := b.volume("v-root"); v.ImageID != "img-2" {
+		t.Fatalf("volume's image: %q", v.ImageID)
+	}
+
+	b = bfvFixture(t, false)
+	v := b.volume("v-root").Copy()
+	v.Host = "hs" // its file is not on h1, and i1 does not reach it over NBD
+	b.putVolume(v)
+	err, _ := b.task(structs.OpRebuild, rebuild).(error)
+	if structs.KindOf(err) != structs.KindConflict || !strings.Contains(err.Error(), "Cannot reimage volume v-root") {
+		t.Fatalf("reimage of an unreachable root: %v", err)
+	}
+	if i := b.inst("i1"); i.Task != nil || i.Status() != "ACTIVE" {
+		t.Fatalf("the refused rebuild changed the server: %s %+v", i.Status(), i.Task)
+	}
+}
