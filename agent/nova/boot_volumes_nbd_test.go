@@ -107,3 +107,74 @@ func TestBootFromAVolumeOfAnotherHost(t *testing.T) {
 		t.Fatalf("root volume after the server's delete: %+v", v)
 	}
 }
+
+// TestBootFromVolumesOfSeveralHosts: a server's volumes may be kept on
+// several storage hosts when every one serves NBD (each reached through
+// its export); a volume of a storage host without NBD pins the server to
+// that host, with its file, and then every volume must be kept there
+// (400 otherwise).
+func TestBootFromVolumesOfSeveralHosts(t *testing.T) {
+	h, s := newRealHarness(t)
+	_, hvA := startFakeHost(t, s, "hv-nbd-a", 50, "192.0.2.7:10809")
+	_, hvB := startFakeHost(t, s, "hv-nbd-b", 50, "192.0.2.8:10809")
+	drvL, hvL := startFakeHost(t, s, "hv-local", 50, "")
+	on := func(a *client.Client, name string) string {
+		t.Helper()
+		var resp structs.SingleVolumeResponse
+		if err := s.RPC("Volume.Create", &structs.VolumeCreateRequest{ProjectID: "p-demo", Host: a.HostID(),
+			Volume: &structs.Volume{Name: name, SizeGB: 1}}, &resp); err != nil {
+			t.Fatal(err)
+		}
+		reportBuilt(t, s, a, resp.Volume.ID, "/pool/volume-"+name+".qcow2")
+		bootable := true
+		if err := s.RPC("Volume.Update", &structs.VolumeUpdateRequest{VolumeID: resp.Volume.ID, Bootable: &bootable}, &structs.SingleVolumeResponse{}); err != nil {
+			t.Fatal(err)
+		}
+		return resp.Volume.ID
+	}
+	create := func(root, data string) *response {
+		t.Helper()
+		return h.req("POST", "/compute/v2.1/servers", memberTok, "2.37", withNetworks(bfvServer(
+			map[string]any{"source_type": "volume", "destination_type": "volume", "uuid": root, "boot_index": 0},
+			map[string]any{"source_type": "volume", "destination_type": "volume", "uuid": data})))
+	}
+	pinned := func(id string) string {
+		t.Helper()
+		var got structs.SingleInstanceResponse
+		if err := s.RPC("Instance.Get", &structs.InstanceSpecificRequest{InstanceID: id}, &got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Instance.TargetHostID
+	}
+
+	// Two NBD storage hosts: unpinned, both volumes through exports.
+	rootA, dataB := on(hvA, "root-a"), on(hvB, "data-b")
+	id := create(rootA, dataB).expect(t, 202).obj("server")["id"].(string)
+	waitServer(h, id, "ACTIVE")
+	if p := pinned(id); p != "" {
+		t.Fatalf("volumes of two NBD hosts pinned the server to %s", p)
+	}
+	for _, vol := range []string{rootA, dataB} {
+		if att := waitVolume(t, s, vol, structs.VolumeInUse).AttachmentOf(id); att == nil || !att.Exported {
+			t.Fatalf("volume %s: attachment %+v", vol, att)
+		}
+	}
+
+	// A volume of a host without NBD with one of another host: refused.
+	rootL, dataA := on(hvL, "root-l"), on(hvA, "data-a")
+	create(rootL, dataA).fault(t, 400, "badRequest", "Invalid volume: volume "+rootL+" is kept on a storage host that serves no NBD exports (storage nbd_address), so the server must run there, and its other volumes must be kept on that host too")
+	if v := waitVolume(t, s, rootL, structs.VolumeAvailable); len(v.Attachments) != 0 {
+		t.Fatalf("the refused create attached %+v", v.Attachments)
+	}
+
+	// Both on that host: pinned there, its files.
+	dataL := on(hvL, "data-l")
+	id = create(rootL, dataL).expect(t, 202).obj("server")["id"].(string)
+	waitServer(h, id, "ACTIVE")
+	if p := pinned(id); p != hvL.HostID() {
+		t.Fatalf("pinned to %q, want hv-local", p)
+	}
+	if rv := drvL.RootVolume(id); rv == nil || rv.Path != "/pool/volume-root-l.qcow2" || rv.Network != nil {
+		t.Fatalf("root volume on hv-local: %+v", rv)
+	}
+}
