@@ -13,7 +13,9 @@ import (
 // otherwise. The caller's on_shared_storage (before microversion 2.14,
 // Allocation.EvacuateDisk) must agree with what the driver finds, or the
 // evacuation fails with Nova's InvalidSharedStorage message. A driver
-// that cannot look finds nothing.
+// that cannot look finds nothing. An instance booted from a volume is
+// rebuilt on it (its export or RBD image, which every host reaches), as
+// Nova takes a volume-backed instance to be on shared storage.
 
 // sharedDisks returns the disks an evacuation's destination builds on,
 // nil to build from the image, following rule (an EvacuateDisk*).

@@ -99,11 +99,10 @@ func (q *request) bootVolumes(mappings []volumeMapping, args *structs.InstanceCr
 // all reached over the network (NBD, RBD) may have them anywhere.
 func (q *request) checkVolumeMappings(mappings []volumeMapping) (string, error) {
 	host := ""
-	pin := func(h, _ string) error {
+	next := func(h string) {
 		if host == "" {
 			host = h
 		}
-		return nil
 	}
 	for i := range mappings {
 		m := &mappings[i]
@@ -131,9 +130,7 @@ func (q *request) checkVolumeMappings(mappings []volumeMapping) (string, error) 
 			if m.bootIndex == 0 && !v.Bootable {
 				return "", badRequest("Block Device %s is not bootable.", v.ID)
 			}
-			if err := pin(v.Host, "volume "+v.ID); err != nil {
-				return "", err
-			}
+			next(v.Host)
 		case "snapshot":
 			var out structs.SingleVolumeSnapshotResponse
 			err := q.call("Volume.SnapshotGet", &structs.VolumeSnapshotSpecificRequest{SnapshotID: m.uuid, ProjectID: q.token.ProjectID}, &out)
@@ -143,9 +140,7 @@ func (q *request) checkVolumeMappings(mappings []volumeMapping) (string, error) 
 				}
 				return "", err
 			}
-			if err := pin(out.Snapshot.Host, "snapshot "+m.uuid); err != nil {
-				return "", err
-			}
+			next(out.Snapshot.Host)
 			if m.size <= 0 {
 				m.size = int64(out.Snapshot.SizeGB) // Nova's: the snapshot's size
 			}
