@@ -39,7 +39,7 @@ func (s *Server) bootVolumes(state *fsm.StateStore, args *structs.InstanceCreate
 	}
 	seen := map[string]bool{}
 	var files []*structs.Volume // file volumes whose storage host serves no exports
-	var local map[string]bool  // the hosts of file volumes
+	var local map[string]bool   // the hosts of file volumes
 	for _, bd := range all {
 		if seen[bd.VolumeID] {
 			return structs.Errorf(structs.KindInvalid, "Cannot attach one or more volumes to multiple instances")
