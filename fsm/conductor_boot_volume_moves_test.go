@@ -10,10 +10,10 @@ import (
 // rootExport is the NBD export of i1's root volume v-root on hs.
 var rootExport = structs.VolumeExport{Name: structs.VolumeExportName("v-root", "att-root"), Address: "10.0.0.9:10809"}
 
-// bfvFixture is attachFixture with i1 (on h1) booted from v-root, kept
-// on storage host hs: through hs's NBD export when hs serves one (nbd),
-// else as its file, with i1 then on hs's… pinned host h1 being hs's
-// stand-in (v-root kept on h1 itself).
+// bfvFixture is attachFixture with i1 (on h1) booted from v-root: kept
+// on storage host hs and reached through hs's NBD export (nbd), or kept
+// on h1 itself, whose NBD server is not configured, and reached as its
+// file there (the pinned case).
 func bfvFixture(t *testing.T, nbd bool) *bootFixture {
 	b := attachFixture(t)
 	hs := bootHost("hs")
