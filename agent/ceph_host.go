@@ -26,7 +26,7 @@ func (a *Agent) cephAttach(drv virt.Driver) (*client.CephAttach, error) {
 	if cc == nil {
 		return nil, nil
 	}
-	att := &client.CephAttach{MonHosts: cc.MonHosts, User: cc.User, SecretUUID: cc.SecretUUID}
+	att := &client.CephAttach{MonHosts: cc.MonHosts, User: cc.User, SecretUUID: cc.SecretUUID, Keyring: cc.Keyring}
 	cs, ok := drv.(cephSecrets)
 	if !ok {
 		return att, nil

@@ -117,7 +117,7 @@ func (a *Agent) startHosts() error {
 			DiskAllocationRatio: cfg.Client.DiskAllocationRatio, ReservedMemoryMB: cfg.Client.ReservedHostMemoryMB,
 			ReservedVCPUs: cfg.Client.ReservedHostCPUs, ReservedDiskGB: cfg.Client.ReservedHostDiskGB,
 			TunnelIP: a.tunnelIP(i), StorageCapacityGB: hostPoolGB, StorageNBDAddress: a.storageNBDAddress(storageHere),
-			StorageBackend: backend, StorageBackendName: backendName, Ceph: ceph,
+			StorageBackend: backend, StorageBackendName: backendName, Ceph: ceph, NBDClientTLS: a.nbdClientTLS(),
 		})
 		if err != nil {
 			return fmt.Errorf("start host %s: %w", name, err)

@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 
+	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/client/storage"
 )
 
@@ -33,6 +34,17 @@ func (a *Agent) storageNBDAddress(storageHere bool) string {
 		return ""
 	}
 	return a.config.Client.Storage.NBDAddress
+}
+
+// nbdClientTLS is the agent's client certificate for opening another
+// storage host's NBD export itself (a reimage of a boot volume kept
+// there); nil without TLS files.
+func (a *Agent) nbdClientTLS() *client.NBDClientTLS {
+	t := a.config.TLS
+	if t == nil || t.CAFile == "" || t.CertFile == "" || t.KeyFile == "" {
+		return nil
+	}
+	return &client.NBDClientTLS{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile}
 }
 
 // startNBDExports starts the exporter of the storage block's

@@ -269,7 +269,7 @@ func (r *runner) rebuild() (info *virt.InstanceInfo, ok bool) {
 			r.fail("rebuild failed: " + err.Error())
 			return nil, false
 		}
-		if info, err = r.c.driver.Spawn(ctx, spec); err != nil {
+		if info, err = r.spawnDriver(spec); err != nil {
 			if ctx.Err() != nil {
 				r.logger.Info("rebuild interrupted by shutdown; the next start resumes it", "error", err)
 				return nil, false

@@ -88,6 +88,10 @@ type Config struct {
 	StorageBackend, StorageBackendName string
 	// Ceph, when set, is how this host's instances reach RBD volumes.
 	Ceph *CephAttach
+	// NBDClientTLS, when set, is the agent's client certificate, with
+	// which it opens a storage host's NBD export itself (qemu-img) to
+	// reimage a boot volume kept on another host.
+	NBDClientTLS *NBDClientTLS
 
 	// Allocation ratios (Nova's defaults: CPU 4.0, RAM 1.0, disk 1.0).
 	CPUAllocationRatio, RAMAllocationRatio, DiskAllocationRatio float64

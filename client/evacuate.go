@@ -13,7 +13,9 @@ import (
 // otherwise. The caller's on_shared_storage (before microversion 2.14,
 // Allocation.EvacuateDisk) must agree with what the driver finds, or the
 // evacuation fails with Nova's InvalidSharedStorage message. A driver
-// that cannot look finds nothing.
+// that cannot look finds nothing. An instance booted from a volume is
+// rebuilt on it (its export or RBD image, which every host reaches), as
+// Nova takes a volume-backed instance to be on shared storage.
 
 // sharedDisks returns the disks an evacuation's destination builds on,
 // nil to build from the image, following rule (an EvacuateDisk*).
@@ -26,13 +28,21 @@ func (r *runner) sharedDisks(rule, imageID string) ([]virt.ImportedDisk, error) 
 		}
 	}
 	onDisk := len(found) > 0
-	if (rule == structs.EvacuateDiskShared && !onDisk) || (rule == structs.EvacuateDiskImage && onDisk) {
+	// A root volume is on shared storage (its export or RBD image), as
+	// Nova takes a volume-backed instance to be: the instance is
+	// rebuilt on it, with its own disks found or made anew.
+	volumeBacked := r.inst != nil && r.inst.RootVolume() != nil
+	if (rule == structs.EvacuateDiskShared && !onDisk && !volumeBacked) || (rule == structs.EvacuateDiskImage && onDisk) {
 		r.logger.Error("the instance's disks are not where the evacuation's caller said", "on_shared_storage", rule == structs.EvacuateDiskShared, "found", onDisk)
 		return nil, errInvalidSharedStorage{}
 	}
 	if onDisk {
 		r.logger.Info("disk on shared storage, evacuating using existing disk", "disks", len(found))
 		return found, nil
+	}
+	if volumeBacked {
+		r.logger.Info("evacuating onto the root volume", "volume_id", r.inst.RootVolume().VolumeID)
+		return nil, nil
 	}
 	r.logger.Info("disk not on shared storage, evacuating from image", "image_id", imageID)
 	return nil, nil

@@ -170,7 +170,7 @@ func (r *runner) spawn() *virt.InstanceInfo {
 	r.report(structs.AllocClientSpawning, "", virt.PowerNoState)
 	r.logger.Info("spawning instance", "vcpus", spec.VCPUs, "memory_mb", spec.MemoryMB, "image_id", spec.ImageID)
 
-	info, err := r.c.driver.Spawn(ctx, spec)
+	info, err := r.spawnDriver(spec)
 	if err != nil {
 		if ctx.Err() != nil {
 			r.logger.Info("spawn interrupted by shutdown; the next start resumes it", "error", err)
@@ -219,9 +219,13 @@ func (r *runner) spec() (*virt.InstanceSpec, error) {
 	if f == nil {
 		f = inst.Flavor
 	}
-	spec := specFor(a.InstanceID, inst, f)
-	if files, _, ok := movedVolumes(a); ok {
-		spec.Volumes = files // the rest once spawned (volume_move.go)
+	spec := r.specFor(a.InstanceID, inst, f)
+	if root, files, _, ok := movedVolumes(a, inst, r.c.cfg.Ceph); ok {
+		// The rest once spawned (volume_move.go).
+		spec.Volumes = files
+		if root != nil {
+			spec.RootVolume = root
+		}
 	}
 	spec.NICs = r.nics(a.InstanceID)
 	path, err := r.c.imagePath(inst.ImageID)
@@ -259,7 +263,8 @@ func (r *runner) spec() (*virt.InstanceSpec, error) {
 }
 
 // specFor is the driver's spec of an instance with flavor f.
-func specFor(id string, inst *structs.Instance, f *structs.Flavor) *virt.InstanceSpec {
+func (r *runner) specFor(id string, inst *structs.Instance, f *structs.Flavor) *virt.InstanceSpec {
+	ceph := r.c.cfg.Ceph
 	return &virt.InstanceSpec{
 		ID:              id,
 		Name:            inst.Name,
@@ -273,8 +278,8 @@ func specFor(id string, inst *structs.Instance, f *structs.Flavor) *virt.Instanc
 		ExtraSpecs:      maps.Clone(f.ExtraSpecs),
 		Metadata:        maps.Clone(inst.Metadata),
 		UserData:        bytesOrNil(inst.UserData),
-		RootVolume:      rootVolume(inst),
-		Volumes:         dataVolumes(inst),
+		RootVolume:      rootVolume(inst, ceph),
+		Volumes:         dataVolumes(inst, ceph),
 	}
 }
 

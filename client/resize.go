@@ -65,7 +65,7 @@ func (r *runner) resizeInPlace() bool {
 		r.save(st)
 	}
 	r.logger.Info("resizing the instance in place", "vcpus", a.Flavor.VCPUs, "memory_mb", a.Flavor.MemoryMB, "root_gb", a.Flavor.RootGB)
-	if err := rz.Resize(ctx, a.InstanceID, specFor(a.InstanceID, inst, a.Flavor)); err != nil {
+	if err := rz.Resize(ctx, a.InstanceID, r.specFor(a.InstanceID, inst, a.Flavor)); err != nil {
 		if ctx.Err() != nil {
 			return false
 		}
@@ -99,7 +99,7 @@ func (r *runner) revertInPlace() bool {
 		f.ExtraSpecs = inst.Resize.OldFlavor.ExtraSpecs
 	}
 	r.logger.Info("resizing the instance back in place", "vcpus", f.VCPUs, "memory_mb", f.MemoryMB)
-	if err := rz.Resize(r.c.ctx, a.InstanceID, specFor(a.InstanceID, inst, f)); err != nil && !isNotFound(err) {
+	if err := rz.Resize(r.c.ctx, a.InstanceID, r.specFor(a.InstanceID, inst, f)); err != nil && !isNotFound(err) {
 		if r.c.ctx.Err() != nil {
 			return false
 		}

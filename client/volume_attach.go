@@ -45,22 +45,46 @@ func (r *runner) volumeAction(action string) error {
 
 // rootVolume is the volume an instance boots from, for its spawn; nil
 // when it boots from an image.
-func rootVolume(inst *structs.Instance) *virt.Volume {
+func rootVolume(inst *structs.Instance, ceph *CephAttach) *virt.Volume {
 	bd := inst.RootVolume()
 	if bd == nil {
 		return nil
 	}
-	return &virt.Volume{ID: bd.VolumeID, Path: bd.Path, Device: bd.Device}
+	v := blockDeviceVolume(bd, ceph)
+	return &v
 }
 
 // dataVolumes are the volumes an instance was created with besides its
 // root volume: attached from its first boot.
-func dataVolumes(inst *structs.Instance) []virt.Volume {
+func dataVolumes(inst *structs.Instance, ceph *CephAttach) []virt.Volume {
 	var out []virt.Volume
 	for _, bd := range inst.BlockDevices {
 		if bd.BootIndex != 0 {
-			out = append(out, virt.Volume{ID: bd.VolumeID, Path: bd.Path, Device: bd.Device})
+			out = append(out, blockDeviceVolume(bd, ceph))
 		}
 	}
 	return out
+}
+
+// blockDeviceVolume is the driver's volume of a block device: its file
+// on this host, its storage host's NBD export, or its RBD image.
+func blockDeviceVolume(bd *structs.BlockDevice, ceph *CephAttach) virt.Volume {
+	return argVolume(structs.VolumeActionArg{VolumeID: bd.VolumeID, Device: bd.Device, Path: bd.Path, NBD: bd.NBD, RBD: bd.RBD}, ceph)
+}
+
+// argVolume is the driver's volume of an attach's argument. An RBD
+// image on a host without ceph settings gets a network source with no
+// monitors, which the driver refuses with its reason.
+func argVolume(arg structs.VolumeActionArg, ceph *CephAttach) virt.Volume {
+	v := virt.Volume{ID: arg.VolumeID, Device: arg.Device, Path: arg.Path}
+	switch {
+	case arg.NBD != nil:
+		v.Path, v.Network = "", &virt.NetworkDisk{Protocol: virt.NetworkNBD, Name: arg.NBD.Name, Hosts: []string{arg.NBD.Address}, TLS: true}
+	case arg.RBD != "":
+		v.Path, v.Network = "", &virt.NetworkDisk{Protocol: virt.NetworkRBD, Name: arg.RBD}
+		if ceph != nil {
+			v.Network.Hosts, v.Network.User, v.Network.SecretUUID = ceph.MonHosts, ceph.User, ceph.SecretUUID
+		}
+	}
+	return v
 }

@@ -21,8 +21,8 @@ const exportWait = 2 * time.Minute
 // exportWait passes.
 func (r *runner) attachExport(va virt.VolumeAttacher, arg structs.VolumeActionArg) error {
 	ctx, id := r.c.ctx, r.alloc.InstanceID
-	vol := &virt.Volume{ID: arg.VolumeID, Device: arg.Device, Network: &virt.NetworkDisk{
-		Protocol: virt.NetworkNBD, Name: arg.NBD.Name, Hosts: []string{arg.NBD.Address}, TLS: true}}
+	v := argVolume(structs.VolumeActionArg{VolumeID: arg.VolumeID, Device: arg.Device, NBD: arg.NBD}, nil)
+	vol := &v
 	deadline := time.Now().Add(exportWait)
 	pause := 250 * time.Millisecond
 	for {
@@ -41,4 +41,46 @@ func (r *runner) attachExport(va virt.VolumeAttacher, arg structs.VolumeActionAr
 		}
 		pause = min(2*pause, 5*time.Second)
 	}
+}
+
+// spawnDriver spawns spec with the driver. An instance whose spawn
+// opens an NBD export (a root or creation-time volume of another
+// storage host) may come before its storage agent serves the export,
+// which it starts when it sees the attachment (created with the
+// instance) or the move's destination (released to spawn): QEMU then
+// fails to start and the driver removes what it made, so the spawn is
+// tried again with attachExport's patience.
+func (r *runner) spawnDriver(spec *virt.InstanceSpec) (*virt.InstanceInfo, error) {
+	ctx := r.c.ctx
+	if !opensExports(spec) {
+		return r.c.driver.Spawn(ctx, spec)
+	}
+	deadline := time.Now().Add(exportWait)
+	pause := 250 * time.Millisecond
+	for {
+		info, err := r.c.driver.Spawn(ctx, spec)
+		if err == nil || ctx.Err() != nil || time.Now().Add(pause).After(deadline) {
+			return info, err
+		}
+		r.logger.Info("spawn failed while it opens volume exports; trying again", "error", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 5*time.Second)
+	}
+}
+
+// opensExports reports whether spec's volumes include an NBD export.
+func opensExports(spec *virt.InstanceSpec) bool {
+	if v := spec.RootVolume; v != nil && v.Network != nil && v.Network.Protocol == virt.NetworkNBD {
+		return true
+	}
+	for _, v := range spec.Volumes {
+		if v.Network != nil && v.Network.Protocol == virt.NetworkNBD {
+			return true
+		}
+	}
+	return false
 }

@@ -18,6 +18,10 @@ type CephAttach struct {
 	User string
 	// SecretUUID is the libvirt secret with User's key.
 	SecretUUID string
+	// Keyring is User's keyring file, with which the agent writes an
+	// RBD boot volume itself when a rebuild reimages it; empty when the
+	// host has none (such a reimage then fails).
+	Keyring string
 }
 
 // attachRBD plugs an RBD volume into the instance as a network disk.
@@ -26,7 +30,6 @@ func (r *runner) attachRBD(va virt.VolumeAttacher, arg structs.VolumeActionArg) 
 	if ceph == nil || len(ceph.MonHosts) == 0 {
 		return errors.New("volume " + arg.VolumeID + " is an RBD image and this host has no ceph settings (client ceph { mon_hosts, user, secret_uuid })")
 	}
-	return va.AttachVolume(r.c.ctx, r.alloc.InstanceID, &virt.Volume{ID: arg.VolumeID, Device: arg.Device,
-		Network: &virt.NetworkDisk{Protocol: virt.NetworkRBD, Name: arg.RBD, Hosts: ceph.MonHosts,
-			User: ceph.User, SecretUUID: ceph.SecretUUID}})
+	vol := argVolume(arg, ceph)
+	return va.AttachVolume(r.c.ctx, r.alloc.InstanceID, &vol)
 }

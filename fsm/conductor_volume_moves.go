@@ -54,12 +54,12 @@ func (t *taskTxn) instanceVolumes(inst *structs.Instance) ([]*structs.Volume, er
 }
 
 // checkVolumesFollow refuses to move an instance whose volumes could not
-// follow it (409, as for any state that forbids the operation): one it
-// boots from (its root disk is the volume's file on its host), a volume
-// whose storage host serves no NBD exports (storage nbd_address), which
-// only its own instances can reach, and, for a live migration, which
-// carries the guest's disks as they are, a volume attached as its
-// file.
+// follow it (409, as for any state that forbids the operation): a
+// volume whose storage host serves no NBD exports (storage
+// nbd_address), which only its own instances can reach, and, for a
+// live migration, which carries the guest's disks as they are, a volume
+// attached as its file. The volume an instance boots from follows it as
+// any other: the destination boots from its export or RBD image.
 func (t *taskTxn) checkVolumesFollow(inst *structs.Instance, op string) error {
 	if !hostLeavingOps[op] {
 		return nil
@@ -67,9 +67,6 @@ func (t *taskTxn) checkVolumesFollow(inst *structs.Instance, op string) error {
 	vols, err := t.instanceVolumes(inst)
 	if err != nil || len(vols) == 0 {
 		return err
-	}
-	if inst.RootVolume() != nil {
-		return structs.Errorf(structs.KindConflict, "Cannot '%s' instance %s: it boots from a volume, which cannot follow it to another host yet", op, inst.ID)
 	}
 	for _, v := range vols {
 		if v.Backend == structs.VolumeBackendRBD {
@@ -97,9 +94,10 @@ func (t *taskTxn) checkVolumesFollow(inst *structs.Instance, op string) error {
 }
 
 // moveVolumes lists the volumes attached to inst for a move's
-// destination: each attachment's NBD export, on the storage host too
-// (the export may still serve the move's other host, and two processes
-// never open a volume's file at once).
+// destination, its root volume among them: each attachment's NBD export,
+// on the storage host too (the export may still serve the move's other
+// host, and two processes never open a volume's file at once), or RBD
+// image.
 func (t *taskTxn) moveVolumes(inst *structs.Instance) ([]structs.VolumeActionArg, error) {
 	vols, err := t.instanceVolumes(inst)
 	if err != nil || len(vols) == 0 {
@@ -108,9 +106,6 @@ func (t *taskTxn) moveVolumes(inst *structs.Instance) ([]structs.VolumeActionArg
 	out := make([]structs.VolumeActionArg, 0, len(vols))
 	for _, v := range vols {
 		att := v.AttachmentOf(inst.ID)
-		if isRootVolume(inst, v.ID) {
-			continue // refused before (checkVolumesFollow)
-		}
 		if v.Backend == structs.VolumeBackendRBD {
 			// The destination opens the image through Ceph, as any host.
 			out = append(out, structs.VolumeActionArg{VolumeID: v.ID, AttachmentID: att.ID, Device: att.Device, RBD: v.ProviderLocation})
@@ -165,7 +160,7 @@ func (t *taskTxn) settleMovedVolumes(inst *structs.Instance, errText string) err
 		inst.BlockDevices = slices.DeleteFunc(slices.Clone(inst.BlockDevices),
 			func(bd *structs.BlockDevice) bool { return bd.BootIndex != 0 })
 	}
-	return t.updateAttachments(inst, func(att *structs.VolumeAttachment) {
+	err := t.updateAttachments(inst, func(att *structs.VolumeAttachment) {
 		switch {
 		case task.Kind == structs.TaskKindOffload:
 			att.Host, att.Exported, att.MoveHost, att.MoveExported = "", false, "", false
@@ -177,6 +172,56 @@ func (t *taskTxn) settleMovedVolumes(inst *structs.Instance, errText string) err
 			att.MoveHost, att.MoveExported = "", false
 		}
 	})
+	if err != nil || !arrived {
+		return err
+	}
+	return t.rootFollows(inst)
+}
+
+// rootFollows records on inst's root volume (its block device of boot
+// index 0) how its host reaches the volume now that its attachment
+// moved: as the destination's spawn did (its RBD image, or its storage
+// host's export of the attachment), or as its file again when a revert
+// gave the attachment back to a source on the storage host. A rebuild
+// or a restarted agent's spawn boots from it.
+func (t *taskTxn) rootFollows(inst *structs.Instance) error {
+	root := inst.RootVolume()
+	if root == nil {
+		return nil
+	}
+	v, err := first[*structs.Volume](t.txn, nil, TableVolumes, "id", root.VolumeID)
+	if err != nil || v == nil {
+		return err
+	}
+	att := v.AttachmentOf(inst.ID)
+	if att == nil {
+		return nil
+	}
+	bd := *root
+	bd.Path, bd.NBD, bd.RBD = "", nil, ""
+	switch {
+	case v.Backend == structs.VolumeBackendRBD:
+		bd.RBD = v.ProviderLocation
+	case att.Exported || att.Host != v.Host:
+		sh, err := t.host(v.Host)
+		if err != nil {
+			return err
+		}
+		if sh == nil || sh.Attributes[structs.HostAttrStorageNBDAddress] == "" {
+			return nil // checked before the move; left as it was
+		}
+		bd.NBD = &structs.VolumeExport{Name: structs.VolumeExportName(v.ID, att.ID), Address: sh.Attributes[structs.HostAttrStorageNBDAddress]}
+	default:
+		bd.Path = v.ProviderLocation
+	}
+	devices := slices.Clone(inst.BlockDevices)
+	for i, d := range devices {
+		if d.BootIndex == 0 {
+			devices[i] = &bd
+		}
+	}
+	inst.BlockDevices = devices
+	return nil
 }
 
 // volumesConfirmed ends the source's use of inst's attachments (a
@@ -193,12 +238,16 @@ func (t *taskTxn) volumesConfirmed(inst *structs.Instance) error {
 // source on the storage host must find the volume's file free of the
 // export when it starts again.
 func (t *taskTxn) volumesReverted(inst *structs.Instance) error {
-	return t.updateAttachments(inst, func(att *structs.VolumeAttachment) {
+	err := t.updateAttachments(inst, func(att *structs.VolumeAttachment) {
 		if att.MoveHost == "" {
 			return // resized in place, or attached since
 		}
 		att.Host, att.Exported, att.MoveHost, att.MoveExported = att.MoveHost, att.MoveExported, "", false
 	})
+	if err != nil {
+		return err
+	}
+	return t.rootFollows(inst)
 }
 
 // updateAttachments applies fn to each of inst's attachments, storing

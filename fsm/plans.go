@@ -40,10 +40,13 @@ func (s *StateStore) applyPlan(index uint64, e *structs.PlanApplyEntry, owned bo
 		return err
 	}
 	zones := map[string]string{} // host id → its effective zone, in this plan
+	volumes := false             // whether a placement changed a volume's attachment
 	for i, p := range e.Placements {
-		if err := t.applyPlacement(e, i, p, pre, owned, zones); err != nil {
+		placed, err := t.applyPlacement(e, i, p, pre, owned, zones)
+		if err != nil {
 			return err
 		}
+		volumes = volumes || placed
 	}
 	for _, id := range sortedKeys(e.Faults) {
 		f := e.Faults[id]
@@ -70,7 +73,11 @@ func (s *StateStore) applyPlan(index uint64, e *structs.PlanApplyEntry, owned bo
 	if err := hb.flush(txn, index); err != nil {
 		return err
 	}
-	return commitAt(txn, index, TableAllocations, TableInstances, TableHosts, TableEvals, TableInstanceActions, TableMigrations)
+	tables := []string{TableAllocations, TableInstances, TableHosts, TableEvals, TableInstanceActions, TableMigrations}
+	if volumes {
+		tables = append(tables, TableVolumes)
+	}
+	return commitAt(txn, index, tables...)
 }
 
 // placementReads are the stored instance and allocation of each of a
@@ -116,22 +123,22 @@ func (t *taskTxn) readPlacements(ps []*structs.Allocation) (*placementReads, err
 	return r, nil
 }
 
-// applyPlacement applies e's placement i (p): the allocation, and the
-// instance's host and zone. pre holds what was read up front, or is
-// nil to read it now.
-func (t *taskTxn) applyPlacement(e *structs.PlanApplyEntry, i int, p *structs.Allocation, pre *placementReads, owned bool, zones map[string]string) error {
+// applyPlacement applies e's placement i (p): the allocation, the
+// instance's host and zone, and its boot volumes' attachments' host
+// (volumes says whether it changed one). pre holds what was read up
+// front, or is nil to read it now.
+func (t *taskTxn) applyPlacement(e *structs.PlanApplyEntry, i int, p *structs.Allocation, pre *placementReads, owned bool, zones map[string]string) (volumes bool, err error) {
 	var inst *structs.Instance
 	if pre != nil {
 		inst = pre.insts[i]
 	} else {
 		// The instance is read once for the task check, the allocation
 		// and the instance's own update.
-		var err error
 		if inst, err = t.instance(p.InstanceID); err != nil {
-			return err
+			return false, err
 		}
 		if done, err := t.placeTaskOf(inst, p, nil); err != nil || done {
-			return err
+			return false, err
 		}
 	}
 	a := p
@@ -139,19 +146,18 @@ func (t *taskTxn) applyPlacement(e *structs.PlanApplyEntry, i int, p *structs.Al
 		a = p.Copy()
 	}
 	a.AllocModifyIndex = t.index
-	var err error
 	if pre != nil {
 		err = insertAllocOver(t.txn, t.index, a, pre.allocs[i], inst, t.hb)
 	} else {
 		err = insertAllocOf(t.txn, t.index, a, inst, t.hb)
 	}
 	if err != nil || inst == nil {
-		return err // or deleted meanwhile
+		return false, err // or deleted meanwhile
 	}
 	hostAZ, ok := zones[a.HostID]
 	if !ok {
 		if hostAZ, err = placedZone(t.txn, a.HostID); err != nil {
-			return err
+			return false, err
 		}
 		zones[a.HostID] = hostAZ
 	}
@@ -161,7 +167,10 @@ func (t *taskTxn) applyPlacement(e *structs.PlanApplyEntry, i int, p *structs.Al
 		// Nova records the zone the instance landed in.
 		c.AZ = hostAZ
 	}
-	return replaceInstance(t.txn, inst, c)
+	if volumes, err = t.placeBootVolumes(c, a.HostID); err != nil {
+		return false, err
+	}
+	return volumes, replaceInstance(t.txn, inst, c)
 }
 
 // placeTask hands a placement (or a NoValidHost fault) to the task of

@@ -7,8 +7,10 @@ import (
 // reimageBootVolume records, for a rebuild that reimages the boot
 // volume (Nova 2.93), that the volume is now made from the instance's
 // new image, as Cinder's reimage records it; the instance's agent
-// rewrites the volume's file before it spawns the instance again. A
-// rebuild of an instance booted from an image has no volume to reimage.
+// rewrites the volume before it spawns the instance again: its file on
+// the instance's host, or, reached over the network, through its storage
+// host's NBD export or Ceph. A rebuild of an instance booted from an
+// image has no volume to reimage.
 func (t *taskTxn) reimageBootVolume(inst *structs.Instance, e *structs.InstanceTaskEntry) error {
 	root := inst.RootVolume()
 	if !e.ReimageBootVolume || root == nil {
@@ -21,10 +23,12 @@ func (t *taskTxn) reimageBootVolume(inst *structs.Instance, e *structs.InstanceT
 	if v == nil {
 		return structs.Errorf(structs.KindNotFound, "Volume %s could not be found.", root.VolumeID)
 	}
-	// Only a file on the instance's own host is rewritten by its agent;
-	// refusing here keeps the server as it is rather than in ERROR.
-	if (v.Backend != "" && v.Backend != structs.VolumeBackendFile) || root.Path == "" || v.Host != inst.HostID {
-		return structs.Errorf(structs.KindConflict, "Cannot reimage volume %s: only a volume kept as a file on the instance's host can be reimaged", v.ID)
+	// The agent rewrites what it reaches: a file on its own host, an
+	// export, an RBD image; refusing anything else here keeps the
+	// server as it is rather than in ERROR.
+	file := root.Path != "" && v.Host == inst.HostID && (v.Backend == "" || v.Backend == structs.VolumeBackendFile)
+	if !file && root.NBD == nil && (root.RBD == "" || v.Backend != structs.VolumeBackendRBD) {
+		return structs.Errorf(structs.KindConflict, "Cannot reimage volume %s: the instance reaches it neither as a file on its host nor over the network (NBD export, RBD)", v.ID)
 	}
 	c := v.Copy()
 	// The old image's hash and size no longer describe the volume.

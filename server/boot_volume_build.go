@@ -13,8 +13,8 @@ import (
 
 // A create whose block devices make volumes (image, snapshot or blank
 // to volume) makes them in its own entry: the leader places each
-// instance's new volumes on one storage host (the host of its other
-// volumes, or the host asked for, when there is one), names them, and
+// instance's new volumes (on the storage host it is pinned to, if any,
+// else where there is most room), names them, and
 // the instance waits for them in the FSM with its own evaluation
 // (structs.VolumeBuild, fsm/boot_volume_build.go). The API agent that
 // took the request has nothing left to do once the entry committed.
@@ -33,9 +33,13 @@ const (
 func existingVolume(bd *structs.BlockDevice) bool { return bd.Source == "" }
 
 // planBuildVolumes makes the volumes of entry's instances' new block
-// devices: each instance gets its own, on the host its other volumes
-// pin it to, and waits for them with an evaluation of its own instead
-// of the create's.
+// devices: each instance gets its own, and waits for them with an
+// evaluation of its own instead of the create's. An instance pinned to
+// a storage host (one of its volumes is reached only there, or an
+// admin asked for that host) gets them there; any other has them placed
+// on the storage host with the most room, and is pinned to it only when
+// that host serves no NBD exports (then the volume is reached only as
+// its file there).
 func (s *Server) planBuildVolumes(state *fsm.StateStore, entry *structs.InstanceCreateEntry) error {
 	if !slices.ContainsFunc(entry.Instances, makesVolumes) {
 		return nil
@@ -47,22 +51,25 @@ func (s *Server) planBuildVolumes(state *fsm.StateStore, entry *structs.Instance
 		if !makesVolumes(inst) {
 			continue
 		}
-		host := inst.TargetHostID
 		for _, bd := range inst.BlockDevices {
 			if existingVolume(bd) {
 				continue
 			}
-			v, err := ve.planBuildVolume(state, inst, bd, host, entry.CreatedAt)
+			at, err := volumeHostFor(state, inst.TargetHostID)
 			if err != nil {
 				return err
 			}
-			if v.Host != "" {
-				host = v.Host
+			v, err := ve.planBuildVolume(state, inst, bd, at, entry.CreatedAt)
+			if err != nil {
+				return err
+			}
+			if err := pinToLocalVolume(state, inst, v); err != nil {
+				return err
 			}
 			bd.VolumeID = v.ID
 			entry.Volumes = append(entry.Volumes, v)
 		}
-		inst.TargetHostID, inst.TaskState = host, structs.TaskBlockDeviceMapping
+		inst.TaskState = structs.TaskBlockDeviceMapping
 		ev := &structs.Evaluation{ID: uuid.NewString(), TriggeredBy: structs.EvalTriggerCreate, Status: structs.EvalStatusPending,
 			CreatedAt: entry.CreatedAt, InstanceIDs: []string{inst.ID}}
 		inst.VolumeBuild = &structs.VolumeBuild{Eval: ev, StartedAt: entry.CreatedAt}
@@ -71,6 +78,41 @@ func (s *Server) planBuildVolumes(state *fsm.StateStore, entry *structs.Instance
 	if len(entry.Eval.InstanceIDs) == 0 {
 		entry.Eval = nil
 	}
+	return nil
+}
+
+// volumeHostFor is where a new volume of an instance pinned to host
+// must be made: that host when it is a storage host (a volume there is
+// reached as its file), else anywhere ("").
+func volumeHostFor(state *fsm.StateStore, host string) (string, error) {
+	if host == "" {
+		return "", nil
+	}
+	h, err := state.HostByID(nil, host)
+	if err != nil {
+		return "", err
+	}
+	if h == nil || storageCapacityGB(h) == 0 {
+		return "", nil
+	}
+	return host, nil
+}
+
+// pinToLocalVolume pins inst to the storage host of its new file volume
+// v when that host serves no NBD exports, so that the volume is reached
+// as its file there; an instance already pinned elsewhere cannot reach
+// it (400).
+func pinToLocalVolume(state *fsm.StateStore, inst *structs.Instance, v *structs.Volume) error {
+	if v.Host == "" || v.Backend == structs.VolumeBackendRBD || v.Host == inst.TargetHostID {
+		return nil
+	}
+	if reach, err := servesExports(state, v.Host); err != nil || reach {
+		return err
+	}
+	if inst.TargetHostID != "" {
+		return structs.Errorf(structs.KindInvalid, "Invalid volume: a new volume of the server can only be made on storage host %s, which serves no NBD exports (storage nbd_address), and the server must run on host %s", v.Host, inst.TargetHostID)
+	}
+	inst.TargetHostID = v.Host
 	return nil
 }
 
@@ -112,9 +154,6 @@ func (e *Volume) planBuildVolume(state *fsm.StateStore, inst *structs.Instance, 
 		return nil, structs.Errorf(structs.KindInvalid, "%s", structs.Message(err))
 	default:
 		return nil, err
-	}
-	if v.Backend == structs.VolumeBackendRBD {
-		return nil, structs.Errorf(structs.KindInvalid, "Invalid volume: volumes of type %s are kept in Ceph (RBD), which servers cannot be created with yet; attach one once the server is ACTIVE", bd.VolumeType)
 	}
 	if bd.BootIndex == 0 && inst.ImageID == "" && v.ImageID != "" {
 		if img, err := state.ImageByID(nil, v.ImageID); err == nil && img != nil {

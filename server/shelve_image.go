@@ -34,6 +34,11 @@ func (s *Server) prepareShelve(args *structs.InstanceTaskRequest, entry *structs
 	if err != nil || inst == nil || inst.HostID == "" {
 		return nil, err
 	}
+	if inst.RootVolume() != nil {
+		// As Nova's: a server booted from a volume shelves without an
+		// image; its root volume stays attached and boots it again.
+		return nil, nil
+	}
 	h, err := state.HostByID(nil, inst.HostID)
 	if err != nil || h == nil || !h.HasCapability(structs.HostCapabilitySnapshot) {
 		return nil, err

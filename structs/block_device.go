@@ -12,8 +12,12 @@ type BlockDevice struct {
 	// the device of boot index 0 is the instance's root disk.
 	BootIndex int
 	// Path is the volume's file (Volume.ProviderLocation) on the
-	// storage host, which is the instance's host.
-	Path string `json:",omitempty"`
+	// storage host, which is the instance's host. A volume reached over
+	// the network has none, but NBD (its storage host's export of the
+	// attachment) or RBD (the image as "pool/image") instead.
+	Path string        `json:",omitempty"`
+	NBD  *VolumeExport `json:",omitempty"`
+	RBD  string        `json:",omitempty"`
 	// Device is the guest device the attachment records (/dev/vda for
 	// the root volume), filled in by the FSM.
 	Device string `json:",omitempty"`
@@ -53,6 +57,10 @@ func copyBlockDevices(list []*BlockDevice) []*BlockDevice {
 	out := make([]*BlockDevice, len(list))
 	for k, bd := range list {
 		c := *bd
+		if bd.NBD != nil {
+			e := *bd.NBD
+			c.NBD = &e
+		}
 		out[k] = &c
 	}
 	return out

@@ -163,6 +163,11 @@ const (
 	// (FSMLevelBootFromVolume, which the servers require), so no server
 	// of a lower level meets it.
 	FSMLevelBootVolumeBuild = FSMLevelDiskCopy
+	// FSMLevelRemoteBootVolume, of the same release, lets a create's
+	// volumes be kept on other storage hosts than the instance's (an
+	// NBD export, an RBD image), lets an instance booted from such a
+	// volume move, and lets a rebuild reimage it over the network.
+	FSMLevelRemoteBootVolume = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy

@@ -51,16 +51,18 @@ func (q *request) bootVolumes(mappings []volumeMapping, args *structs.InstanceCr
 
 // checkVolumeMappings applies Nova's _validate_bdm to the volume
 // mappings before anything is made (a snapshot's mapping without a
-// size takes the snapshot's), and returns the storage host that
-// the existing volumes and snapshots named are on ("" for none).
+// size takes the snapshot's), and returns the storage host of the
+// first existing volume or snapshot named ("" for none), next to which
+// the new volumes are made: a server whose volume is kept on a host
+// that serves no NBD exports runs there with all its volumes (the
+// servers refuse other hosts' volumes then), and one whose volumes are
+// all reached over the network (NBD, RBD) may have them anywhere.
 func (q *request) checkVolumeMappings(mappings []volumeMapping) (string, error) {
 	host := ""
-	pin := func(h, what string) error {
-		if host != "" && h != host {
-			return badRequest("Block Device Mapping is Invalid: %s is kept on another storage host than the server's other volumes.", what)
+	next := func(h string) {
+		if host == "" {
+			host = h
 		}
-		host = h
-		return nil
 	}
 	for i := range mappings {
 		m := &mappings[i]
@@ -88,9 +90,7 @@ func (q *request) checkVolumeMappings(mappings []volumeMapping) (string, error) 
 			if m.bootIndex == 0 && !v.Bootable {
 				return "", badRequest("Block Device %s is not bootable.", v.ID)
 			}
-			if err := pin(v.Host, "volume "+v.ID); err != nil {
-				return "", err
-			}
+			next(v.Host)
 		case "snapshot":
 			var out structs.SingleVolumeSnapshotResponse
 			err := q.call("Volume.SnapshotGet", &structs.VolumeSnapshotSpecificRequest{SnapshotID: m.uuid, ProjectID: q.token.ProjectID}, &out)
@@ -100,9 +100,7 @@ func (q *request) checkVolumeMappings(mappings []volumeMapping) (string, error) 
 				}
 				return "", err
 			}
-			if err := pin(out.Snapshot.Host, "snapshot "+m.uuid); err != nil {
-				return "", err
-			}
+			next(out.Snapshot.Host)
 			if m.size <= 0 {
 				m.size = int64(out.Snapshot.SizeGB) // Nova's: the snapshot's size
 			}

@@ -411,8 +411,31 @@ func validate(spec *virt.InstanceSpec) error {
 		return fmt.Errorf("invalid spec: VCPUs %d, want at least 1", spec.VCPUs)
 	case spec.MemoryMB < 1:
 		return fmt.Errorf("invalid spec: MemoryMB %d, want at least 1", spec.MemoryMB)
+	case spec.RootVolume != nil && !validVolume(spec.RootVolume):
+		// As libvirt's: a root volume is a file or a network disk.
+		return fmt.Errorf("invalid spec: root volume %q needs an id and either a path or a network source with a name and a host", spec.RootVolume.ID)
 	}
 	return nil
+}
+
+// validVolume reports whether v names a volume the way the libvirt
+// driver accepts one: an id and either a path or a network source with
+// a name and servers.
+func validVolume(v *virt.Volume) bool {
+	if v.ID == "" || (v.Path == "") == (v.Network == nil) {
+		return false
+	}
+	return v.Network == nil || (v.Network.Name != "" && len(v.Network.Hosts) > 0)
+}
+
+// cloneVolume deep-copies a volume (its network source).
+func cloneVolume(v virt.Volume) virt.Volume {
+	if v.Network != nil {
+		n := *v.Network
+		n.Hosts = slices.Clone(n.Hosts)
+		v.Network = &n
+	}
+	return v
 }
 
 // cloneSpec deep-copies a spec so callers cannot change it under us.
@@ -427,10 +450,16 @@ func cloneSpec(s *virt.InstanceSpec) virt.InstanceSpec {
 	// Fetched disks are files the spawn took over, not part of the spec.
 	c.Disks = nil
 	if s.RootVolume != nil {
-		rv := *s.RootVolume
+		rv := cloneVolume(*s.RootVolume)
 		c.RootVolume = &rv
 	}
-	c.Volumes = slices.Clone(s.Volumes)
+	c.Volumes = make([]virt.Volume, 0, len(s.Volumes))
+	for _, v := range s.Volumes {
+		c.Volumes = append(c.Volumes, cloneVolume(v))
+	}
+	if s.Volumes == nil {
+		c.Volumes = nil
+	}
 	c.NICs = slices.Clone(s.NICs)
 	for i := range c.NICs {
 		c.NICs[i].IPs = slices.Clone(s.NICs[i].IPs)

@@ -70,6 +70,6 @@ func (d *Driver) RootVolume(id string) *virt.Volume {
 	if !ok || in.spec.RootVolume == nil {
 		return nil
 	}
-	rv := *in.spec.RootVolume
+	rv := cloneVolume(*in.spec.RootVolume)
 	return &rv
 }

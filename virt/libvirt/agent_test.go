@@ -52,6 +52,8 @@ type host struct {
 	// empty); ceph, how the host attaches RBD volumes.
 	backend string
 	ceph    *client.CephAttach
+	// nbdTLS is the agent's client certificate for NBD exports.
+	nbdTLS *client.NBDClientTLS
 }
 
 // Flavors small enough for TCG on a test machine.
@@ -132,7 +134,7 @@ func (c *cloud) startAgent(h *host) {
 		DataDir: h.dataDir, NodeName: h.name, HostName: h.name, Driver: h.drv, RPC: c.srv,
 		Logger: testLogger(c.t, "agent-"+h.name), ReportInterval: 20 * time.Millisecond, PowerSyncInterval: h.syncEvery,
 		DiskExportURL: c.diskExport(h), StorageCapacityGB: h.storageGB, ImageFiles: h.images,
-		StorageNBDAddress: h.nbdAddr, StorageBackend: h.backend, Ceph: h.ceph,
+		StorageNBDAddress: h.nbdAddr, StorageBackend: h.backend, Ceph: h.ceph, NBDClientTLS: h.nbdTLS,
 	})
 	if err != nil {
 		c.t.Fatal(err)

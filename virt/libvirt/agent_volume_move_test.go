@@ -22,20 +22,33 @@ import (
 // B's nbd_tls_x509_cert_dir (peer.NBDTLSDir).
 func nbdHosts(t *testing.T) (c *cloud, hb, ha *host, sa *storageAgent, peer *libvirtpeer.Peer, id string) {
 	t.Helper()
+	c, hb, peer = peerHost(t, "hvb")
+	id = c.boot("vm").ID
+	ha, sa = nbdStorageHost(t, c, peer)
+	return c, hb, ha, sa, peer, id
+}
+
+// peerHost is a cloud with one host, name, on a second libvirtd.
+func peerHost(t *testing.T, name string) (c *cloud, h *host, peer *libvirtpeer.Peer) {
+	t.Helper()
 	c = newCloud(t)
 	peer = libvirtpeer.Start(t)
-	caFile, certFile, keyFile := nbdCerts(t, peer.NBDTLSDir)
-
-	// B first, alone, so the instance lands on it.
-	hb = &host{name: "hvb", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = "hvb", peer.URI }),
+	h = &host{name: name, env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = name, peer.URI }),
 		dataDir: t.TempDir(), syncEvery: time.Second}
-	hb.drv = hb.env.drv
+	h.drv = h.env.drv
 	c.mu.Lock()
-	c.hosts[hb.name] = hb
+	c.hosts[h.name] = h
 	c.mu.Unlock()
-	c.startAgent(hb)
-	id = c.boot("vm").ID
+	c.startAgent(h)
+	return c, h, peer
+}
 
+// nbdStorageHost adds to c the host A, a storage host whose storage
+// agent serves NBD with TLS at A's nbdAddr, with the agents'
+// certificate in peer's nbd_tls_x509_cert_dir.
+func nbdStorageHost(t *testing.T, c *cloud, peer *libvirtpeer.Peer) (ha *host, sa *storageAgent) {
+	t.Helper()
+	caFile, certFile, keyFile := nbdCerts(t, peer.NBDTLSDir)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +79,35 @@ func nbdHosts(t *testing.T) (c *cloud, hb, ha *host, sa *storageAgent, peer *lib
 			t.Error(err)
 		}
 	})
-	return c, hb, ha, sa, peer, id
+	return ha, sa
+}
+
+// thirdPeer adds to c the host C on a third libvirtd, with the
+// certificates of peerB's nbd_tls_x509_cert_dir for QEMU's NBD client;
+// tweak, when given, adjusts C before its agent starts.
+func thirdPeer(t *testing.T, c *cloud, peerB *libvirtpeer.Peer, tweak ...func(*host)) (hc *host, peerC *libvirtpeer.Peer) {
+	t.Helper()
+	peerC = libvirtpeer.Start(t)
+	for _, f := range []string{"ca-cert.pem", "client-cert.pem", "client-key.pem"} {
+		b, err := os.ReadFile(peerB.NBDTLSDir + "/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(peerC.NBDTLSDir+"/"+f, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hc = &host{name: "hvc", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = "hvc", peerC.URI }),
+		dataDir: t.TempDir(), syncEvery: time.Second}
+	hc.drv = hc.env.drv
+	for _, f := range tweak {
+		f(hc)
+	}
+	c.mu.Lock()
+	c.hosts[hc.name] = hc
+	c.mu.Unlock()
+	c.startAgent(hc)
+	return hc, peerC
 }
 
 // TestAgentColdMigrationKeepsAVolume: an instance on host B with a
@@ -89,23 +130,7 @@ func TestAgentColdMigrationKeepsAVolume(t *testing.T) {
 	began := time.Now()
 	c, hb, ha, _, peerB, id := nbdHosts(t)
 	// C, a third libvirtd, with the same certificates for QEMU's client.
-	peerC := libvirtpeer.Start(t)
-	for _, f := range []string{"ca-cert.pem", "client-cert.pem", "client-key.pem"} {
-		b, err := os.ReadFile(peerB.NBDTLSDir + "/" + f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(peerC.NBDTLSDir+"/"+f, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	hc := &host{name: "hvc", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = "hvc", peerC.URI }),
-		dataDir: t.TempDir(), syncEvery: time.Second}
-	hc.drv = hc.env.drv
-	c.mu.Lock()
-	c.hosts[hc.name] = hc
-	c.mu.Unlock()
-	c.startAgent(hc)
+	hc, peerC := thirdPeer(t, c, peerB)
 	t.Logf("three hosts up, the instance ACTIVE on B, %v after the start", time.Since(began))
 
 	var created structs.SingleVolumeResponse

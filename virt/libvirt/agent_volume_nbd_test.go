@@ -140,7 +140,9 @@ func tryReadThrough(t *testing.T, lv *golibvirt.Libvirt, dom golibvirt.Domain, a
 	}
 	node := ""
 	for _, b := range blocks.Return {
-		if (b.QDev == alias || strings.HasSuffix(b.QDev, "/"+alias)) && b.Inserted != nil {
+		// A virtio-blk disk's backend is a child of its PCI device
+		// (…/virtio-disk0/virtio-backend).
+		if (b.QDev == alias || strings.HasSuffix(b.QDev, "/"+alias) || strings.HasSuffix(b.QDev, "/"+alias+"/virtio-backend")) && b.Inserted != nil {
 			node = b.Inserted.NodeName
 		}
 	}

@@ -57,23 +57,39 @@ func (b *blockPlan) close(keep bool, d *Driver) {
 // file of the image, when given), which are deleted again if it fails.
 func (d *Driver) performLive(lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, dconn, destImage string, flags golibvirt.DomainMigrateFlags) (err error) {
 	var params []golibvirt.TypedParam
-	if d.cfg.SharedStorage {
+	switch {
+	case d.cfg.SharedStorage:
 		flags |= golibvirt.MigrateUnsafe
-	} else {
+	case len(m.Disks) == 0 && (m.RootVolume != nil || len(m.Volumes) > 0):
+		// Booted from a volume with no disk of its own: every disk is
+		// reached over the network from both hosts (its storage
+		// host's export, an RBD image), shared storage as far as the
+		// migration goes, and libvirt must copy none of them.
+		d.cfg.Logger.Info("live migration on network volumes alone", "instance_id", m.ID, "destination", dconn)
+	default:
 		plan, perr := d.prepareBlockMigration(lv, dom, m, dconn, destImage)
 		if perr != nil {
 			return fmt.Errorf("prepare the live migration to %s: %w", dconn, perr)
 		}
-		if plan == nil {
-			flags |= golibvirt.MigrateNonSharedDisk
-		} else {
-			flags |= plan.flags
-			params = plan.params
-			defer func() { plan.close(err == nil, d) }()
-		}
 		disks, derr := migrateDisksParams(lv, dom, m) // blockmigrate_volumes.go
 		if derr != nil {
+			if plan != nil {
+				plan.close(false, d)
+			}
 			return fmt.Errorf("prepare the live migration to %s: %w", dconn, derr)
+		}
+		// With volumes and no writable disk of its own (a read-only
+		// config drive, uploaded by the plan), nothing is copied.
+		copies := disks == nil || len(disks) > 0
+		switch {
+		case plan == nil && copies:
+			flags |= golibvirt.MigrateNonSharedDisk
+		case plan != nil:
+			if copies {
+				flags |= plan.flags
+			}
+			params = plan.params
+			defer func() { plan.close(err == nil, d) }()
 		}
 		params = append(params, disks...)
 		d.cfg.Logger.Info("block migration", "instance_id", m.ID, "destination", dconn,

@@ -56,3 +56,54 @@ func TestBootVolumeIsTheRootDisk(t *testing.T) {
 		t.Fatal("a root volume without its file spawned")
 	}
 }
+
+// TestBootVolumeOverTheNetwork: a root volume of another host is the
+// domain's first disk (vda, raw to QEMU) as a network disk: the storage
+// host's NBD export with TLS, or an RBD image with its cephx user and
+// libvirt secret; no file is looked for.
+func TestBootVolumeOverTheNetwork(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		net  *virt.NetworkDisk
+		want func(*libvirtxml.DomainDiskSourceNetwork) bool
+	}{
+		{"nbd", &virt.NetworkDisk{Protocol: virt.NetworkNBD, Name: "volume-r-a", Hosts: []string{"10.0.0.9:10809"}, TLS: true},
+			func(n *libvirtxml.DomainDiskSourceNetwork) bool {
+				return n.Protocol == "nbd" && n.Name == "volume-r-a" && n.TLS == "yes" && len(n.Hosts) == 1 &&
+					n.Hosts[0].Name == "10.0.0.9" && n.Hosts[0].Port == "10809" && n.Auth == nil
+			}},
+		{"rbd", &virt.NetworkDisk{Protocol: virt.NetworkRBD, Name: "volumes/volume-r", Hosts: []string{"127.0.0.1:6789"},
+			User: "cinder", SecretUUID: "457eb676-33da-42ec-9a8c-9293d545c337"},
+			func(n *libvirtxml.DomainDiskSourceNetwork) bool {
+				return n.Protocol == "rbd" && n.Name == "volumes/volume-r" && n.Auth != nil && n.Auth.Username == "cinder" &&
+					n.Auth.Secret != nil && n.Auth.Secret.UUID == "457eb676-33da-42ec-9a8c-9293d545c337"
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := &virt.InstanceSpec{ID: "i1", VCPUs: 1, MemoryMB: 64,
+				RootVolume: &virt.Volume{ID: "r", Device: "/dev/vda", Network: tc.net}}
+			m := &instanceMeta{ID: "i1"}
+			if err := bootVolumes(m, spec); err != nil {
+				t.Fatal(err)
+			}
+			doc, err := (&Driver{}).domainXML(m, "qemu", "x86_64")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var x libvirtxml.Domain
+			if err := x.Unmarshal(doc); err != nil {
+				t.Fatal(err)
+			}
+			if len(x.Devices.Disks) != 1 {
+				t.Fatalf("disks: %+v", x.Devices.Disks)
+			}
+			d0 := x.Devices.Disks[0]
+			if d0.Target.Dev != "vda" || d0.Target.Bus != "virtio" || d0.Driver.Type != "raw" || d0.Source.Network == nil || !tc.want(d0.Source.Network) {
+				t.Fatalf("root disk: %+v %+v %+v", d0.Target, d0.Driver, d0.Source.Network)
+			}
+			if len(x.OS.BootDevices) != 1 || x.OS.BootDevices[0].Dev != "hd" {
+				t.Fatalf("boot: %+v", x.OS.BootDevices)
+			}
+		})
+	}
+}

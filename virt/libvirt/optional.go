@@ -356,6 +356,10 @@ func (d *Driver) Snapshot(ctx context.Context, id string, imageName string) (str
 	err := d.withDomain(ctx, "Snapshot", id, func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) error {
 		root := m.disk(diskRoot)
 		if root == nil && m.RootVolume != nil {
+			if m.RootVolume.Network != nil {
+				return fmt.Errorf("the root volume %s is reached over the network (%s), which this driver does not snapshot; snapshot the volume instead",
+					m.RootVolume.ID, m.RootVolume.Network.Protocol)
+			}
 			// Booted from a volume: the image is the volume's content.
 			root = &metaDisk{Role: diskRoot, Path: m.RootVolume.Path}
 		}
