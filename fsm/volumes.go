@@ -153,7 +153,7 @@ func (s *StateStore) UpdateVolume(index uint64, e *structs.VolumeUpdateEntry) er
 			if len(v.Attachments) > 0 {
 				return structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s is attached", v.ID)
 			}
-			if err := checkNoSnapshots(txn, v.ID); err != nil {
+			if err := snapshotsBeforeVolumeDelete(txn, index, v.ID, e); err != nil {
 				return err
 			}
 		}
@@ -182,6 +182,9 @@ func (s *StateStore) UpdateVolume(index uint64, e *structs.VolumeUpdateEntry) er
 	c.ModifyIndex = index
 	if err := txn.Insert(TableVolumes, c); err != nil {
 		return fmt.Errorf("update volume %s: %w", v.ID, err)
+	}
+	if e.Cascade {
+		return commitAt(txn, index, TableVolumes, TableVolumeSnapshots)
 	}
 	return commitAt(txn, index, TableVolumes)
 }

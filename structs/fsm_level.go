@@ -121,6 +121,13 @@ const (
 	// It needs no gate of its own: volumes exist only once every server
 	// has FSMLevelVolumes, the same level.
 	FSMLevelVolumeMove = FSMLevelDiskCopy
+	// FSMLevelVolumeCascade, of the same release, adds a meaning: a
+	// volume update to deleting with Cascade takes the volume's
+	// snapshots to deleting with it, where an older FSM refuses a
+	// volume with snapshots. Like FSMLevelVolumeMove it needs no gate
+	// of its own: volumes exist only once every server has
+	// FSMLevelVolumes, the same level.
+	FSMLevelVolumeCascade = FSMLevelDiskCopy
 	// FSMLevelBootFromVolume, of the same release, adds the block
 	// devices of instance creates: an older server would store the
 	// instances without attaching their volumes, so the servers refuse

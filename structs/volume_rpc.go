@@ -34,6 +34,12 @@ type VolumeUpdateEntry struct {
 	ProviderLocation *string
 	ErrorMessage     *string
 	UpdatedAt        int64
+	// Cascade, with Status deleting, takes the volume's snapshots to
+	// deleting in the same write (Cinder's cascade delete) instead of
+	// refusing a volume that has any; each must be in CascadeFrom (any
+	// status when empty) or the entry is refused (FSMLevelVolumeCascade).
+	Cascade     bool     `json:",omitempty"`
+	CascadeFrom []string `json:",omitempty"`
 }
 
 // VolumeDeleteEntry removes a volume's record (its storage is gone or
@@ -143,11 +149,12 @@ type VolumeUpdateRequest struct {
 }
 
 // VolumeDeleteRequest deletes a volume; Force is os-force_delete (any
-// status but attached).
+// status but attached); Cascade deletes its snapshots first.
 type VolumeDeleteRequest struct {
 	VolumeID  string
 	ProjectID string
 	Force     bool
+	Cascade   bool
 	WriteRequest
 }
 
