@@ -159,6 +159,9 @@ func (s *StateStore) UpdateVolume(index uint64, e *structs.VolumeUpdateEntry) er
 		}
 		c.Status = e.Status
 	}
+	if err := applyUpload(c, e); err != nil {
+		return err
+	}
 	if e.SizeGB != 0 && e.SizeGB != v.SizeGB {
 		if e.SizeGB < v.SizeGB {
 			return structs.Errorf(structs.KindInvalid, "Invalid input received: New size for extend must be greater than current size. (current: %d, extended: %d).", v.SizeGB, e.SizeGB)

@@ -128,6 +128,11 @@ const (
 	// of its own: volumes exist only once every server has
 	// FSMLevelVolumes, the same level.
 	FSMLevelVolumeCascade = FSMLevelDiskCopy
+	// FSMLevelVolumeUpload, of the same release, adds the uploading
+	// volume status and a volume update's Upload (os-volume_upload_image),
+	// which an older FSM would refuse or drop. It needs no gate of its
+	// own either: it came with FSMLevelVolumes.
+	FSMLevelVolumeUpload = FSMLevelDiskCopy
 	// FSMLevelBootFromVolume, of the same release, adds the block
 	// devices of instance creates: an older server would store the
 	// instances without attaching their volumes, so the servers refuse

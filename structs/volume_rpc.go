@@ -40,6 +40,10 @@ type VolumeUpdateEntry struct {
 	// status when empty) or the entry is refused (FSMLevelVolumeCascade).
 	Cascade     bool     `json:",omitempty"`
 	CascadeFrom []string `json:",omitempty"`
+	// Upload, with Status uploading, names the image the storage host
+	// copies the volume into (FSMLevelVolumeUpload); a volume leaving
+	// uploading forgets it.
+	Upload *VolumeUpload `json:",omitempty"`
 }
 
 // VolumeDeleteEntry removes a volume's record (its storage is gone or

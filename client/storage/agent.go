@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -37,7 +38,12 @@ type Config struct {
 	// Images fetches images for volumes made from one; nil refuses
 	// them.
 	Images ImageFiles
-	Logger hclog.Logger
+	// Uploader sends volumes uploaded to images (upload.go) to the
+	// servers; nil refuses uploads. WorkDir holds the converted image
+	// while it is sent (default: the system's temporary directory).
+	Uploader ImageUploader
+	WorkDir  string
+	Logger   hclog.Logger
 	// MaxQueryTime bounds one blocking query (default 5 minutes).
 	MaxQueryTime time.Duration
 }
@@ -61,6 +67,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.MaxQueryTime <= 0 {
 		cfg.MaxQueryTime = 5 * time.Minute
+	}
+	if cfg.WorkDir == "" {
+		cfg.WorkDir = os.TempDir()
 	}
 	return &Agent{cfg: cfg, log: cfg.Logger}, nil
 }
@@ -152,6 +161,8 @@ func (a *Agent) driveVolume(ctx context.Context, v *structs.Volume) {
 	case structs.VolumeExtending:
 		err := a.cfg.Backend.ExtendVolume(ctx, v)
 		a.finishVolume(v, structs.VolumeAvailable, structs.VolumeErrorExtend, "", err)
+	case structs.VolumeUploading:
+		a.uploadImage(ctx, v)
 	case structs.VolumeDeleting:
 		if err := a.cfg.Backend.DeleteVolume(ctx, v.ID); err != nil {
 			a.finishVolume(v, "", structs.VolumeErrorDeleting, "", err)
