@@ -159,7 +159,7 @@ func (s *StateStore) UpdateVolume(index uint64, e *structs.VolumeUpdateEntry) er
 		}
 		c.Status = e.Status
 	}
-	if err := applyUpload(c, e); err != nil {
+	if err := applyUploadAndType(c, e); err != nil {
 		return err
 	}
 	if e.SizeGB != 0 && e.SizeGB != v.SizeGB {

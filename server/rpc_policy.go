@@ -290,6 +290,7 @@ var rpcRules = map[string]rpcRule{
 		doc: "os-reset_status admins only"},
 	"Volume.SnapshotDelete": {users: policy.Member, ownProject: true},
 	"Volume.UploadImage":    {users: policy.Member, ownProject: true},
+	"Volume.Retype":         {users: policy.Member, ownProject: true},
 	"Volume.TypeList":       ruleAnyone,
 	"Volume.TypeGet":        ruleAnyone,
 	"Volume.TypeUpsert":     ruleAdmin,

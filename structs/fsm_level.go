@@ -133,6 +133,10 @@ const (
 	// which an older FSM would refuse or drop. It needs no gate of its
 	// own either: it came with FSMLevelVolumes.
 	FSMLevelVolumeUpload = FSMLevelDiskCopy
+	// FSMLevelVolumeRetype, of the same release, adds a volume update's
+	// VolumeTypeID (os-retype), which an older FSM would drop. It came
+	// with FSMLevelVolumes and needs no gate of its own.
+	FSMLevelVolumeRetype = FSMLevelDiskCopy
 	// FSMLevelBootFromVolume, of the same release, adds the block
 	// devices of instance creates: an older server would store the
 	// instances without attaching their volumes, so the servers refuse

@@ -44,6 +44,9 @@ type VolumeUpdateEntry struct {
 	// copies the volume into (FSMLevelVolumeUpload); a volume leaving
 	// uploading forgets it.
 	Upload *VolumeUpload `json:",omitempty"`
+	// VolumeTypeID retypes the volume (os-retype within its backend,
+	// FSMLevelVolumeRetype).
+	VolumeTypeID *string `json:",omitempty"`
 }
 
 // VolumeDeleteEntry removes a volume's record (its storage is gone or

@@ -16,6 +16,8 @@ func (q *request) moreVolumeActions(name string, raw json.RawMessage) (bool, err
 	switch name {
 	case "os-volume_upload_image":
 		return true, q.uploadImage(raw)
+	case "os-retype":
+		return true, q.retype(raw)
 	}
 	return false, nil
 }
