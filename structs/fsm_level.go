@@ -137,6 +137,9 @@ const (
 	// VolumeTypeID (os-retype), which an older FSM would drop. It came
 	// with FSMLevelVolumes and needs no gate of its own.
 	FSMLevelVolumeRetype = FSMLevelDiskCopy
+	// FSMLevelVolumeTypeAccess, of the same release, adds the projects
+	// of private volume types (VolumeTypeAccessType).
+	FSMLevelVolumeTypeAccess = FSMLevelDiskCopy
 	// FSMLevelBootFromVolume, of the same release, adds the block
 	// devices of instance creates: an older server would store the
 	// instances without attaching their volumes, so the servers refuse
@@ -247,6 +250,7 @@ var messageTypeLevels = map[MessageType]FSMLevel{
 	VolumeTypeDeleteType:      FSMLevelVolumes,
 	VolumeQuotaUpdateType:     FSMLevelVolumes,
 	VolumeAttachmentType:      FSMLevelVolumeAttachments,
+	VolumeTypeAccessType:      FSMLevelVolumeTypeAccess,
 }
 
 // MessageTypeLevel returns the level that introduced t (the ignorable

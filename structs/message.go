@@ -108,6 +108,9 @@ const (
 	ApplicationCredentialType MessageType = 98
 	// 99: the Block Storage API's volume attachments (3.27+).
 	VolumeAttachmentType MessageType = 99
+	// 110: the projects of a private volume type
+	// (os-volume-type-access).
+	VolumeTypeAccessType MessageType = 110
 )
 
 // String names a message type for logs and errors.
@@ -195,6 +198,7 @@ var messageTypeNames = map[MessageType]string{
 	VolumeTypeDeleteType:      "VolumeTypeDelete",
 	VolumeQuotaUpdateType:     "VolumeQuotaUpdate",
 	VolumeAttachmentType:      "VolumeAttachment",
+	VolumeTypeAccessType:      "VolumeTypeAccess",
 	ApplicationCredentialType: "ApplicationCredential",
 }
 

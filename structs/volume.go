@@ -311,6 +311,9 @@ type VolumeType struct {
 	Description string
 	IsPublic    bool
 	ExtraSpecs  map[string]string
+	// Projects may use the type while it is private
+	// (os-volume-type-access); only VolumeTypeAccessEntry changes it.
+	Projects []string `json:",omitempty"`
 
 	CreateIndex uint64
 	ModifyIndex uint64
