@@ -38,7 +38,7 @@ func qemuIO(t *testing.T, path string, cmds ...string) string {
 func TestVolumeUploadToImage(t *testing.T) {
 	t.Parallel()
 	a, pool := volumeAgent(t)
-	admin, demo := keystoneToken(t, a, "admin"), keystoneToken(t, a, "demo")
+	demo := keystoneToken(t, a, "demo")
 	project := projectOf(t, a, demo)
 	base := "/volume/v3/" + project
 	src := createVolume(t, a, base, demo, map[string]any{"size": 1, "name": "src", "description": "d"})
@@ -87,11 +87,22 @@ func TestVolumeUploadToImage(t *testing.T) {
 		t.Fatalf("converted images left behind: %v", left)
 	}
 
-	// An in-use volume needs force (Cinder's message).
-	volumeCall(t, a, "POST", "/volume/v3/volumes/"+src+"/action", admin, "", map[string]any{"os-reset_status": map[string]any{"status": "in-use"}}).
+	// An in-use volume needs force (Cinder's message); with it, the
+	// volume is uploaded and back in-use, its attachment kept.
+	volumeCall(t, a, "POST", action, demo, "", map[string]any{"os-reserve": map[string]any{}}).want(t, http.StatusAccepted)
+	volumeCall(t, a, "POST", action, demo, "", map[string]any{"os-attach": map[string]any{"host_name": "elsewhere", "mountpoint": "/dev/vdb"}}).
 		want(t, http.StatusAccepted)
+	waitVolumeStatus(t, a, base, demo, src, "in-use")
 	upload("", map[string]any{"image_name": "busy"}).fault(t, http.StatusBadRequest, "badRequest",
 		"Invalid volume: Volume "+src+" status must be available")
+	r = upload("", map[string]any{"image_name": "attached", "force": "True", "disk_format": "qcow2"}).want(t, http.StatusAccepted)
+	if v := waitVolumeStatus(t, a, base, demo, src, "in-use"); len(v["attachments"].([]any)) != 1 {
+		t.Fatalf("volume after a forced upload %v", v)
+	}
+	attached := r.body["os-volume_upload_image"].(map[string]any)["image_id"].(string)
+	if img := gl(t, a, "GET", "/v2/images/"+attached, demo, nil).want(t, http.StatusOK).body; img["status"] != "active" || img["visibility"] != "shared" {
+		t.Fatalf("image of the in-use volume (3.0: Glance's default visibility) %v", img)
+	}
 	list := gl(t, a, "GET", "/v2/images", demo, nil).want(t, http.StatusOK)
 	if n := strings.Count(string(list.raw), `"name":"from-volume"`); n != 1 || strings.Contains(string(list.raw), `"busy"`) {
 		t.Fatalf("images after the refusals: %s", list.raw)
