@@ -74,6 +74,8 @@ func TestVolumeListSortAndSummary(t *testing.T) {
 		"?sort=size:up":            "Invalid input received: Unknown sort direction, must be 'desc' or 'asc'.",
 		"?sort_dir=sideways":       "Unknown sort direction",
 		"?sort=size&sort_key=name": "The 'sort_key' and 'sort_dir' parameters are deprecated and cannot be used with the 'sort' parameter.",
+		"?limit=x":                 "limit param must be an integer",
+		"?limit=-1":                "limit param must be positive",
 	} {
 		volumeCall(t, a, "GET", base+"/volumes"+query, demo, "", nil).fault(t, http.StatusBadRequest, "badRequest", msg)
 	}

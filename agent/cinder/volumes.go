@@ -97,8 +97,11 @@ func paginate[T any](items []T, marker, limit string, id func(T) string) ([]T, e
 	}
 	if limit != "" {
 		n, err := strconv.Atoi(limit)
-		if err != nil || n < 0 {
-			return nil, errorf(http.StatusBadRequest, "Invalid input received: limit must be a non-negative integer")
+		if err != nil {
+			return nil, errorf(http.StatusBadRequest, "limit param must be an integer")
+		}
+		if n < 0 {
+			return nil, errorf(http.StatusBadRequest, "limit param must be positive")
 		}
 		items = items[:min(n, len(items))]
 	}
