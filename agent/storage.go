@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/client/storage"
@@ -52,7 +53,8 @@ func (a *Agent) startStorage(c *client.Client, pool storage.Backend, files stora
 		return err
 	}
 	sa, err := storage.New(storage.Config{HostID: c.HostID(), Region: a.config.Region, NodeSecret: secret,
-		RPC: a.nodeRPC(), Backend: pool, Exports: exports, Images: files, Logger: a.logger.Named("storage")})
+		RPC: a.nodeRPC(), Backend: pool, Exports: exports, Images: files, Logger: a.logger.Named("storage"),
+		Uploader: snapshotUploader{d: a.imageData}, WorkDir: filepath.Join(a.config.DataDir, "storage-upload")})
 	if err != nil {
 		cancel()
 		return err

@@ -60,6 +60,15 @@ func (s *StateStore) UpsertVolumeType(index uint64, t *structs.VolumeType) error
 		return structs.Errorf(structs.KindConflict, "Volume Type %s already exists.", t.Name)
 	}
 	c := *t
+	// The projects of a private type change only through
+	// VolumeTypeAccessEntry, so an upsert made from an older read
+	// never drops one.
+	c.Projects = nil
+	if old, err := first[*structs.VolumeType](txn, nil, TableVolumeTypes, "id", t.ID); err != nil {
+		return err
+	} else if old != nil {
+		c.Projects = old.Projects
+	}
 	err := upsert(txn, TableVolumeTypes, index, &c,
 		func(create, modify uint64) { c.CreateIndex, c.ModifyIndex = create, modify },
 		func(o any) uint64 { return o.(*structs.VolumeType).CreateIndex }, c.ID)

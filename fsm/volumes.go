@@ -161,11 +161,14 @@ func (s *StateStore) UpdateVolume(index uint64, e *structs.VolumeUpdateEntry) er
 			if len(v.Attachments) > 0 {
 				return structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s is attached", v.ID)
 			}
-			if err := checkNoSnapshots(txn, v.ID); err != nil {
+			if err := snapshotsBeforeVolumeDelete(txn, index, v.ID, e); err != nil {
 				return err
 			}
 		}
 		c.Status = e.Status
+	}
+	if err := applyUploadAndType(c, e); err != nil {
+		return err
 	}
 	if e.SizeGB != 0 && e.SizeGB != v.SizeGB {
 		if e.SizeGB < v.SizeGB {
@@ -199,6 +202,9 @@ func (s *StateStore) UpdateVolume(index uint64, e *structs.VolumeUpdateEntry) er
 			return err
 		}
 		return commitAt(txn, index, buildTables...)
+	}
+	if e.Cascade {
+		return commitAt(txn, index, TableVolumes, TableVolumeSnapshots)
 	}
 	return commitAt(txn, index, TableVolumes)
 }

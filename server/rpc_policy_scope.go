@@ -419,7 +419,8 @@ func nodeHostArg(_ *Server, hosts map[string]bool, args any) error {
 
 // nodeImageDelete: an agent deletes the images of snapshots and
 // backups of instances on its hosts (a failed snapshot, backup
-// rotation).
+// rotation), and the image a volume on its hosts is uploading into (a
+// failed upload).
 func nodeImageDelete(s *Server, hosts map[string]bool, args any) error {
 	req, ok := args.(*structs.ImageDeleteRequest)
 	if !ok {
@@ -437,6 +438,9 @@ func nodeImageDelete(s *Server, hosts map[string]bool, args any) error {
 			}
 			return s.nodeOwnsInstance(hosts, id)
 		}
+	}
+	if up, err := nodeUploadsTo(s, hosts, img.ID); up || err != nil {
+		return err
 	}
 	return structs.Errorf(structs.KindPermission, "image %s is not a snapshot of an instance on this agent's hosts", req.ImageID)
 }

@@ -106,7 +106,8 @@ func checkBlobPut(s *Server, c *rpcCredential, args any) error {
 }
 
 // nodeBlobPut: an agent uploads the data of snapshots and backups of
-// instances on its hosts.
+// instances on its hosts, and of the images its hosts' volumes upload
+// to.
 func nodeBlobPut(s *Server, hosts map[string]bool, args any) error {
 	req, ok := args.(*structs.BlobPutRequest)
 	if !ok {
@@ -183,6 +184,18 @@ func nodeImages(state *fsm.StateStore, hosts map[string]bool) (map[string]bool, 
 		}
 		for _, g := range groups {
 			aggs[g.ID] = true
+		}
+		// A storage host builds volumes from images of any visibility
+		// the volume's project may use (a private image uploaded from
+		// another volume, say).
+		vols, err := state.VolumesByHost(nil, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vols {
+			if v.Status == structs.VolumeCreating && v.ImageID != "" {
+				out[v.ImageID] = true
+			}
 		}
 	}
 	if len(aggs) > 0 {

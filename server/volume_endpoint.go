@@ -299,7 +299,7 @@ func (e *Volume) prepareExtend(v *structs.Volume, newSize int, entry *structs.Vo
 // and then its record. A volume no host holds, or whose host was
 // removed from the cluster, is removed at once.
 // Without Force, only Cinder's deletable statuses qualify; never an
-// attached volume or one with snapshots.
+// attached volume, nor one with snapshots unless Cascade.
 func (e *Volume) Delete(args *structs.VolumeDeleteRequest, reply *structs.GenericResponse) error {
 	if done, err := e.srv.forward("Volume.Delete", args, args, reply); done {
 		return err
@@ -315,7 +315,8 @@ func (e *Volume) Delete(args *structs.VolumeDeleteRequest, reply *structs.Generi
 	if err != nil {
 		return err
 	}
-	if slices.ContainsFunc(snaps, func(s *structs.VolumeSnapshot) bool { return s.VolumeID == v.ID }) {
+	snaps = slices.DeleteFunc(snaps, func(s *structs.VolumeSnapshot) bool { return s.VolumeID != v.ID })
+	if len(snaps) > 0 && !args.Cascade {
 		return structs.Errorf(structs.KindInvalid, "%s", deleteRefusal)
 	}
 	from := volumeDeletable
@@ -327,7 +328,9 @@ func (e *Volume) Delete(args *structs.VolumeDeleteRequest, reply *structs.Generi
 	if err != nil {
 		return err
 	}
-	if gone {
+	if args.Cascade {
+		index, err = e.cascadeDelete(v, snaps, from, args.Force, gone)
+	} else if gone {
 		index, err = e.srv.apply(structs.VolumeDeleteType, &structs.VolumeDeleteEntry{ID: v.ID, FromStatus: from})
 	} else {
 		// A forced delete steps outside the status machine.

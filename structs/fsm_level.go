@@ -126,6 +126,25 @@ const (
 	// It needs no gate of its own: volumes exist only once every server
 	// has FSMLevelVolumes, the same level.
 	FSMLevelVolumeMove = FSMLevelDiskCopy
+	// FSMLevelVolumeCascade, of the same release, adds a meaning: a
+	// volume update to deleting with Cascade takes the volume's
+	// snapshots to deleting with it, where an older FSM refuses a
+	// volume with snapshots. Like FSMLevelVolumeMove it needs no gate
+	// of its own: volumes exist only once every server has
+	// FSMLevelVolumes, the same level.
+	FSMLevelVolumeCascade = FSMLevelDiskCopy
+	// FSMLevelVolumeUpload, of the same release, adds the uploading
+	// volume status and a volume update's Upload (os-volume_upload_image),
+	// which an older FSM would refuse or drop. It needs no gate of its
+	// own either: it came with FSMLevelVolumes.
+	FSMLevelVolumeUpload = FSMLevelDiskCopy
+	// FSMLevelVolumeRetype, of the same release, adds a volume update's
+	// VolumeTypeID (os-retype), which an older FSM would drop. It came
+	// with FSMLevelVolumes and needs no gate of its own.
+	FSMLevelVolumeRetype = FSMLevelDiskCopy
+	// FSMLevelVolumeTypeAccess, of the same release, adds the projects
+	// of private volume types (VolumeTypeAccessType).
+	FSMLevelVolumeTypeAccess = FSMLevelDiskCopy
 	// FSMLevelBootFromVolume, of the same release, adds the block
 	// devices of instance creates: an older server would store the
 	// instances without attaching their volumes, so the servers refuse
@@ -250,6 +269,7 @@ var messageTypeLevels = map[MessageType]FSMLevel{
 	VolumeQuotaUpdateType:     FSMLevelVolumes,
 	VolumeAttachmentType:      FSMLevelVolumeAttachments,
 	VolumeBuildTimeoutType:    FSMLevelBootVolumeBuild,
+	VolumeTypeAccessType:      FSMLevelVolumeTypeAccess,
 }
 
 // MessageTypeLevel returns the level that introduced t (the ignorable

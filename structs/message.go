@@ -111,6 +111,9 @@ const (
 	// 106: the leader's end of server builds whose volumes were not
 	// made in time (VolumeBuildTimeoutEntry).
 	VolumeBuildTimeoutType MessageType = 106
+	// 110: the projects of a private volume type
+	// (os-volume-type-access).
+	VolumeTypeAccessType MessageType = 110
 )
 
 // String names a message type for logs and errors.
@@ -199,6 +202,7 @@ var messageTypeNames = map[MessageType]string{
 	VolumeQuotaUpdateType:     "VolumeQuotaUpdate",
 	VolumeAttachmentType:      "VolumeAttachment",
 	VolumeBuildTimeoutType:    "VolumeBuildTimeout",
+	VolumeTypeAccessType:      "VolumeTypeAccess",
 	ApplicationCredentialType: "ApplicationCredential",
 }
 

@@ -23,6 +23,10 @@ const (
 	VolumeExtending     = "extending"
 	VolumeErrorExtend   = "error_extending"
 	VolumeMaintenance   = "maintenance"
+	// VolumeUploading is os-volume_upload_image at work: the storage
+	// host copies the volume into an image, then the volume goes back
+	// to in-use if it has attachments, else available.
+	VolumeUploading = "uploading"
 )
 
 // volumeTransitions is Cinder's volume status machine: the statuses each
@@ -31,10 +35,10 @@ const (
 // reserved → attaching → in-use → detaching → available.
 var volumeTransitions = map[string][]string{
 	VolumeCreating:      {VolumeAvailable, VolumeError},
-	VolumeAvailable:     {VolumeReserved, VolumeAttaching, VolumeExtending, VolumeDeleting, VolumeMaintenance},
+	VolumeAvailable:     {VolumeReserved, VolumeAttaching, VolumeExtending, VolumeDeleting, VolumeMaintenance, VolumeUploading},
 	VolumeReserved:      {VolumeAttaching, VolumeAvailable},
 	VolumeAttaching:     {VolumeInUse, VolumeAvailable, VolumeError},
-	VolumeInUse:         {VolumeDetaching, VolumeExtending},
+	VolumeInUse:         {VolumeDetaching, VolumeExtending, VolumeUploading},
 	VolumeDetaching:     {VolumeAvailable, VolumeInUse},
 	VolumeExtending:     {VolumeAvailable, VolumeInUse, VolumeErrorExtend},
 	VolumeError:         {VolumeDeleting},
@@ -42,6 +46,7 @@ var volumeTransitions = map[string][]string{
 	VolumeErrorDeleting: {VolumeDeleting},
 	VolumeDeleting:      {VolumeErrorDeleting},
 	VolumeMaintenance:   {VolumeAvailable},
+	VolumeUploading:     {VolumeAvailable, VolumeInUse},
 }
 
 // VolumeTransitionAllowed reports whether a volume may move from one
@@ -53,7 +58,7 @@ func VolumeTransitionAllowed(from, to string) bool {
 // VolumeStatuses lists every status os-reset_status may set.
 var VolumeStatuses = []string{VolumeCreating, VolumeAvailable, VolumeReserved, VolumeAttaching,
 	VolumeInUse, VolumeDetaching, VolumeDeleting, VolumeError, VolumeErrorDeleting,
-	VolumeExtending, VolumeErrorExtend, VolumeMaintenance}
+	VolumeExtending, VolumeErrorExtend, VolumeMaintenance, VolumeUploading}
 
 // Volume snapshot statuses, Cinder's.
 const (
@@ -150,6 +155,9 @@ type Volume struct {
 	// Attachments are the instances using the volume; empty until
 	// attachments come (attach_status detached).
 	Attachments []*VolumeAttachment
+	// Upload is the image the storage host copies the volume into
+	// while it is uploading; nil otherwise.
+	Upload      *VolumeUpload `json:",omitempty"`
 	Multiattach bool
 	// MadeFor is set on a volume a server create made, until it is
 	// attached to that server or the build ended (VolumeMadeFor).
@@ -253,6 +261,10 @@ func (v *Volume) Copy() *Volume {
 		m := *v.MadeFor
 		c.MadeFor = &m
 	}
+	if v.Upload != nil {
+		u := *v.Upload
+		c.Upload = &u
+	}
 	if v.Attachments != nil {
 		c.Attachments = make([]*VolumeAttachment, len(v.Attachments))
 		for i, a := range v.Attachments {
@@ -306,6 +318,9 @@ type VolumeType struct {
 	Description string
 	IsPublic    bool
 	ExtraSpecs  map[string]string
+	// Projects may use the type while it is private
+	// (os-volume-type-access); only VolumeTypeAccessEntry changes it.
+	Projects []string `json:",omitempty"`
 
 	CreateIndex uint64
 	ModifyIndex uint64

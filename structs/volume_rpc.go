@@ -34,6 +34,19 @@ type VolumeUpdateEntry struct {
 	ProviderLocation *string
 	ErrorMessage     *string
 	UpdatedAt        int64
+	// Cascade, with Status deleting, takes the volume's snapshots to
+	// deleting in the same write (Cinder's cascade delete) instead of
+	// refusing a volume that has any; each must be in CascadeFrom (any
+	// status when empty) or the entry is refused (FSMLevelVolumeCascade).
+	Cascade     bool     `json:",omitempty"`
+	CascadeFrom []string `json:",omitempty"`
+	// Upload, with Status uploading, names the image the storage host
+	// copies the volume into (FSMLevelVolumeUpload); a volume leaving
+	// uploading forgets it.
+	Upload *VolumeUpload `json:",omitempty"`
+	// VolumeTypeID retypes the volume (os-retype within its backend,
+	// FSMLevelVolumeRetype).
+	VolumeTypeID *string `json:",omitempty"`
 }
 
 // VolumeDeleteEntry removes a volume's record (its storage is gone or
@@ -143,11 +156,12 @@ type VolumeUpdateRequest struct {
 }
 
 // VolumeDeleteRequest deletes a volume; Force is os-force_delete (any
-// status but attached).
+// status but attached); Cascade deletes its snapshots first.
 type VolumeDeleteRequest struct {
 	VolumeID  string
 	ProjectID string
 	Force     bool
+	Cascade   bool
 	WriteRequest
 }
 

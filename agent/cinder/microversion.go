@@ -19,7 +19,11 @@ const (
 
 // The microversions that change what this API answers.
 const (
+	mvVolumeSummary      = 12 // GET /volumes/summary
 	mvGroupVolume        = 13 // group_id in volume details
+	mvVolumeDeleteForce  = 23 // DELETE /volumes/{id}?force=true
+	mvSnapshotSort       = 30 // sort by a snapshot's name
+	mvSummaryMetadata    = 36 // metadata in the volume summary
 	mvProviderID         = 21 // provider_id for admins
 	mvGroupSnapshots     = 14 // group_snapshot_id in snapshot details
 	mvSnapshotUserID     = 41 // user_id in snapshot details

@@ -41,6 +41,19 @@ func (a *API) routes() []route.Route[handler] {
 		{Pattern: "DELETE /v3/snapshots/{id}", Access: member, Policy: "volume:delete_snapshot", Handle: a.snapshotDelete},
 		{Pattern: "POST /v3/snapshots/{id}/action", Access: admin, Policy: "volume_extension:snapshot_admin_actions:reset_status", Handle: a.snapshotAction},
 
+		// Summary, snapshot metadata, type access (the cinderapi
+		// block); the type action's removeProjectAccess is Cinder's
+		// volume_extension:volume_type_access:removeProjectAccess.
+		{Pattern: "GET /v3/volumes/summary", Access: reader, Policy: "volume:get_all", Handle: a.volumesSummary},
+		{Pattern: "GET /v3/snapshots/{id}/metadata", Access: reader, Policy: "volume:get_snapshot_metadata", Handle: a.snapshotMetadataShow},
+		{Pattern: "POST /v3/snapshots/{id}/metadata", Access: member, Policy: "volume:update_snapshot_metadata", Handle: a.snapshotMetadataMerge},
+		{Pattern: "PUT /v3/snapshots/{id}/metadata", Access: member, Policy: "volume:update_snapshot_metadata", Handle: a.snapshotMetadataReplace},
+		{Pattern: "GET /v3/snapshots/{id}/metadata/{key}", Access: reader, Policy: "volume:get_snapshot_metadata", Handle: a.snapshotMetadataItemShow},
+		{Pattern: "PUT /v3/snapshots/{id}/metadata/{key}", Access: member, Policy: "volume:update_snapshot_metadata", Handle: a.snapshotMetadataItemSet},
+		{Pattern: "DELETE /v3/snapshots/{id}/metadata/{key}", Access: member, Policy: "volume:delete_snapshot_metadata", Handle: a.snapshotMetadataItemDelete},
+		{Pattern: "GET /v3/types/{id}/os-volume-type-access", Access: admin, Policy: "volume_extension:volume_type_access:get_all_for_type", Handle: a.typeAccessList},
+		{Pattern: "POST /v3/types/{id}/action", Access: admin, Policy: "volume_extension:volume_type_access:addProjectAccess", Handle: a.typeAction},
+
 		{Pattern: "GET /v3/attachments", Access: reader, Policy: "volume:attachment_get_all", Handle: a.attachmentIndex},
 		{Pattern: "GET /v3/attachments/detail", Access: reader, Policy: "volume:attachment_get_all", Handle: a.attachmentDetails},
 		{Pattern: "POST /v3/attachments", Access: member, Policy: "volume:attachment_create", Handle: a.attachmentCreate},

@@ -3,15 +3,19 @@ package cinder
 import (
 	"encoding/json"
 	"net/http"
-	"slices"
 	"strconv"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-// listSnapshots reads the snapshots the query asks for, newest first,
-// filtered by name, status, volume_id and metadata.
+// listSnapshots reads the snapshots the query asks for, filtered by
+// name, status, volume_id and metadata, in the order it asks (newest
+// first by default).
 func (q *request) listSnapshots() ([]*structs.VolumeSnapshot, error) {
+	keys, err := q.sortParams(q.snapshotSortName)
+	if err != nil {
+		return nil, err
+	}
 	var out structs.VolumeSnapshotListResponse
 	if err := q.call("Volume.SnapshotList", &structs.VolumeSnapshotListRequest{ProjectID: q.listProject()}, &out); err != nil {
 		return nil, err
@@ -24,7 +28,7 @@ func (q *request) listSnapshots() ([]*structs.VolumeSnapshot, error) {
 		}
 	}
 	var snaps []*structs.VolumeSnapshot
-	for _, s := range slices.Backward(out.Snapshots) {
+	for _, s := range out.Snapshots {
 		if (qs.Get("name") != "" && s.Name != qs.Get("name")) || (qs.Get("status") != "" && s.Status != qs.Get("status")) ||
 			(qs.Get("volume_id") != "" && s.VolumeID != qs.Get("volume_id")) {
 			continue
@@ -38,6 +42,9 @@ func (q *request) listSnapshots() ([]*structs.VolumeSnapshot, error) {
 		if match {
 			snaps = append(snaps, s)
 		}
+	}
+	if err := sortBy(snaps, keys, snapshotColumns); err != nil {
+		return nil, err
 	}
 	return paginate(snaps, qs.Get("marker"), qs.Get("limit"), func(s *structs.VolumeSnapshot) string { return s.ID })
 }

@@ -6,7 +6,8 @@ import (
 	"github.com/stratus-cloud/stratus/structs"
 )
 
-// typeList answers GET /types.
+// typeList answers GET /types: every type for admins, the public ones
+// and the private ones it was given access to for a project.
 func (a *API) typeList(q *request) error {
 	var out structs.VolumeTypeListResponse
 	if err := q.call("Volume.TypeList", &structs.VolumeTypeListRequest{}, &out); err != nil {
@@ -14,14 +15,15 @@ func (a *API) typeList(q *request) error {
 	}
 	list := []map[string]any{}
 	for _, t := range out.Types {
-		if t.IsPublic || q.isAdmin() {
+		if q.isAdmin() || t.UsableBy(q.project()) {
 			list = append(list, typeView(t))
 		}
 	}
 	return q.json(http.StatusOK, map[string]any{"volume_types": list})
 }
 
-// typeShow answers GET /types/{id}; "default" is the default type.
+// typeShow answers GET /types/{id}; "default" is the default type; a
+// private type the caller's project has no access to is not found.
 func (a *API) typeShow(q *request) error {
 	id := q.param("id")
 	if id == "default" {
@@ -30,6 +32,9 @@ func (a *API) typeShow(q *request) error {
 	var out structs.SingleVolumeTypeResponse
 	if err := q.call("Volume.TypeGet", &structs.VolumeTypeSpecificRequest{TypeID: id}, &out); err != nil {
 		return err
+	}
+	if !q.isAdmin() && !out.Type.UsableBy(q.project()) {
+		return errorf(http.StatusNotFound, "Volume type %s could not be found.", q.param("id"))
 	}
 	return q.json(http.StatusOK, map[string]any{"volume_type": typeView(out.Type)})
 }

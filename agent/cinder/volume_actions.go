@@ -31,6 +31,9 @@ func (a *API) volumeAction(q *request) error {
 		case "os-force_delete":
 			return q.forceDelete()
 		}
+		if ok, err := q.moreVolumeActions(name, raw); ok {
+			return err
+		}
 		if ok, err := q.legacyAttachAction(name, raw); ok {
 			return err
 		}

@@ -38,9 +38,13 @@ func (q *request) volumeTypes() (map[string]*structs.VolumeType, error) {
 	return m, nil
 }
 
-// listVolumes reads the volumes the query asks for, newest first, as
-// Cinder sorts them by default.
+// listVolumes reads the volumes the query asks for in the order it
+// asks (newest first by default, as Cinder sorts them).
 func (q *request) listVolumes() ([]*structs.Volume, int, error) {
+	keys, err := q.sortParams(volumeSortName)
+	if err != nil {
+		return nil, 0, err
+	}
 	var out structs.VolumeListResponse
 	if err := q.call("Volume.List", &structs.VolumeListRequest{ProjectID: q.listProject()}, &out); err != nil {
 		return nil, 0, err
@@ -53,10 +57,13 @@ func (q *request) listVolumes() ([]*structs.Volume, int, error) {
 		}
 	}
 	var vols []*structs.Volume
-	for _, v := range slices.Backward(out.Volumes) {
+	for _, v := range out.Volumes {
 		if volumeMatches(v, qs.Get("name"), qs.Get("status"), qs.Get("bootable"), meta) {
 			vols = append(vols, v)
 		}
+	}
+	if err := sortBy(vols, keys, volumeColumns); err != nil {
+		return nil, 0, err
 	}
 	total := len(vols)
 	page, err := paginate(vols, qs.Get("marker"), qs.Get("limit"), func(v *structs.Volume) string { return v.ID })
@@ -90,8 +97,11 @@ func paginate[T any](items []T, marker, limit string, id func(T) string) ([]T, e
 	}
 	if limit != "" {
 		n, err := strconv.Atoi(limit)
-		if err != nil || n < 0 {
-			return nil, errorf(http.StatusBadRequest, "Invalid input received: limit must be a non-negative integer")
+		if err != nil {
+			return nil, errorf(http.StatusBadRequest, "limit param must be an integer")
+		}
+		if n < 0 {
+			return nil, errorf(http.StatusBadRequest, "limit param must be positive")
 		}
 		items = items[:min(n, len(items))]
 	}
@@ -248,10 +258,15 @@ func checkMetadata(m map[string]string) error {
 }
 
 // volumeDelete answers DELETE /volumes/{id}: 202, the storage host
-// deletes it.
+// deletes it; ?cascade=true deletes its snapshots first and, from
+// 3.23, ?force=true (admins) any status but attached
+// (volume_delete.go).
 func (a *API) volumeDelete(q *request) error {
-	err := q.call("Volume.Delete", &structs.VolumeDeleteRequest{VolumeID: q.param("id"), ProjectID: q.ownerScope()}, &structs.GenericResponse{})
+	req, err := q.deleteParams()
 	if err != nil {
+		return err
+	}
+	if err := q.call("Volume.Delete", req, &structs.GenericResponse{}); err != nil {
 		return err
 	}
 	return q.empty(http.StatusAccepted)

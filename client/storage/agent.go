@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -37,7 +38,12 @@ type Config struct {
 	// Images fetches images for volumes made from one; nil refuses
 	// them.
 	Images ImageFiles
-	Logger hclog.Logger
+	// Uploader sends volumes uploaded to images (upload.go) to the
+	// servers; nil refuses uploads. WorkDir holds the converted image
+	// while it is sent (default: the system's temporary directory).
+	Uploader ImageUploader
+	WorkDir  string
+	Logger   hclog.Logger
 	// MaxQueryTime bounds one blocking query (default 5 minutes).
 	MaxQueryTime time.Duration
 }
@@ -61,6 +67,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.MaxQueryTime <= 0 {
 		cfg.MaxQueryTime = 5 * time.Minute
+	}
+	if cfg.WorkDir == "" {
+		cfg.WorkDir = os.TempDir()
 	}
 	return &Agent{cfg: cfg, log: cfg.Logger}, nil
 }
@@ -109,15 +118,25 @@ func (a *Agent) list(index uint64) (*structs.VolumeHostResponse, error) {
 // could not be delivered.
 func (a *Agent) sync(ctx context.Context, resp *structs.VolumeHostResponse) error {
 	a.failed = nil
+	// kept is, per volume, a snapshot of it still on the host after
+	// this pass: a cascade delete whose snapshot could not go must
+	// not take the volume's data away from under the record.
+	kept := map[string]string{}
 	for _, s := range resp.Snapshots {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		a.driveSnapshot(ctx, s)
+		if !a.driveSnapshot(ctx, s) {
+			kept[s.VolumeID] = s.ID
+		}
 	}
 	for _, v := range resp.Volumes {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if v.Status == structs.VolumeDeleting && kept[v.ID] != "" {
+			a.finishVolume(v, "", structs.VolumeErrorDeleting, "", fmt.Errorf("snapshot %s of volume %s could not be deleted", kept[v.ID], v.ID))
+			continue
 		}
 		a.driveVolume(ctx, v)
 	}
@@ -142,6 +161,8 @@ func (a *Agent) driveVolume(ctx context.Context, v *structs.Volume) {
 	case structs.VolumeExtending:
 		err := a.cfg.Backend.ExtendVolume(ctx, v)
 		a.finishVolume(v, structs.VolumeAvailable, structs.VolumeErrorExtend, "", err)
+	case structs.VolumeUploading:
+		a.uploadImage(ctx, v)
 	case structs.VolumeDeleting:
 		if err := a.cfg.Backend.DeleteVolume(ctx, v.ID); err != nil {
 			a.finishVolume(v, "", structs.VolumeErrorDeleting, "", err)
@@ -182,8 +203,9 @@ func (a *Agent) image(ctx context.Context, v *structs.Volume) (string, error) {
 	return path, nil
 }
 
-// driveSnapshot does what a snapshot's status asks of its host.
-func (a *Agent) driveSnapshot(ctx context.Context, s *structs.VolumeSnapshot) {
+// driveSnapshot does what a snapshot's status asks of its host and
+// reports whether the snapshot is gone.
+func (a *Agent) driveSnapshot(ctx context.Context, s *structs.VolumeSnapshot) bool {
 	switch s.Status {
 	case structs.SnapshotCreating:
 		loc, err := a.cfg.Backend.CreateSnapshot(ctx, s)
@@ -202,21 +224,24 @@ func (a *Agent) driveSnapshot(ctx context.Context, s *structs.VolumeSnapshot) {
 			msg := err.Error()
 			a.report(&structs.VolumeReportRequest{SnapshotUpdate: &structs.VolumeSnapshotUpdateEntry{ID: s.ID,
 				FromStatus: []string{s.Status}, Status: structs.SnapshotErrorDeleting, ErrorMessage: &msg}}, s.ID)
-			return
+			return false
 		}
-		a.report(&structs.VolumeReportRequest{SnapshotDelete: &structs.VolumeSnapshotDeleteEntry{ID: s.ID,
+		return a.report(&structs.VolumeReportRequest{SnapshotDelete: &structs.VolumeSnapshotDeleteEntry{ID: s.ID,
 			FromStatus: []string{structs.SnapshotDeleting}}}, s.ID)
 	}
+	return false
 }
 
-// report sends one report. A refused one (the volume moved on: deleted,
-// its status reset) is only logged: the next listing shows what to do.
-func (a *Agent) report(req *structs.VolumeReportRequest, id string) {
+// report sends one report and says whether the servers took it. A
+// refused one (the volume moved on: deleted, its status reset) is only
+// logged: the next listing shows what to do.
+func (a *Agent) report(req *structs.VolumeReportRequest, id string) bool {
 	req.HostID = a.cfg.HostID
 	req.Region, req.AuthToken = a.cfg.Region, a.cfg.NodeSecret
 	err := a.cfg.RPC.RPC("Volume.Report", req, &structs.GenericResponse{})
 	switch structs.KindOf(err) {
 	case "":
+		return true
 	case structs.KindInvalid, structs.KindConflict, structs.KindNotFound:
 		a.log.Info("volume report refused: the volume moved on", "id", id, "error", err)
 	default:
@@ -225,4 +250,5 @@ func (a *Agent) report(req *structs.VolumeReportRequest, id string) {
 			a.failed = fmt.Errorf("report about %s: %w", id, err)
 		}
 	}
+	return false
 }

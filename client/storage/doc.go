@@ -3,8 +3,9 @@
 // the volumes and volume snapshots the servers assigned to its host
 // with a blocking query, as the hypervisor agent watches allocations,
 // drives each to the state its status asks for through a Backend
-// (create, extend, snapshot, delete), and reports the outcome to the
-// servers, which record it through Raft.
+// (create, extend, snapshot, delete, and upload to an image through a
+// VolumeImageWriter and the agent's image uploader), and reports the
+// outcome to the servers, which record it through Raft.
 //
 // The embedded backend, FilePool, keeps volumes as qcow2 files in the
 // pool directory, made and changed with qemu-img. It records every file
@@ -31,5 +32,6 @@
 //
 // The storage agent must not decide placement (the leader chooses the
 // storage host) and must not touch server state except through its
-// reports (Volume.Report).
+// reports (Volume.Report) and, for an upload, the data and the deletion
+// of the image its volume is uploading into.
 package storage
