@@ -19,12 +19,13 @@ import (
 // nbdHosts is a cloud of two hosts, B (a second libvirtd) running an
 // ACTIVE instance id, and A, a storage host whose storage agent (sa)
 // serves NBD with TLS at A's nbdAddr, with the agents' certificate in
-// B's nbd_tls_x509_cert_dir (peer.NBDTLSDir).
-func nbdHosts(t *testing.T) (c *cloud, hb, ha *host, sa *storageAgent, peer *libvirtpeer.Peer, id string) {
+// B's own certificate in its nbd_tls_x509_cert_dir (peer.NBDTLSDir);
+// hostCert issues another host's.
+func nbdHosts(t *testing.T) (c *cloud, hb, ha *host, sa *storageAgent, peer *libvirtpeer.Peer, id string, hostCert func(dir, host string)) {
 	t.Helper()
 	c = newCloud(t)
 	peer = libvirtpeer.Start(t)
-	caFile, certFile, keyFile := nbdCerts(t, peer.NBDTLSDir)
+	caFile, certFile, keyFile, hostCert := nbdCerts(t, peer.NBDTLSDir, "hvb")
 
 	// B first, alone, so the instance lands on it.
 	hb = &host{name: "hvb", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = "hvb", peer.URI }),
@@ -53,12 +54,8 @@ func nbdHosts(t *testing.T) (c *cloud, hb, ha *host, sa *storageAgent, peer *lib
 	if err != nil {
 		t.Fatal(err)
 	}
-	dn, err := storage.CertSubject(certFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	sa = &storageAgent{c: c, h: ha, pool: pool, cfg: storage.NBDConfig{StateDir: t.TempDir(), Address: nbdAddr,
-		CAFile: caFile, CertFile: certFile, KeyFile: keyFile, ClientDN: dn, Logger: testLogger(t, "nbd")}}
+		CAFile: caFile, CertFile: certFile, KeyFile: keyFile, Logger: testLogger(t, "nbd")}}
 	sa.start()
 	t.Cleanup(func() {
 		sa.stop()
@@ -66,7 +63,7 @@ func nbdHosts(t *testing.T) (c *cloud, hb, ha *host, sa *storageAgent, peer *lib
 			t.Error(err)
 		}
 	})
-	return c, hb, ha, sa, peer, id
+	return c, hb, ha, sa, peer, id, hostCert
 }
 
 // TestAgentColdMigrationKeepsAVolume: an instance on host B with a
@@ -87,18 +84,10 @@ func TestAgentColdMigrationKeepsAVolume(t *testing.T) {
 		}
 	}
 	began := time.Now()
-	c, hb, ha, _, peerB, id := nbdHosts(t)
-	// C, a third libvirtd, with the same certificates for QEMU's client.
+	c, hb, ha, _, peerB, id, hostCert := nbdHosts(t)
+	// C, a third libvirtd, with its own certificate for QEMU's client.
 	peerC := libvirtpeer.Start(t)
-	for _, f := range []string{"ca-cert.pem", "client-cert.pem", "client-key.pem"} {
-		b, err := os.ReadFile(peerB.NBDTLSDir + "/" + f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(peerC.NBDTLSDir+"/"+f, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	hostCert(peerC.NBDTLSDir, "hvc")
 	hc := &host{name: "hvc", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = "hvc", peerC.URI }),
 		dataDir: t.TempDir(), syncEvery: time.Second}
 	hc.drv = hc.env.drv
