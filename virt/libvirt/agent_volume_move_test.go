@@ -20,15 +20,20 @@ import (
 // ACTIVE instance id, and A, a storage host whose storage agent (sa)
 // serves NBD with TLS at A's nbdAddr, with the agents' certificate in
 // B's own certificate in its nbd_tls_x509_cert_dir (peer.NBDTLSDir);
-// hostCert issues another host's.
-func nbdHosts(t *testing.T) (c *cloud, hb, ha *host, sa *storageAgent, peer *libvirtpeer.Peer, id string, hostCert func(dir, host string)) {
+// hostCert issues another host's. tweaks adjust B's driver config.
+func nbdHosts(t *testing.T, tweaks ...func(*libvirt.Config)) (c *cloud, hb, ha *host, sa *storageAgent, peer *libvirtpeer.Peer, id string, hostCert func(dir, host string)) {
 	t.Helper()
 	c = newCloud(t)
 	peer = libvirtpeer.Start(t)
 	caFile, certFile, keyFile, hostCert := nbdCerts(t, peer.NBDTLSDir, "hvb")
 
 	// B first, alone, so the instance lands on it.
-	hb = &host{name: "hvb", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = "hvb", peer.URI }),
+	hb = &host{name: "hvb", env: newEnv(t, func(cfg *libvirt.Config) {
+		cfg.HostName, cfg.URI = "hvb", peer.URI
+		for _, f := range tweaks {
+			f(cfg)
+		}
+	}),
 		dataDir: t.TempDir(), syncEvery: time.Second}
 	hb.drv = hb.env.drv
 	c.mu.Lock()
