@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-
-	"github.com/stratus-cloud/stratus/tlsutil"
 )
 
 // Export is one attachment's NBD export: the volume file it serves, by
@@ -306,20 +304,4 @@ func (e *NBDExporter) remove(id string) error {
 	}
 	e.log.Info("NBD export removed", "id", id)
 	return nil
-}
-
-// CertSubject is the subject of the certificate in certFile as GnuTLS
-// prints it, the form QEMU's tls-authz compares: the name the agents'
-// certificates shared before per-host ones, given to
-// NBDConfig.SharedClientDN.
-func CertSubject(certFile string) (string, error) {
-	b, err := os.ReadFile(certFile)
-	if err != nil {
-		return "", fmt.Errorf("NBD exports: %w", err)
-	}
-	cert, err := tlsutil.ParseCertificate(b)
-	if err != nil {
-		return "", fmt.Errorf("NBD exports: %s: %w", certFile, err)
-	}
-	return cert.Subject.String(), nil
 }
