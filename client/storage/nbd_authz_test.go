@@ -3,8 +3,11 @@ package storage
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -55,6 +58,10 @@ func TestNBDExportAdmitsOnlyItsHosts(t *testing.T) {
 	}
 	sync(e, "compute-a")
 	check("compute-a")
+	// The daemon's log names the refused subjects.
+	if b, err := os.ReadFile(filepath.Join(state, "qsd.log")); err != nil || !strings.Contains(string(b), "CN=compute-b.client.global.stratus is denied") {
+		t.Fatalf("qsd.log: %v: %s", err, b)
+	}
 	sync(e, "compute-a", "compute-b") // a move from A to B
 	check("compute-a", "compute-b")
 	sync(e, "compute-b")
