@@ -346,6 +346,13 @@ type StorageConfig struct {
 	// key. Empty serves no other host: volumes attach only to instances
 	// on this host.
 	NBDAddress string `hcl:"nbd_address,optional"`
+	// NBDSharedClientCert admits, besides the hosts' own certificates
+	// (cloudctl tls cert create -client -host), the subject every
+	// client agent shared before them (client.<region>.<domain>) to
+	// every export: for an upgrade, until each hypervisor host presents
+	// its own certificate. Off by default: a shared certificate is
+	// refused.
+	NBDSharedClientCert bool `hcl:"nbd_shared_client_cert,optional"`
 }
 
 // ImageCacheConfig is the client's image_cache block.

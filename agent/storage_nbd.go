@@ -8,6 +8,7 @@ import (
 
 	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/client/storage"
+	"github.com/stratus-cloud/stratus/tlsutil"
 )
 
 // checkNBD checks the storage block's nbd_address: a host:port with a
@@ -56,13 +57,14 @@ func (a *Agent) startNBDExports(ctx context.Context) (storage.Exporter, error) {
 	if st == nil || st.NBDAddress == "" {
 		return nil, nil
 	}
-	dn, err := storage.CertSubject(t.CertFile)
-	if err != nil {
-		return nil, err
+	var shared string
+	if st.NBDSharedClientCert {
+		shared = "CN=" + tlsutil.RoleName(tlsutil.RoleClient, a.config.Region, t.Domain)
+		a.logger.Warn("client storage nbd_shared_client_cert: every client agent's shared certificate opens every NBD export here; give each hypervisor host its own (cloudctl tls cert create -client -host) and turn it off")
 	}
 	e, err := storage.NewNBDExporter(storage.NBDConfig{StateDir: filepath.Join(a.config.DataDir, "storage-nbd"),
-		Address: st.NBDAddress, CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ClientDN: dn,
-		Logger: a.logger.Named("storage-nbd")})
+		Address: st.NBDAddress, CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile,
+		Region: a.config.Region, Domain: t.Domain, SharedClientDN: shared, Logger: a.logger.Named("storage-nbd")})
 	if err != nil {
 		return nil, err
 	}

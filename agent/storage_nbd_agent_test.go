@@ -18,8 +18,10 @@ import (
 // TestAgentServesVolumesOverNBD: an agent with storage { nbd_address }
 // and TLS files advertises its NBD server, and a volume of its pool
 // attached to an instance on another host (a simulated one) is served
-// as that attachment's export, over TLS to the agents' certificate,
-// until the detach, which stops the export's daemon.
+// as that attachment's export, over TLS to the certificate of the
+// instance's host (cloudctl tls cert create -client -host) and not to
+// the subject the agents share, until the detach, which stops the
+// export's daemon.
 func TestAgentServesVolumesOverNBD(t *testing.T) {
 	for _, b := range []string{"qemu-img", "qemu-io", "qemu-storage-daemon"} {
 		if _, err := exec.LookPath(b); err != nil {
@@ -42,13 +44,19 @@ func TestAgentServesVolumesOverNBD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qemuDir := filepath.Join(dir, "qemu")
-	if err := os.Mkdir(qemuDir, 0o700); err != nil {
+	hostCert, hostKey, err := ca.IssueRole(tlsutil.CertOptions{Role: tlsutil.RoleClient, Host: "test-sim-001"})
+	if err != nil {
 		t.Fatal(err)
 	}
+	qemuDir, sharedDir := filepath.Join(dir, "qemu"), filepath.Join(dir, "shared")
 	for path, b := range map[string][]byte{filepath.Join(dir, "ca.pem"): caPEM, filepath.Join(dir, "cert.pem"): cert,
 		filepath.Join(dir, "key.pem"): key, filepath.Join(qemuDir, "ca-cert.pem"): caPEM,
-		filepath.Join(qemuDir, "client-cert.pem"): cert, filepath.Join(qemuDir, "client-key.pem"): key} {
+		filepath.Join(qemuDir, "client-cert.pem"): hostCert, filepath.Join(qemuDir, "client-key.pem"): hostKey,
+		filepath.Join(sharedDir, "ca-cert.pem"): caPEM, filepath.Join(sharedDir, "client-cert.pem"): cert,
+		filepath.Join(sharedDir, "client-key.pem"): key} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
 		writeFile(t, path, string(b))
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -113,15 +121,19 @@ func TestAgentServesVolumesOverNBD(t *testing.T) {
 	host, port, _ := net.SplitHostPort(addr)
 	// The fake driver does not wait for the export as QEMU would: the
 	// storage agent serves it once it sees the attachment.
-	waitLong(t, "the export served", func() error {
-		read := exec.Command("qemu-io", "--object", "tls-creds-x509,id=tls0,endpoint=client,dir="+qemuDir, "--image-opts",
+	read := func(certDir string) error {
+		read := exec.Command("qemu-io", "--object", "tls-creds-x509,id=tls0,endpoint=client,dir="+certDir, "--image-opts",
 			fmt.Sprintf("driver=nbd,server.type=inet,server.host=%s,server.port=%s,export=%s,tls-creds=tls0", host, port, name),
 			"-c", "read -P 0xab 0 64k")
 		if b, err := read.CombinedOutput(); err != nil || !strings.Contains(string(b), "read 65536/65536 bytes") || strings.Contains(string(b), "failed") {
 			return fmt.Errorf("read the export %s: %v: %s", name, err, b)
 		}
 		return nil
-	})
+	}
+	waitLong(t, "the export served", func() error { return read(qemuDir) })
+	if err := read(sharedDir); err == nil {
+		t.Fatal("the agents' shared certificate opened the export")
+	}
 
 	volTask(structs.OpDetachVolume)
 	waitVolumeRPC(t, a, vol.ID, structs.VolumeAvailable)

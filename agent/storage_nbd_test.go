@@ -31,4 +31,10 @@ func TestStorageNBDConfig(t *testing.T) {
 			t.Errorf("nbd_address %q (tls %v): %v, want %q", tc.addr, tc.tls != "", err, tc.want)
 		}
 	}
+	// The upgrade setting parses.
+	writeFile(t, path, strings.Replace(base, "%q", `"10.0.0.5:10809"`+"\n    nbd_shared_client_cert = true", 1)+tls)
+	c, err := LoadConfigFile(path)
+	if err != nil || c.Client.Storage == nil || !c.Client.Storage.NBDSharedClientCert {
+		t.Fatalf("nbd_shared_client_cert = true: %v", err)
+	}
 }

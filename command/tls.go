@@ -58,7 +58,11 @@ servers, client.<region>.<domain> for client agents and
 cli.<region>.<domain> for the CLI. With verify_server_hostname, agents
 accept only server.<region>.<domain> as a server, so a client
 certificate cannot act as one. Server and client certificates also name
-localhost and 127.0.0.1. Files are written to the current directory as
+localhost and 127.0.0.1. With -host, a client certificate is a
+hypervisor host's own: its subject is <host>.client.<region>.<domain>
+(host being the agent's name), which storage hosts admit to the NBD
+exports of that host's volume attachments only; put it in libvirt's
+nbd_tls_x509_cert_dir on that host. Files are written to the current directory as
 <region>-<role>-<domain>-<N>.pem and <region>-<role>-<domain>-<N>-key.pem
 with the first free N.`,
 	nargs: exactly(0),
@@ -72,6 +76,7 @@ with the first free N.`,
 		days := fs.Int("days", tlsutil.DefaultCertDays, "How many `DAYS` the certificate is valid.")
 		caFile := fs.String("ca", "", "The CA certificate `FILE`. Defaults to <domain>-agent-ca.pem.")
 		keyFile := fs.String("key", "", "The CA key `FILE`. Defaults to <domain>-agent-ca-key.pem.")
+		host := fs.String("host", "", "With -client, the `NAME` of the hypervisor host (its agent's name) the certificate identifies.")
 		var dnsNames, ipAddrs repeated
 		fs.Var(&dnsNames, "additional-dnsname", "A further DNS `NAME` for the certificate; may be repeated.")
 		fs.Var(&ipAddrs, "additional-ipaddress", "A further `IP` address for the certificate; may be repeated.")
@@ -82,6 +87,9 @@ with the first free N.`,
 			}
 			if *days <= 0 {
 				return e.usage("-days must be positive")
+			}
+			if *host != "" && role != tlsutil.RoleClient {
+				return e.usage("-host names a hypervisor host: it needs -client")
 			}
 			var ips []net.IP
 			for _, s := range ipAddrs {
@@ -97,7 +105,7 @@ with the first free N.`,
 				return e.fail("Error loading the CA: %v", err)
 			}
 			certPEM, keyPEM, err := ca.IssueRole(tlsutil.CertOptions{Role: role, Region: *region, Domain: *domain,
-				Days: *days, DNSNames: dnsNames, IPAddresses: ips})
+				Days: *days, DNSNames: dnsNames, IPAddresses: ips, Host: *host})
 			if err != nil {
 				return e.fail("Error creating the certificate: %v", err)
 			}
@@ -106,11 +114,19 @@ with the first free N.`,
 				return e.fail("Error writing the certificate: %v", err)
 			}
 			fmt.Fprintf(e.ui.Stdout, "==> Using CA file %s and CA key %s\n==> %s certificate for %s saved to: %s\n==> Key saved to: %s\n",
-				or(*caFile, defCert), or(*keyFile, defKey), role, tlsutil.RoleName(role, *region, *domain), certOut, keyOut)
+				or(*caFile, defCert), or(*keyFile, defKey), role, certName(role, *host, *region, *domain), certOut, keyOut)
 			return 0
 		}
 	},
 }).factory()
+
+// certName is the subject of a new certificate.
+func certName(role tlsutil.Role, host, region, domain string) string {
+	if host != "" {
+		return tlsutil.HostClientName(host, region, domain)
+	}
+	return tlsutil.RoleName(role, region, domain)
+}
 
 func or(s, def string) string {
 	if s == "" {

@@ -73,6 +73,16 @@ func TestTLSCACreateAndCertCreate(t *testing.T) {
 	if err := tlsutil.VerifyRole(cl, roots, tlsutil.RoleServer, "global", ""); err == nil {
 		t.Fatal("a client certificate verifies as a server")
 	}
+	// A hypervisor host's own: its name in the subject, still a client.
+	out = runOK(t, "tls", "cert", "create", "-client", "-host", "compute-1")
+	assertContains(t, "cert create -host", out, "compute-1.client.global.stratus")
+	hc := readCert(t, "global-client-stratus-1.pem")
+	if hc.Subject.String() != "CN=compute-1.client.global.stratus" {
+		t.Errorf("host cert subject %q", hc.Subject)
+	}
+	if err := tlsutil.VerifyRole(hc, roots, tlsutil.RoleClient, "global", ""); err != nil {
+		t.Fatalf("host cert as a client: %v", err)
+	}
 	runOK(t, "tls", "cert", "create", "-cli")
 	cli := readCert(t, "global-cli-stratus-0.pem")
 	if len(cli.ExtKeyUsage) != 1 || cli.ExtKeyUsage[0] != x509.ExtKeyUsageClientAuth {
@@ -84,6 +94,7 @@ func TestTLSCACreateAndCertCreate(t *testing.T) {
 		{"tls", "cert", "create", "-server", "-client"},
 		{"tls", "cert", "create", "-server", "-additional-ipaddress", "nope"},
 		{"tls", "cert", "create", "-server", "-days", "0"},
+		{"tls", "cert", "create", "-server", "-host", "compute-1"},
 	} {
 		if _, _, code := run(t, args...); code != 2 {
 			t.Errorf("%v: exit %d, want a usage error", args, code)

@@ -33,10 +33,40 @@ func (e *Volume) HostVolumes(args *structs.VolumeHostRequest, reply *structs.Vol
 		if err != nil {
 			return nil, 0, err
 		}
-		reply.Volumes, reply.Snapshots = vols, snaps
+		names, err := attachmentHostNames(state, vols)
+		if err != nil {
+			return nil, 0, err
+		}
+		reply.Volumes, reply.Snapshots, reply.HostNames = vols, snaps, names
 		index := max(state.Index(fsm.TableVolumes), state.Index(fsm.TableVolumeSnapshots))
 		return reply, index, nil
 	})
+}
+
+// attachmentHostNames names the hosts of vols' attachments, by id: a
+// storage host admits those hosts' certificates to the attachments'
+// NBD exports. A host that is gone is left out. The hosts are not
+// watched: their records change with every heartbeat, their names
+// hardly ever, and the next volume change reads them again.
+func attachmentHostNames(state *fsm.StateStore, vols []*structs.Volume) (map[string]string, error) {
+	names := map[string]string{}
+	for _, v := range vols {
+		for _, att := range v.Attachments {
+			for _, id := range []string{att.Host, att.MoveHost} {
+				if _, done := names[id]; id == "" || done {
+					continue
+				}
+				h, err := state.HostByID(nil, id)
+				if err != nil {
+					return nil, err
+				}
+				if h != nil {
+					names[id] = h.Name
+				}
+			}
+		}
+	}
+	return names, nil
 }
 
 // Report applies a storage agent's report about one volume or snapshot

@@ -176,6 +176,11 @@ type VolumeHostRequest struct {
 type VolumeHostResponse struct {
 	Volumes   []*Volume
 	Snapshots []*VolumeSnapshot
+	// HostNames names the compute hosts of the volumes' attachments
+	// (Host and MoveHost), by id: the storage host admits their
+	// certificates (tlsutil.HostClientName) to its NBD exports. Servers
+	// before it leave it empty.
+	HostNames map[string]string `json:",omitempty"`
 	QueryMeta
 }
 

@@ -67,6 +67,19 @@ type CertOptions struct {
 	IPAddresses []net.IP
 	// Now is the start of validity (minus a minute); zero means time.Now.
 	Now time.Time
+	// Host makes a client certificate a hypervisor host's own: its
+	// subject becomes HostClientName (<host>.client.<region>.<domain>),
+	// which a storage host admits to the NBD exports of that host's
+	// attachments only; the role name stays among its DNS names, so it
+	// still serves as a client agent's certificate. Client role only.
+	Host string
+}
+
+// HostClientName is the name of host's client certificate in region:
+// compute-1.client.global.stratus. A storage host admits this subject
+// to the NBD exports that host uses.
+func HostClientName(host, region, domain string) string {
+	return host + "." + RoleName(RoleClient, region, domain)
 }
 
 var labelRE = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$`)
@@ -110,6 +123,16 @@ func (ca *CA) IssueRole(opts CertOptions) (certPEM, keyPEM []byte, err error) {
 	}
 	name := RoleName(opts.Role, opts.Region, opts.Domain)
 	dns := []string{name, "localhost"}
+	if opts.Host != "" {
+		if opts.Role != RoleClient {
+			return nil, nil, fmt.Errorf("tlsutil: only client certificates name a host, not %s certificates", opts.Role)
+		}
+		if err := checkDomain(opts.Host); err != nil {
+			return nil, nil, fmt.Errorf("tlsutil: host: %w", err)
+		}
+		name = HostClientName(opts.Host, opts.Region, opts.Domain)
+		dns = append(dns, name)
+	}
 	var ips []net.IP
 	usage := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
 	if opts.Role == RoleCLI {

@@ -154,3 +154,34 @@ func TestIssueUser(t *testing.T) {
 		t.Errorf("user cert does not verify: %v", err)
 	}
 }
+
+// TestIssueHostClient: a hypervisor host's certificate names the host
+// in its subject (what a storage host's NBD server admits), keeps the
+// client role name (it verifies as a client, never as a server), and
+// only client certificates name a host.
+func TestIssueHostClient(t *testing.T) {
+	ca := newCA(t, CAOptions{NameConstraint: true})
+	certPEM, _, err := ca.IssueRole(CertOptions{Role: RoleClient, Region: "eu", Host: "compute-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := ParseCertificate(certPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cert.Subject.String(), "CN="+HostClientName("compute-1", "eu", ""); got != want || want != "CN=compute-1.client.eu.stratus" {
+		t.Errorf("subject %q, want %q", got, want)
+	}
+	if err := VerifyRole(cert, pool(ca), RoleClient, "eu", ""); err != nil {
+		t.Errorf("host certificate as a client: %v", err)
+	}
+	if err := VerifyRole(cert, pool(ca), RoleServer, "eu", ""); err == nil {
+		t.Error("a host certificate passes as a server")
+	}
+	for _, o := range []CertOptions{{Role: RoleServer, Host: "compute-1"}, {Role: RoleCLI, Host: "compute-1"},
+		{Role: RoleClient, Host: "bad,name"}, {Role: RoleClient, Host: "-x"}} {
+		if _, _, err := ca.IssueRole(o); err == nil {
+			t.Errorf("IssueRole(%+v) accepted", o)
+		}
+	}
+}

@@ -140,7 +140,7 @@ func (a *Agent) sync(ctx context.Context, resp *structs.VolumeHostResponse) erro
 		}
 		a.driveVolume(ctx, v)
 	}
-	a.syncExports(ctx, resp.Volumes)
+	a.syncExports(ctx, resp.Volumes, resp.HostNames)
 	return a.failed
 }
 

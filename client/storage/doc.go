@@ -23,8 +23,9 @@
 // Volumes attached to instances on other hosts are served by the
 // NBDExporter (storage { nbd_address }): one qemu-storage-daemon with an
 // NBD server over TLS (the agent's certificate; clients must present a
-// certificate of the same CA and subject, QEMU's tls-authz) and one
-// export per attachment, named structs.VolumeExportName, from the moment
+// certificate of the same CA whose subject names one of the hosts the
+// attachments name, QEMU's tls-authz with an authz-list kept in step
+// with the exports) and one export per attachment, named structs.VolumeExportName, from the moment
 // the servers record the attachment until it is gone. The wanted exports
 // are recorded in the exporter's state directory and the daemon is
 // checked and repaired every few seconds; it outlives an agent restart

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"path/filepath"
+	"slices"
 
 	"github.com/stratus-cloud/stratus/structs"
 )
@@ -13,8 +14,11 @@ import (
 // used by a move's other host (MoveHost), of a volume kept as a file
 // here, whatever the volume's status: an attachment is served from the
 // moment the servers record it (attaching) until the detach is done and
-// it is gone, and while a move needs it.
-func wantExports(hostID string, vols []*structs.Volume) []Export {
+// it is gone, and while a move needs it. Each export names the hosts
+// that may open it, by the names in hostNames (the attachment's Host
+// and MoveHost); a host whose name is not known is left out, so it is
+// refused.
+func wantExports(hostID string, vols []*structs.Volume, hostNames map[string]string) []Export {
 	var out []Export
 	for _, v := range vols {
 		if v.Host != hostID || !filepath.IsAbs(v.ProviderLocation) {
@@ -24,7 +28,13 @@ func wantExports(hostID string, vols []*structs.Volume) []Export {
 			// A record the Block Storage API's caller drives
 			// (External) is not the Compute API's: no agent opens it.
 			if !att.External && (att.Exported || att.MoveExported || remote(att.Host, hostID) || remote(att.MoveHost, hostID)) {
-				out = append(out, Export{Name: structs.VolumeExportName(v.ID, att.ID), Path: v.ProviderLocation})
+				x := Export{Name: structs.VolumeExportName(v.ID, att.ID), Path: v.ProviderLocation}
+				for _, h := range []string{att.Host, att.MoveHost} {
+					if name := hostNames[h]; h != "" && name != "" && !slices.Contains(x.Hosts, name) {
+						x.Hosts = append(x.Hosts, name)
+					}
+				}
+				out = append(out, x)
 			}
 		}
 	}
@@ -39,11 +49,11 @@ func remote(host, hostID string) bool {
 // syncExports hands the wanted exports to the exporter. A failure is
 // only logged: the exporter repairs itself, and the volumes' work must
 // not wait for it.
-func (a *Agent) syncExports(ctx context.Context, vols []*structs.Volume) {
+func (a *Agent) syncExports(ctx context.Context, vols []*structs.Volume, hostNames map[string]string) {
 	if a.cfg.Exports == nil {
 		return
 	}
-	if err := a.cfg.Exports.Sync(ctx, wantExports(a.cfg.HostID, vols)); err != nil {
+	if err := a.cfg.Exports.Sync(ctx, wantExports(a.cfg.HostID, vols, hostNames)); err != nil {
 		a.log.Warn("NBD exports not in step; the exporter tries again", "error", err)
 	}
 }

@@ -36,17 +36,19 @@ func TestWantExports(t *testing.T) {
 		{ID: "v9", Host: "hs", Status: structs.VolumeInUse, ProviderLocation: "/pool/volume-v9.qcow2",
 			Attachments: []*structs.VolumeAttachment{{ID: "a11", Host: "hs", Exported: true}, {ID: "a12", Host: "", MoveHost: "hs", MoveExported: true}}},
 	}
-	got := wantExports("hs", vols)
+	// h2 is not known (gone): it is admitted nowhere.
+	names := map[string]string{"hs": "store", "h1": "compute-1"}
+	got := wantExports("hs", vols, names)
 	want := []Export{
-		{Name: "volume-v1-a1", Path: "/pool/volume-v1.qcow2"},
+		{Name: "volume-v1-a1", Path: "/pool/volume-v1.qcow2", Hosts: []string{"compute-1"}},
 		{Name: "volume-v1-a2", Path: "/pool/volume-v1.qcow2"},
-		{Name: "volume-v2-a4", Path: "/pool/volume-v2.qcow2"},
-		{Name: "volume-v6-a7", Path: "/pool/volume-v6.qcow2"},
-		{Name: "volume-v7-a8", Path: "/pool/volume-v7.qcow2"},
-		{Name: "volume-v9-a11", Path: "/pool/volume-v9.qcow2"},
-		{Name: "volume-v9-a12", Path: "/pool/volume-v9.qcow2"},
+		{Name: "volume-v2-a4", Path: "/pool/volume-v2.qcow2", Hosts: []string{"compute-1"}},
+		{Name: "volume-v6-a7", Path: "/pool/volume-v6.qcow2", Hosts: []string{"store"}},
+		{Name: "volume-v7-a8", Path: "/pool/volume-v7.qcow2", Hosts: []string{"compute-1", "store"}},
+		{Name: "volume-v9-a11", Path: "/pool/volume-v9.qcow2", Hosts: []string{"store"}},
+		{Name: "volume-v9-a12", Path: "/pool/volume-v9.qcow2", Hosts: []string{"store"}},
 	}
-	if !slices.Equal(got, want) {
+	if !slices.EqualFunc(got, want, Export.equal) {
 		t.Fatalf("exports %+v, want %+v", got, want)
 	}
 }

@@ -102,10 +102,11 @@ func (e *NBDExporter) start() error {
 }
 
 // serve gives the daemon its TLS credentials (the agent's certificate,
-// clients' certificates checked against the CA), the authorisation of
-// the clients' name, and starts its NBD server; what it has already is
-// kept.
+// clients' certificates checked against the CA), an authorisation that
+// admits no one yet (authorise fills it), and starts its NBD server;
+// what it has already is kept.
 func (e *NBDExporter) serve() error {
+	e.admitted = nil
 	host, port, err := net.SplitHostPort(e.cfg.Address)
 	if err != nil {
 		return fmt.Errorf("nbd_address %q: %w", e.cfg.Address, err)
@@ -116,7 +117,7 @@ func (e *NBDExporter) serve() error {
 	}{
 		{"object-add", map[string]any{"qom-type": "tls-creds-x509", "id": tlsObjectID,
 			"dir": e.tlsDir(), "endpoint": "server", "verify-peer": true}},
-		{"object-add", map[string]any{"qom-type": "authz-simple", "id": authzObjectID, "identity": e.cfg.ClientDN}},
+		{"object-add", authzList([]map[string]any{})},
 		{"nbd-server-start", map[string]any{"addr": map[string]any{"type": "inet",
 			"data": map[string]any{"host": host, "port": port}}, "tls-creds": tlsObjectID, "tls-authz": authzObjectID}},
 	}

@@ -16,15 +16,21 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-
-	"github.com/stratus-cloud/stratus/tlsutil"
 )
 
 // Export is one attachment's NBD export: the volume file it serves, by
-// the name the attaching host opens (structs.VolumeExportName).
+// the name the attaching host opens (structs.VolumeExportName), and the
+// names of the hosts that may open it (the attachment's Host and
+// MoveHost): the daemon admits their certificates
+// (tlsutil.HostClientName).
 type Export struct {
-	Name string
-	Path string
+	Name  string
+	Path  string
+	Hosts []string `json:",omitempty"`
+}
+
+func (x Export) equal(y Export) bool {
+	return x.Name == y.Name && x.Path == y.Path && slices.Equal(x.Hosts, y.Hosts)
 }
 
 // Exporter serves the exports of the attachments of this host's volumes
@@ -45,18 +51,26 @@ type NBDConfig struct {
 	// server presents the certificate, and clients must present one the
 	// CA signed.
 	CAFile, CertFile, KeyFile string
-	// ClientDN is the distinguished name a client's certificate must
-	// have to open an export (QEMU's tls-authz), in the form GnuTLS
-	// prints it: "CN=client.global.stratus".
-	ClientDN string
-	Logger   hclog.Logger
+	// Region and Domain make up the names of the hosts' certificates
+	// (tlsutil.HostClientName): the daemon admits
+	// "CN=<host>.client.<region>.<domain>" for the hosts of its exports.
+	Region, Domain string
+	// SharedClientDN, when set, is admitted to every export besides the
+	// hosts' own certificates: the subject all client agents shared
+	// before per-host certificates ("CN=client.global.stratus"), for
+	// the upgrade only.
+	SharedClientDN string
+	Logger         hclog.Logger
 	// Every is how often the daemon is checked and repaired (default 5 s).
 	Every time.Duration
 }
 
 // NBDExporter keeps the exports of this host's attachments in one
 // qemu-storage-daemon: an NBD server with TLS (x509, client certificates
-// required and checked against the CA, then against ClientDN), and one
+// required and checked against the CA, then against the subjects of the
+// hosts that use the exports: QEMU authorises per NBD server, not per
+// export, so a host that uses one export here could open another
+// whose name it knows), and one
 // export per attachment, each a qcow2 node of the volume file. The
 // wanted exports are recorded in the state directory before they are
 // applied, so an agent that restarts serves them again at once, and the
@@ -71,6 +85,9 @@ type NBDExporter struct {
 	mu   sync.Mutex
 	want []Export
 	q    *qmp
+	// admitted is the daemon's list of admitted subjects as last set;
+	// nil when it is not known (a new or adopted daemon).
+	admitted []string
 }
 
 // exportsFile records the wanted exports.
@@ -79,8 +96,8 @@ const exportsFile = "exports.json"
 // NewNBDExporter checks cfg and qemu-storage-daemon (qemu-system-common)
 // and reads the recorded exports.
 func NewNBDExporter(cfg NBDConfig) (*NBDExporter, error) {
-	if cfg.StateDir == "" || cfg.Address == "" || cfg.CAFile == "" || cfg.CertFile == "" || cfg.KeyFile == "" || cfg.ClientDN == "" {
-		return nil, errors.New("NBD exports: a state directory, an address, the TLS files (CA, certificate, key) and the clients' name are required")
+	if cfg.StateDir == "" || cfg.Address == "" || cfg.CAFile == "" || cfg.CertFile == "" || cfg.KeyFile == "" {
+		return nil, errors.New("NBD exports: a state directory, an address and the TLS files (CA, certificate, key) are required")
 	}
 	bin, err := exec.LookPath("qemu-storage-daemon")
 	if err != nil {
@@ -112,10 +129,14 @@ func NewNBDExporter(cfg NBDConfig) (*NBDExporter, error) {
 // Sync records want and makes the daemon serve exactly it.
 func (e *NBDExporter) Sync(_ context.Context, want []Export) error {
 	want = slices.Clone(want)
+	for i := range want {
+		want[i].Hosts = slices.Clone(want[i].Hosts)
+		slices.Sort(want[i].Hosts)
+	}
 	slices.SortFunc(want, func(a, b Export) int { return strings.Compare(a.Name, b.Name) })
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !slices.Equal(want, e.want) {
+	if !slices.EqualFunc(want, e.want, Export.equal) {
 		b, err := json.Marshal(want)
 		if err != nil {
 			return err
@@ -191,6 +212,9 @@ func (e *NBDExporter) apply() error {
 		return e.stopDaemon()
 	}
 	if err := e.daemon(); err != nil {
+		return err
+	}
+	if err := e.authorise(); err != nil {
 		return err
 	}
 	have, err := e.served()
@@ -280,19 +304,4 @@ func (e *NBDExporter) remove(id string) error {
 	}
 	e.log.Info("NBD export removed", "id", id)
 	return nil
-}
-
-// CertSubject is the subject of the certificate in certFile as GnuTLS
-// prints it, the form QEMU's tls-authz compares: the name the agents'
-// certificates share, given to NBDConfig.ClientDN.
-func CertSubject(certFile string) (string, error) {
-	b, err := os.ReadFile(certFile)
-	if err != nil {
-		return "", fmt.Errorf("NBD exports: %w", err)
-	}
-	cert, err := tlsutil.ParseCertificate(b)
-	if err != nil {
-		return "", fmt.Errorf("NBD exports: %s: %w", certFile, err)
-	}
-	return cert.Subject.String(), nil
 }

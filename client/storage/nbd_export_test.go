@@ -17,13 +17,15 @@ import (
 	"github.com/stratus-cloud/stratus/tlsutil"
 )
 
-// testCA writes a CA and two certificates it signed into dir: the
-// agents' (client role, which the exports authorise) and a command-line
-// user's (cli role, which they must not), each in a directory laid out
-// as QEMU's tls-creds-x509 reads a client's.
+// testCA writes a CA and certificates it signed into dir, each in a
+// directory laid out as QEMU's tls-creds-x509 reads a client's: two
+// hypervisor hosts' own (compute-a, compute-b), the subject all client
+// agents shared before them (shared, also the exporter's server
+// certificate) and a command-line user's (cli, which must never open an
+// export).
 type testCA struct {
 	caFile, certFile, keyFile string
-	agentDir, cliDir          string
+	dirs                      map[string]string
 }
 
 func newTestCA(t *testing.T) *testCA {
@@ -37,7 +39,7 @@ func newTestCA(t *testing.T) *testCA {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &testCA{caFile: filepath.Join(dir, "ca.pem"), agentDir: filepath.Join(dir, "agent"), cliDir: filepath.Join(dir, "cli")}
+	c := &testCA{caFile: filepath.Join(dir, "ca.pem"), dirs: map[string]string{}}
 	write := func(path string, b []byte) {
 		t.Helper()
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -48,16 +50,23 @@ func newTestCA(t *testing.T) *testCA {
 		}
 	}
 	write(c.caFile, caPEM)
-	for role, d := range map[tlsutil.Role]string{tlsutil.RoleClient: c.agentDir, tlsutil.RoleCLI: c.cliDir} {
-		cert, key, err := ca.IssueRole(tlsutil.CertOptions{Role: role})
+	for name, opts := range map[string]tlsutil.CertOptions{
+		"shared":    {Role: tlsutil.RoleClient},
+		"cli":       {Role: tlsutil.RoleCLI},
+		"compute-a": {Role: tlsutil.RoleClient, Host: "compute-a"},
+		"compute-b": {Role: tlsutil.RoleClient, Host: "compute-b"},
+	} {
+		cert, key, err := ca.IssueRole(opts)
 		if err != nil {
 			t.Fatal(err)
 		}
+		d := filepath.Join(dir, name)
 		write(filepath.Join(d, "ca-cert.pem"), caPEM)
 		write(filepath.Join(d, "client-cert.pem"), cert)
 		write(filepath.Join(d, "client-key.pem"), key)
+		c.dirs[name] = d
 	}
-	c.certFile, c.keyFile = filepath.Join(c.agentDir, "client-cert.pem"), filepath.Join(c.agentDir, "client-key.pem")
+	c.certFile, c.keyFile = filepath.Join(c.dirs["shared"], "client-cert.pem"), filepath.Join(c.dirs["shared"], "client-key.pem")
 	return c
 }
 
@@ -87,12 +96,8 @@ func freePort(t *testing.T) int {
 
 func testExporter(t *testing.T, ca *testCA, state, addr string) *NBDExporter {
 	t.Helper()
-	dn, err := CertSubject(ca.certFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	e, err := NewNBDExporter(NBDConfig{StateDir: state, Address: addr, CAFile: ca.caFile, CertFile: ca.certFile,
-		KeyFile: ca.keyFile, ClientDN: dn, Every: 100 * time.Millisecond})
+		KeyFile: ca.keyFile, Every: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,19 +139,21 @@ func TestNBDExportLifecycle(t *testing.T) {
 		}
 	})
 	name := structs.VolumeExportName("v1", "att-1")
-	if err := e.Sync(context.Background(), []Export{{Name: name, Path: path}}); err != nil {
+	x := Export{Name: name, Path: path, Hosts: []string{"compute-a"}}
+	if err := e.Sync(context.Background(), []Export{x}); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := nbdIO(addr, name, ca.agentDir, "read -P 0xab 0 64k"); err != nil {
+	agentDir := ca.dirs["compute-a"]
+	if out, err := nbdIO(addr, name, agentDir, "read -P 0xab 0 64k"); err != nil {
 		t.Fatalf("read through the export: %v: %s", err, out)
 	}
-	if out, err := nbdIO(addr, name, ca.cliDir, "read 0 4k"); err == nil {
+	if out, err := nbdIO(addr, name, ca.dirs["cli"], "read 0 4k"); err == nil {
 		t.Fatalf("a user's certificate opened the export: %s", out)
 	}
-	if out, err := nbdIO(addr, structs.VolumeExportName("v1", "att-2"), ca.agentDir, "read 0 4k"); err == nil {
+	if out, err := nbdIO(addr, structs.VolumeExportName("v1", "att-2"), agentDir, "read 0 4k"); err == nil {
 		t.Fatalf("another attachment's name opened the export: %s", out)
 	}
-	if out, err := nbdIO(addr, name, ca.agentDir, "write -P 0xcd 64k 64k"); err != nil {
+	if out, err := nbdIO(addr, name, agentDir, "write -P 0xcd 64k 64k"); err != nil {
 		t.Fatalf("write through the export: %v: %s", err, out)
 	}
 
@@ -156,7 +163,7 @@ func TestNBDExportLifecycle(t *testing.T) {
 	e2 := testExporter(t, ca, state, addr)
 	t.Cleanup(func() { _ = e2.Stop() })
 	pid := e2.daemonPid()
-	if err := e2.Sync(context.Background(), []Export{{Name: name, Path: path}}); err != nil || e2.daemonPid() != pid {
+	if err := e2.Sync(context.Background(), []Export{x}); err != nil || e2.daemonPid() != pid {
 		t.Fatalf("adopt: %v (daemon %d, was %d)", err, e2.daemonPid(), pid)
 	}
 	// A daemon that dies is started again with the recorded exports.
@@ -167,7 +174,7 @@ func TestNBDExportLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the export served again", func() error {
-		_, err := nbdIO(addr, name, ca.agentDir, "read -P 0xcd 64k 64k")
+		_, err := nbdIO(addr, name, agentDir, "read -P 0xcd 64k 64k")
 		return err
 	})
 	if e2.daemonPid() == pid || e2.daemonPid() == 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stratus-cloud/stratus/client"
+	"github.com/stratus-cloud/stratus/internal/libvirtpeer"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -35,7 +36,7 @@ func TestAgentBootsFromAVolumeOfAnotherHost(t *testing.T) {
 	}
 	began := time.Now()
 	c, hb, peerB := peerHost(t, "hvb")
-	ha, _ := nbdStorageHost(t, c, peerB)
+	ha, _, hostCert := nbdStorageHost(t, c, peerB, hb.name)
 	// C can reimage the volume: the image in its cache, the agent's
 	// client certificate for the export.
 	imageFile := qcow2Image(t, "1M")
@@ -43,10 +44,10 @@ func TestAgentBootsFromAVolumeOfAnotherHost(t *testing.T) {
 		t.Fatalf("qemu-io: %v: %s", err, out)
 	}
 	img := c.uploadImage(imageFile)
-	hc, peerC := thirdPeer(t, c, peerB, func(h *host) {
+	hc, peerC := thirdPeer(t, c, hostCert, func(h *host, peer *libvirtpeer.Peer) {
 		h.images = fileCache(t, filepath.Join(t.TempDir(), "cache-c"), imageFile)
-		h.nbdTLS = &client.NBDClientTLS{CAFile: filepath.Join(peerB.NBDTLSDir, "ca-cert.pem"),
-			CertFile: filepath.Join(peerB.NBDTLSDir, "client-cert.pem"), KeyFile: filepath.Join(peerB.NBDTLSDir, "client-key.pem")}
+		h.nbdTLS = &client.NBDClientTLS{CAFile: filepath.Join(peer.NBDTLSDir, "ca-cert.pem"),
+			CertFile: filepath.Join(peer.NBDTLSDir, "client-cert.pem"), KeyFile: filepath.Join(peer.NBDTLSDir, "client-key.pem")}
 	})
 	t.Logf("three hosts up %v after the start", time.Since(began))
 

@@ -18,22 +18,29 @@ import (
 
 // nbdHosts is a cloud of two hosts, B (a second libvirtd) running an
 // ACTIVE instance id, and A, a storage host whose storage agent (sa)
-// serves NBD with TLS at A's nbdAddr, with the agents' certificate in
-// B's nbd_tls_x509_cert_dir (peer.NBDTLSDir).
-func nbdHosts(t *testing.T) (c *cloud, hb, ha *host, sa *storageAgent, peer *libvirtpeer.Peer, id string) {
+// serves NBD with TLS at A's nbdAddr, with B's own certificate in its
+// nbd_tls_x509_cert_dir (peer.NBDTLSDir); hostCert issues another
+// host's. tweaks adjust B's driver config.
+func nbdHosts(t *testing.T, tweaks ...func(*libvirt.Config)) (c *cloud, hb, ha *host, sa *storageAgent, peer *libvirtpeer.Peer, id string, hostCert func(dir, host string)) {
 	t.Helper()
-	c, hb, peer = peerHost(t, "hvb")
+	c, hb, peer = peerHost(t, "hvb", tweaks...)
 	id = c.boot("vm").ID
-	ha, sa = nbdStorageHost(t, c, peer)
-	return c, hb, ha, sa, peer, id
+	ha, sa, hostCert = nbdStorageHost(t, c, peer, hb.name)
+	return c, hb, ha, sa, peer, id, hostCert
 }
 
-// peerHost is a cloud with one host, name, on a second libvirtd.
-func peerHost(t *testing.T, name string) (c *cloud, h *host, peer *libvirtpeer.Peer) {
+// peerHost is a cloud with one host, name, on a second libvirtd;
+// tweaks adjust its driver config.
+func peerHost(t *testing.T, name string, tweaks ...func(*libvirt.Config)) (c *cloud, h *host, peer *libvirtpeer.Peer) {
 	t.Helper()
 	c = newCloud(t)
 	peer = libvirtpeer.Start(t)
-	h = &host{name: name, env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = name, peer.URI }),
+	h = &host{name: name, env: newEnv(t, func(cfg *libvirt.Config) {
+		cfg.HostName, cfg.URI = name, peer.URI
+		for _, f := range tweaks {
+			f(cfg)
+		}
+	}),
 		dataDir: t.TempDir(), syncEvery: time.Second}
 	h.drv = h.env.drv
 	c.mu.Lock()
@@ -44,11 +51,12 @@ func peerHost(t *testing.T, name string) (c *cloud, h *host, peer *libvirtpeer.P
 }
 
 // nbdStorageHost adds to c the host A, a storage host whose storage
-// agent serves NBD with TLS at A's nbdAddr, with the agents'
-// certificate in peer's nbd_tls_x509_cert_dir.
-func nbdStorageHost(t *testing.T, c *cloud, peer *libvirtpeer.Peer) (ha *host, sa *storageAgent) {
+// agent serves NBD with TLS at A's nbdAddr, and puts the certificate of
+// the host peerHost (on peer) in peer's nbd_tls_x509_cert_dir; hostCert
+// issues another host's.
+func nbdStorageHost(t *testing.T, c *cloud, peer *libvirtpeer.Peer, peerHost string) (ha *host, sa *storageAgent, hostCert func(dir, host string)) {
 	t.Helper()
-	caFile, certFile, keyFile := nbdCerts(t, peer.NBDTLSDir)
+	caFile, certFile, keyFile, hostCert := nbdCerts(t, peer.NBDTLSDir, peerHost)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -66,12 +74,8 @@ func nbdStorageHost(t *testing.T, c *cloud, peer *libvirtpeer.Peer) (ha *host, s
 	if err != nil {
 		t.Fatal(err)
 	}
-	dn, err := storage.CertSubject(certFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	sa = &storageAgent{c: c, h: ha, pool: pool, cfg: storage.NBDConfig{StateDir: t.TempDir(), Address: nbdAddr,
-		CAFile: caFile, CertFile: certFile, KeyFile: keyFile, ClientDN: dn, Logger: testLogger(t, "nbd")}}
+		CAFile: caFile, CertFile: certFile, KeyFile: keyFile, Logger: testLogger(t, "nbd")}}
 	sa.start()
 	t.Cleanup(func() {
 		sa.stop()
@@ -79,29 +83,21 @@ func nbdStorageHost(t *testing.T, c *cloud, peer *libvirtpeer.Peer) (ha *host, s
 			t.Error(err)
 		}
 	})
-	return ha, sa
+	return ha, sa, hostCert
 }
 
-// thirdPeer adds to c the host C on a third libvirtd, with the
-// certificates of peerB's nbd_tls_x509_cert_dir for QEMU's NBD client;
-// tweak, when given, adjusts C before its agent starts.
-func thirdPeer(t *testing.T, c *cloud, peerB *libvirtpeer.Peer, tweak ...func(*host)) (hc *host, peerC *libvirtpeer.Peer) {
+// thirdPeer adds to c the host C on a third libvirtd, with its own
+// certificate (from hostCert) for QEMU's NBD client; tweak, when given,
+// adjusts C (on peerC) before its agent starts.
+func thirdPeer(t *testing.T, c *cloud, hostCert func(dir, host string), tweak ...func(hc *host, peerC *libvirtpeer.Peer)) (hc *host, peerC *libvirtpeer.Peer) {
 	t.Helper()
 	peerC = libvirtpeer.Start(t)
-	for _, f := range []string{"ca-cert.pem", "client-cert.pem", "client-key.pem"} {
-		b, err := os.ReadFile(peerB.NBDTLSDir + "/" + f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(peerC.NBDTLSDir+"/"+f, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	hostCert(peerC.NBDTLSDir, "hvc")
 	hc = &host{name: "hvc", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = "hvc", peerC.URI }),
 		dataDir: t.TempDir(), syncEvery: time.Second}
 	hc.drv = hc.env.drv
 	for _, f := range tweak {
-		f(hc)
+		f(hc, peerC)
 	}
 	c.mu.Lock()
 	c.hosts[hc.name] = hc
@@ -128,9 +124,9 @@ func TestAgentColdMigrationKeepsAVolume(t *testing.T) {
 		}
 	}
 	began := time.Now()
-	c, hb, ha, _, peerB, id := nbdHosts(t)
-	// C, a third libvirtd, with the same certificates for QEMU's client.
-	hc, peerC := thirdPeer(t, c, peerB)
+	c, hb, ha, _, peerB, id, hostCert := nbdHosts(t)
+	// C, a third libvirtd, with its own certificate for QEMU's client.
+	hc, peerC := thirdPeer(t, c, hostCert)
 	t.Logf("three hosts up, the instance ACTIVE on B, %v after the start", time.Since(began))
 
 	var created structs.SingleVolumeResponse

@@ -22,10 +22,12 @@ import (
 	"github.com/stratus-cloud/stratus/tlsutil"
 )
 
-// nbdCerts writes a CA and the agents' certificate (client role): the
-// storage host's files, and the same laid out for QEMU's client in
-// clientDir (the peer's nbd_tls_x509_cert_dir).
-func nbdCerts(t *testing.T, clientDir string) (caFile, certFile, keyFile string) {
+// nbdCerts writes a CA, the storage host's certificate (client role)
+// and, in clientDir laid out as libvirt's nbd_tls_x509_cert_dir, the
+// certificate of the hypervisor host named host (cloudctl tls cert
+// create -client -host): the storage host admits it to the exports of
+// that host's attachments only. hostCert gives a further host its own.
+func nbdCerts(t *testing.T, clientDir, host string) (caFile, certFile, keyFile string, hostCert func(dir, host string)) {
 	t.Helper()
 	caPEM, caKey, err := tlsutil.GenerateCA(tlsutil.CAOptions{})
 	if err != nil {
@@ -35,20 +37,34 @@ func nbdCerts(t *testing.T, clientDir string) (caFile, certFile, keyFile string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, key, err := ca.IssueRole(tlsutil.CertOptions{Role: tlsutil.RoleClient})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	caFile, certFile, keyFile = filepath.Join(dir, "ca.pem"), filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	for path, b := range map[string][]byte{caFile: caPEM, certFile: cert, keyFile: key,
-		filepath.Join(clientDir, "ca-cert.pem"): caPEM, filepath.Join(clientDir, "client-cert.pem"): cert,
-		filepath.Join(clientDir, "client-key.pem"): key} {
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
+	write := func(files map[string][]byte) {
+		t.Helper()
+		for path, b := range files {
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	return caFile, certFile, keyFile
+	issue := func(host string) (cert, key []byte) {
+		t.Helper()
+		cert, key, err := ca.IssueRole(tlsutil.CertOptions{Role: tlsutil.RoleClient, Host: host})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cert, key
+	}
+	hostCert = func(dir, host string) {
+		t.Helper()
+		cert, key := issue(host)
+		write(map[string][]byte{filepath.Join(dir, "ca-cert.pem"): caPEM, filepath.Join(dir, "client-cert.pem"): cert,
+			filepath.Join(dir, "client-key.pem"): key})
+	}
+	cert, key := issue("")
+	dir := t.TempDir()
+	caFile, certFile, keyFile = filepath.Join(dir, "ca.pem"), filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	write(map[string][]byte{caFile: caPEM, certFile: cert, keyFile: key})
+	hostCert(clientDir, host)
+	return caFile, certFile, keyFile, hostCert
 }
 
 // storageAgent is a storage host's storage agent with its NBD
@@ -182,7 +198,7 @@ func TestAgentAttachesAVolumeOfAnotherHost(t *testing.T) {
 		}
 	}
 	began := time.Now()
-	c, hb, ha, sa, peer, id := nbdHosts(t)
+	c, hb, ha, sa, peer, id, _ := nbdHosts(t)
 	t.Logf("instance ACTIVE on B, A serving NBD %v after the start", time.Since(began))
 	nbdAddr := ha.nbdAddr
 

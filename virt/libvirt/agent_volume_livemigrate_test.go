@@ -1,0 +1,147 @@
+package libvirt_test
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	golibvirt "github.com/digitalocean/go-libvirt"
+
+	"github.com/stratus-cloud/stratus/internal/libvirtpeer"
+	"github.com/stratus-cloud/stratus/structs"
+	"github.com/stratus-cloud/stratus/virt/libvirt"
+)
+
+// TestAgentLiveMigrationKeepsAnNBDVolume: a running instance on host B
+// (a peer libvirtd) with a volume of storage host A attached over NBD
+// (A's export, TLS, B's own certificate) live-migrates to host C
+// (another peer, its own certificate). What was written through B's
+// QEMU before the move reads through C's after it, C writes more, and
+// both are in the volume's file once it is detached. While the move
+// runs the export admits both hosts; after it, C's certificate only:
+// B's, valid and signed by the same CA, is refused.
+func TestAgentLiveMigrationKeepsAnNBDVolume(t *testing.T) {
+	for _, b := range []string{"qemu-img", "qemu-io", "qemu-storage-daemon"} {
+		if _, err := exec.LookPath(b); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s (qemu-utils, qemu-system-common) is required under CI=true: %v", b, err)
+			}
+			t.Skipf("%s is not installed", b)
+		}
+	}
+	began := time.Now()
+	// B is reached at its libvirtd's URI; the hosts share the machine's
+	// file system, as addPeerHosts' do.
+	c, hb, ha, _, peerB, id, hostCert := nbdHosts(t, func(cfg *libvirt.Config) {
+		cfg.MigrationURI, cfg.SharedStorage = cfg.URI, true
+	})
+	peerC := libvirtpeer.Start(t)
+	hostCert(peerC.NBDTLSDir, "hvc")
+	cenv := *hb.env
+	cenv.cfg.URI, cenv.cfg.MigrationURI, cenv.cfg.HostName = peerC.URI, peerC.URI, "hvc"
+	cenv.raw = rawConnTo(t, peerC.URI)
+	hc := &host{name: "hvc", env: &cenv, dataDir: t.TempDir(), syncEvery: time.Second}
+	hc.drv = cenv.open()
+	c.mu.Lock()
+	c.hosts[hc.name] = hc
+	c.mu.Unlock()
+	c.startAgent(hc)
+	t.Logf("three hosts up, the instance ACTIVE on B, %v after the start", time.Since(began))
+
+	var created structs.SingleVolumeResponse
+	if err := c.rpc("Volume.Create", &structs.VolumeCreateRequest{ProjectID: "p1", Volume: &structs.Volume{Name: "data", SizeGB: 1}}, &created); err != nil {
+		t.Fatal(err)
+	}
+	vol := c.waitVolume(created.Volume.ID, structs.VolumeAvailable)
+	file := vol.ProviderLocation
+	c.task(id, structs.OpAttachVolume, func(r *structs.InstanceTaskRequest) {
+		r.Volume = &structs.VolumeAttachRequest{VolumeID: vol.ID}
+	})
+	att := c.waitVolume(vol.ID, structs.VolumeInUse).AttachmentOf(id)
+	export := structs.VolumeExportName(vol.ID, att.ID)
+	lvb, lvc := rawConnTo(t, peerB.URI), rawConnTo(t, peerC.URI)
+	domB, err := lvb.DomainLookupByName(hb.drv.DomainName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("the volume readable on B", 2*time.Minute, func() error {
+		return tryReadThrough(t, lvb, domB, nbdDiskAlias(t, lvb, domB, export, ha.nbdAddr), 0, 0)
+	})
+	writeThrough(t, lvb, domB, nbdDiskAlias(t, lvb, domB, export, ha.nbdAddr), 0xab, 0)
+	// C has no attachment on A yet: its certificate is refused.
+	if out, err := nbdOpen(ha.nbdAddr, export, peerC.NBDTLSDir); err == nil {
+		t.Fatalf("C opened B's export before the move: %s", out)
+	}
+
+	start := time.Now()
+	c.task(id, structs.OpLiveMigrate, func(r *structs.InstanceTaskRequest) { r.TargetHost = hc.name })
+	c.waitFor(id+" ACTIVE on C", statusWait, func() error {
+		inst := c.waitStatus(id, "ACTIVE")
+		if h := c.host(hc.name); h == nil || inst.HostID != h.ID {
+			return fmt.Errorf("instance on %q, want hvc", inst.HostID)
+		}
+		return nil
+	})
+	t.Logf("live-migrated to C %v after it was asked", time.Since(start))
+	if st := domainState(t, lvb, hb.drv.DomainName(id)); st != -1 {
+		t.Fatalf("domain still on B in state %d", st)
+	}
+	v := c.waitVolume(vol.ID, structs.VolumeInUse)
+	if a := v.AttachmentOf(id); a == nil || a.ID != att.ID || a.Host != hc.agent.HostID() {
+		t.Fatalf("attachment after the move %+v, want %s on C", a, att.ID)
+	}
+	domC, err := lvc.DomainLookupByName(hc.drv.DomainName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _, err := lvc.DomainGetState(domC, 0); err != nil || golibvirt.DomainState(st) != golibvirt.DomainRunning {
+		t.Fatalf("domain on C in state %d: %v", st, err)
+	}
+	aliasC := nbdDiskAlias(t, lvc, domC, export, ha.nbdAddr)
+	readThrough(t, lvc, domC, aliasC, 0xab, 0)
+	writeThrough(t, lvc, domC, aliasC, 0xcd, 64<<10)
+	readThrough(t, lvc, domC, aliasC, 0xcd, 64<<10)
+
+	// The move is over: B's certificate is refused, C's admitted.
+	c.waitFor("B refused by A's export", time.Minute, func() error {
+		if out, err := nbdOpen(ha.nbdAddr, export, peerB.NBDTLSDir); err == nil {
+			return fmt.Errorf("B still opens the export: %s", out)
+		}
+		return nil
+	})
+	if out, err := nbdOpen(ha.nbdAddr, export, peerC.NBDTLSDir); err != nil {
+		t.Fatalf("C refused: %v: %s", err, out)
+	}
+
+	c.task(id, structs.OpDetachVolume, func(r *structs.InstanceTaskRequest) {
+		r.Volume = &structs.VolumeAttachRequest{VolumeID: vol.ID}
+	})
+	c.waitVolume(vol.ID, structs.VolumeAvailable)
+	c.waitFor("the volume's file readable", 30*time.Second, func() error {
+		for _, cmd := range []string{"read -P 0xab 0 64k", "read -P 0xcd 64k 64k"} {
+			out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", cmd, file).CombinedOutput()
+			if err != nil || strings.Contains(string(out), "failed") || !strings.Contains(string(out), "read 65536/65536 bytes") {
+				return fmt.Errorf("%s: %v: %s", cmd, err, out)
+			}
+		}
+		return nil
+	})
+}
+
+// nbdOpen reads the first 4 KiB of export name at addr with qemu-io, as
+// a client presenting the certificates in dir (laid out as libvirt's
+// nbd_tls_x509_cert_dir).
+func nbdOpen(addr, name, dir string) (string, error) {
+	host, port, _ := net.SplitHostPort(addr)
+	out, err := exec.Command("qemu-io", "-r", "--object", "tls-creds-x509,id=tls0,endpoint=client,dir="+dir,
+		"--image-opts", fmt.Sprintf("driver=nbd,server.type=inet,server.host=%s,server.port=%s,export=%s,tls-creds=tls0", host, port, name),
+		"-c", "read 0 4k").CombinedOutput()
+	if err == nil && strings.Contains(string(out), "failed") {
+		err = fmt.Errorf("qemu-io: %s", out)
+	}
+	return string(out), err
+}
