@@ -150,6 +150,12 @@ const (
 	// rewrites the boot volume from the new image (Nova 2.93), which a
 	// server of a lower level would apply as a plain rebuild.
 	FSMLevelReimageVolume = FSMLevelDiskCopy
+	// FSMLevelExtendAttached, of the same release, adds the extend of an
+	// in-use volume (Cinder 3.42): the volume keeps its attachments
+	// while extending, and the FSM refuses to end such an extend in
+	// available. It came with volumes (FSMLevelVolumes), so no server of
+	// a lower level meets it.
+	FSMLevelExtendAttached = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy
