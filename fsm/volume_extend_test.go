@@ -48,3 +48,25 @@ func TestAttachedVolumeExtendEndsInUse(t *testing.T) {
 		t.Fatalf("status after a refused extend %s", s)
 	}
 }
+
+// TestPurgedInstanceLeavesTheExtendGoing: an instance purged while its
+// volume extends leaves the volume extending (its storage host ends the
+// extend, available), not available at a size its storage may lack.
+func TestPurgedInstanceLeavesTheExtendGoing(t *testing.T) {
+	f := newVolumeFixture(t)
+	v := f.volume("v1", "p1", 1)
+	v.Status = structs.VolumeExtending
+	v.Attachments = []*structs.VolumeAttachment{{ID: "a1", InstanceID: "i1", Host: "h1", AttachedAt: 1}}
+	f.must(f.s.CreateVolume(f.next(), v))
+	txn := f.s.writeTxn()
+	index := f.next()
+	f.must(releaseInstanceVolumes(txn, index, 1, "i1"))
+	f.must(commitAt(txn, index, TableVolumes))
+	got, err := f.s.Volume(nil, "v1")
+	f.must(err)
+	if got.Status != structs.VolumeExtending || len(got.Attachments) != 0 {
+		t.Fatalf("volume of a purged instance: %+v", got)
+	}
+	f.must(f.s.UpdateVolume(f.next(), &structs.VolumeUpdateEntry{ID: "v1", Host: "h1", FromStatus: []string{structs.VolumeExtending},
+		Status: structs.VolumeAvailable}))
+}
