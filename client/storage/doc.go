@@ -4,7 +4,10 @@
 // with a blocking query, as the hypervisor agent watches allocations,
 // drives each to the state its status asks for through a Backend
 // (create, extend, snapshot, delete), and reports the outcome to the
-// servers, which record it through Raft.
+// servers, which record it through Raft. An in-use volume's extend
+// (Cinder 3.42) ends in-use; the extend of a file an instance on this
+// host opens directly is left to that host's compute agent, which grows
+// it through the guest's disk (QEMU holds the file).
 //
 // The embedded backend, FilePool, keeps volumes as qcow2 files in the
 // pool directory, made and changed with qemu-img. It records every file
