@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	golibvirt "github.com/digitalocean/go-libvirt"
+	"libvirt.org/go/libvirtxml"
 
 	"github.com/stratus-cloud/stratus/virt"
 )
@@ -29,21 +30,20 @@ func (d *Driver) ResizeVolume(ctx context.Context, id, volumeID string, size int
 		return fmt.Errorf("libvirt ResizeVolume %q: size %d is not positive", id, size)
 	}
 	return d.withDomain(ctx, "ResizeVolume", id, func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) error {
-		i := slices.IndexFunc(m.Volumes, func(v metaVolume) bool { return v.ID == volumeID })
-		if i < 0 {
-			return fmt.Errorf("%w: %s", ErrVolumeNotAttached, volumeID)
+		mv, dev, err := resizeTarget(lv, dom, m, volumeID)
+		if err != nil {
+			return err
 		}
-		mv := m.Volumes[i]
 		if s.active() {
-			_, capacity, _, err := lv.DomainGetBlockInfo(dom, mv.Device, 0)
+			_, capacity, _, err := lv.DomainGetBlockInfo(dom, dev, 0)
 			if err != nil {
-				return fmt.Errorf("read the size of volume %s (%s): %w", volumeID, mv.Device, err)
+				return fmt.Errorf("read the size of volume %s (%s): %w", volumeID, dev, err)
 			}
 			if int64(capacity) >= size {
 				return nil
 			}
-			if err := lv.DomainBlockResize(dom, mv.Device, uint64(size), golibvirt.DomainBlockResizeBytes); err != nil {
-				return fmt.Errorf("block-resize volume %s (%s) to %d bytes: %w", volumeID, mv.Device, size, err)
+			if err := lv.DomainBlockResize(dom, dev, uint64(size), golibvirt.DomainBlockResizeBytes); err != nil {
+				return fmt.Errorf("block-resize volume %s (%s) to %d bytes: %w", volumeID, dev, size, err)
 			}
 			return nil
 		}
@@ -52,6 +52,36 @@ func (d *Driver) ResizeVolume(ctx context.Context, id, volumeID string, size int
 		}
 		return growFile(ctx, mv.Path, mv.Format, size)
 	})
+}
+
+// resizeTarget finds an instance's volume and its guest device: an
+// attached volume's is in the instance's record; the root volume's (an
+// instance booted from a volume) is found by its serial in the domain,
+// as Nova matches a volume that has no device path.
+func resizeTarget(lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, volumeID string) (metaVolume, string, error) {
+	if i := slices.IndexFunc(m.Volumes, func(v metaVolume) bool { return v.ID == volumeID }); i >= 0 {
+		return m.Volumes[i], m.Volumes[i].Device, nil
+	}
+	if m.RootVolume == nil || m.RootVolume.ID != volumeID {
+		return metaVolume{}, "", fmt.Errorf("%w: %s", ErrVolumeNotAttached, volumeID)
+	}
+	doc, err := lv.DomainGetXMLDesc(dom, 0)
+	if err != nil {
+		return metaVolume{}, "", fmt.Errorf("read domain XML: %w", err)
+	}
+	var x libvirtxml.Domain
+	if err := x.Unmarshal(doc); err != nil {
+		return metaVolume{}, "", fmt.Errorf("domain XML: %w", err)
+	}
+	serial := volumeDisk(*m.RootVolume).Serial
+	if x.Devices != nil {
+		for _, d := range x.Devices.Disks {
+			if d.Serial == serial && d.Target != nil {
+				return *m.RootVolume, d.Target.Dev, nil
+			}
+		}
+	}
+	return metaVolume{}, "", fmt.Errorf("%w: root volume %s has no disk in the domain", ErrVolumeNotAttached, volumeID)
 }
 
 // growFile grows a disk file no process holds to size bytes, if it is
