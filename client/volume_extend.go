@@ -2,6 +2,7 @@ package client
 
 import (
 	"errors"
+	"maps"
 	"time"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -66,16 +67,21 @@ func (c *Client) watchVolumeSizes() {
 // failure, after trying every disk.
 func (c *Client) growVolumes(vr virt.VolumeResizer, vols []*structs.Volume, grown map[string]int64) error {
 	var first error
+	seen := map[string]bool{}
 	for _, v := range vols {
 		for _, a := range v.Attachments {
 			if a.External || a.Host != c.hostID || a.AttachedAt == 0 {
 				continue
 			}
+			seen[a.InstanceID+"/"+v.ID] = true
 			if err := c.growVolume(vr, v, a, grown); err != nil && first == nil {
 				first = err
 			}
 		}
 	}
+	// Forget the disks detached since: attached again, they are
+	// checked again.
+	maps.DeleteFunc(grown, func(key string, _ int64) bool { return !seen[key] })
 	return first
 }
 
