@@ -101,8 +101,8 @@ func (c *Client) HostID() string { return c.hostID }
 func (c *Client) NodeSecret() string { return c.cfg.NodeSecret }
 
 // Start registers the host, retrying with backoff until it works, then
-// starts the heartbeat, allocation watcher, reporter and power-sync
-// loops, and the event loop of a driver that is a virt.EventSource. It
+// starts the heartbeat, allocation watcher, reporter, power-sync and
+// volume-size loops, and the event loop of a driver that is a virt.EventSource. It
 // blocks until the host is registered; it returns an error if
 // Shutdown is called first, the client was already started, or the host
 // record is invalid (KindInvalid). Run it in a goroutine when the
@@ -140,7 +140,7 @@ func (c *Client) Start() error {
 			return errShutdown
 		}
 	}
-	loops := []func(){c.reporter.run, c.heartbeatLoop, c.watchAllocs, c.powerSyncLoop, c.interfaceLoop}
+	loops := []func(){c.reporter.run, c.heartbeatLoop, c.watchAllocs, c.powerSyncLoop, c.interfaceLoop, c.watchVolumeSizes}
 	if es, ok := c.driver.(virt.EventSource); ok {
 		events := es.Events()
 		loops = append(loops, func() { c.eventLoop(events) })

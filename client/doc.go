@@ -20,7 +20,14 @@
 // re-attaches to its running instances instead of spawning them again,
 // finishes what it was doing, and never repeats an action.
 //
+// A second blocking query (Volume.HostAttached) watches the volumes
+// attached to the host's instances: a guest disk smaller than its
+// extended volume is grown (virt.VolumeResizer), and the extend of a
+// file that an instance of the host holds on its own storage host is
+// reported done or failed (volume_extend.go).
+//
 // The agent must not decide placement and must not touch server state
 // except through RPC: every change it makes to the cluster is a report
-// (Alloc.UpdateFromClient) or a registration (Host.Register).
+// (Alloc.UpdateFromClient, Volume.Report) or a registration
+// (Host.Register).
 package client

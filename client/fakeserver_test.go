@@ -135,6 +135,11 @@ func (s *fakeServer) RPC(method string, args, reply any) error {
 		}
 		reply.(*structs.SingleHostResponse).Host = h.Copy()
 		return nil
+	case "Volume.HostAttached":
+		// No volume is ever attached here: the query blocks until the
+		// server closes, as a real one would past MaxQueryTime.
+		<-s.closed
+		return rpcErr(structs.KindUnavailable, "server closed")
 	case "Alloc.GetHostAllocs":
 		return s.getHostAllocs(args.(*structs.AllocHostRequest), reply.(*structs.AllocIndexResponse))
 	case "Alloc.GetAllocs":

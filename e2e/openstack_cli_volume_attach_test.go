@@ -29,17 +29,24 @@ func libvirtStorageCLI(t *testing.T, name string) (bin string, env []string, ns,
 // domainXML is the live XML of server id's domain in namespace ns.
 func domainXML(t *testing.T, ns, id string) string {
 	t.Helper()
+	name := domainName(t, ns, id)
+	x, err := exec.Command("virsh", "-c", "qemu:///system", "dumpxml", name).Output()
+	if err != nil {
+		t.Fatalf("virsh dumpxml %s: %v", name, err)
+	}
+	return string(x)
+}
+
+// domainName is the name of server id's running domain in namespace ns.
+func domainName(t *testing.T, ns, id string) string {
+	t.Helper()
 	out, err := exec.Command("virsh", "-c", "qemu:///system", "list", "--name").Output()
 	if err != nil {
 		t.Fatalf("virsh list: %v", err)
 	}
 	for _, name := range strings.Fields(string(out)) {
 		if strings.Contains(name, ns) && strings.Contains(name, id) {
-			x, err := exec.Command("virsh", "-c", "qemu:///system", "dumpxml", name).Output()
-			if err != nil {
-				t.Fatalf("virsh dumpxml %s: %v", name, err)
-			}
-			return string(x)
+			return name
 		}
 	}
 	t.Fatalf("no running domain of server %s in namespace %s: %s", id, ns, out)

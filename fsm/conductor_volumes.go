@@ -283,9 +283,10 @@ func (t *taskTxn) settleVolume(v *structs.Volume, instanceID, op, errText string
 }
 
 // releaseInstanceVolumes detaches a purged instance's volumes, whose
-// guest is gone with it: each becomes available again, or, attached
-// with delete_on_termination, is handed to its storage host to delete
-// (its quota is released when the record goes).
+// guest is gone with it: each becomes available again (or stays
+// extending, to end its extend available), or, attached with
+// delete_on_termination, is handed to its storage host to delete (its
+// quota is released when the record goes).
 func releaseInstanceVolumes(txn *memdb.Txn, index uint64, at int64, instanceID string) error {
 	vols, err := list[*structs.Volume](txn, nil, TableVolumes)
 	if err != nil {
@@ -304,6 +305,10 @@ func releaseInstanceVolumes(txn *memdb.Txn, index uint64, at int64, instanceID s
 		c := v.Copy()
 		c.Attachments = slices.DeleteFunc(c.Attachments, func(x *structs.VolumeAttachment) bool { return x.InstanceID == instanceID })
 		switch {
+		case v.Status == structs.VolumeExtending && (len(c.Attachments) > 0 || !att.DeleteOnTermination):
+			// The extend goes on without the instance: its storage
+			// host (no guest holds the file any more) or the agents
+			// of the other instances finish it.
 		case len(c.Attachments) > 0:
 			c.Status = structs.VolumeInUse
 		case att.DeleteOnTermination:

@@ -157,6 +157,11 @@ func (s *StateStore) UpdateVolume(index uint64, e *structs.VolumeUpdateEntry) er
 		if !e.Reset && !structs.VolumeTransitionAllowed(v.Status, e.Status) {
 			return structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s cannot go from %s to %s.", v.ID, v.Status, e.Status)
 		}
+		// An attached volume ends its extend in-use, never available
+		// (Cinder's extend_volume_completion looks at the attachments).
+		if e.Status == structs.VolumeAvailable && v.Status == structs.VolumeExtending && len(v.Attachments) > 0 && !e.Reset {
+			return structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s is attached: its extend ends in-use.", v.ID)
+		}
 		if e.Status == structs.VolumeDeleting {
 			if len(v.Attachments) > 0 {
 				return structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s is attached", v.ID)

@@ -301,6 +301,7 @@ var rpcRules = map[string]rpcRule{
 	"Volume.QuotaUpdate":    ruleAdmin,
 	"Volume.Zones":          ruleAnyone,
 	"Volume.HostVolumes":    ruleNode,
+	"Volume.HostAttached":   ruleNode,
 	"Volume.Report":         ruleNode,
 }
 

@@ -237,8 +237,8 @@ func (e *Volume) ownVolume(id, projectID string) (*structs.Volume, error) {
 }
 
 // Update changes a volume's name, description, metadata or bootable
-// flag, extends it (NewSizeGB, from available, checked against the
-// quotas and its host's room), or resets its status (admins).
+// flag, extends it (NewSizeGB, from available or with ExtendAttached
+// from in-use, checked against the quotas and its host's room), or resets its status (admins).
 func (e *Volume) Update(args *structs.VolumeUpdateRequest, reply *structs.SingleVolumeResponse) error {
 	if done, err := e.srv.forward("Volume.Update", args, args, reply); done {
 		return err
@@ -257,7 +257,7 @@ func (e *Volume) Update(args *structs.VolumeUpdateRequest, reply *structs.Single
 		entry.Status, entry.Reset = args.ResetStatus, true
 	}
 	if args.NewSizeGB != 0 {
-		if err := e.prepareExtend(v, args.NewSizeGB, entry); err != nil {
+		if err := e.prepareExtend(v, args.NewSizeGB, args.ExtendAttached, entry); err != nil {
 			return err
 		}
 	}
@@ -273,14 +273,27 @@ func (e *Volume) Update(args *structs.VolumeUpdateRequest, reply *structs.Single
 	return nil
 }
 
-// prepareExtend turns an extend into its entry: from available, to a
-// larger size its host has room for.
-func (e *Volume) prepareExtend(v *structs.Volume, newSize int, entry *structs.VolumeUpdateEntry) error {
-	if v.Status != structs.VolumeAvailable {
-		return structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s status must be '{'status': 'available'}' to extend, currently %s.", v.ID, v.Status)
+// prepareExtend turns an extend into its entry: from available (or
+// in-use when attached is allowed, Cinder 3.42+), to a larger size its
+// host has room for. The volume keeps its attachments while it extends.
+func (e *Volume) prepareExtend(v *structs.Volume, newSize int, attached bool, entry *structs.VolumeUpdateEntry) error {
+	from := structs.VolumeAvailable
+	if attached && v.Status == structs.VolumeInUse {
+		from = structs.VolumeInUse
+	}
+	if v.Status != from {
+		return structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s status must be '{'status': '%s'}' to extend, currently %s.", v.ID, from, v.Status)
 	}
 	if newSize <= v.SizeGB {
 		return structs.Errorf(structs.KindInvalid, "Invalid input received: New size for extend must be greater than current size. (current: %d, extended: %d).", v.SizeGB, newSize)
+	}
+	if from == structs.VolumeInUse {
+		if l, _ := e.srv.ClusterFSMLevel(); l < structs.FSMLevelExtendAttached {
+			return structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s is in-use: the servers are being upgraded; extend it once they are.", v.ID)
+		}
+		if err := checkAttachedExtend(v); err != nil {
+			return err
+		}
 	}
 	volumePlaceMu.Lock()
 	ok, err := storageHostHasRoom(e.srv.fsm.State(), v.Host, newSize-v.SizeGB)
@@ -291,7 +304,27 @@ func (e *Volume) prepareExtend(v *structs.Volume, newSize int, entry *structs.Vo
 	if !ok {
 		return structs.Errorf(structs.KindInvalid, "Invalid volume: the storage host of volume %s has no room for %d GB more.", v.ID, newSize-v.SizeGB)
 	}
-	entry.FromStatus, entry.Status, entry.SizeGB = []string{structs.VolumeAvailable}, structs.VolumeExtending, newSize
+	entry.FromStatus, entry.Status, entry.SizeGB = []string{from}, structs.VolumeExtending, newSize
+	return nil
+}
+
+// checkAttachedExtend refuses to extend an in-use file volume that an
+// instance reaches through the storage host's NBD export (on another
+// host, after a move, or while one is under way): QEMU's NBD client
+// cannot grow a disk ("Cannot grow NBD nodes"), so the guest would
+// never see the new size.
+func checkAttachedExtend(v *structs.Volume) error {
+	if v.Backend == structs.VolumeBackendRBD {
+		return nil
+	}
+	for _, a := range v.Attachments {
+		if a.External {
+			continue
+		}
+		if a.Exported || a.MoveHost != "" || (a.Host != "" && a.Host != v.Host) {
+			return structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s is attached to instance %s through an NBD export of its storage host, which cannot grow while attached; detach it to extend it.", v.ID, a.InstanceID)
+		}
+	}
 	return nil
 }
 

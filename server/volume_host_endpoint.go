@@ -69,6 +69,34 @@ func attachmentHostNames(state *fsm.StateStore, vols []*structs.Volume) (map[str
 	return names, nil
 }
 
+// HostAttached answers a compute agent with the volumes attached to
+// instances on its host (by the Compute API: an external attachment is
+// no agent's), so it can show an extended volume's new size to the
+// guest. It blocks until a volume changes past MinQueryIndex.
+func (e *Volume) HostAttached(args *structs.VolumeAttachedRequest, reply *structs.VolumeListResponse) error {
+	if err := e.srv.authenticateNode(args.AuthToken, args.HostID); err != nil {
+		return err
+	}
+	if done, err := e.srv.forward("Volume.HostAttached", args, args, reply); done {
+		return err
+	}
+	if args.HostID == "" {
+		return structs.Errorf(structs.KindInvalid, "a host id is required")
+	}
+	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, state *fsm.StateStore) (any, uint64, error) {
+		vols, err := state.Volumes(ws, "")
+		if err != nil {
+			return nil, 0, err
+		}
+		reply.Volumes = slices.DeleteFunc(vols, func(v *structs.Volume) bool {
+			return !slices.ContainsFunc(v.Attachments, func(a *structs.VolumeAttachment) bool {
+				return !a.External && a.Host == args.HostID
+			})
+		})
+		return reply, state.Index(fsm.TableVolumes), nil
+	})
+}
+
 // Report applies a storage agent's report about one volume or snapshot
 // of its host. The entry carries the host, so the FSM refuses a report
 // about a volume that has moved or is gone.

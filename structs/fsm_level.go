@@ -187,6 +187,12 @@ const (
 	// NBD export, an RBD image), lets an instance booted from such a
 	// volume move, and lets a rebuild reimage it over the network.
 	FSMLevelRemoteBootVolume = FSMLevelDiskCopy
+	// FSMLevelExtendAttached, of the same release, adds the extend of an
+	// in-use volume (Cinder 3.42): the volume keeps its attachments
+	// while extending, and the FSM refuses to end such an extend in
+	// available. It came with volumes (FSMLevelVolumes), so no server of
+	// a lower level meets it.
+	FSMLevelExtendAttached = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy

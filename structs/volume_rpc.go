@@ -140,7 +140,8 @@ type VolumeSpecificRequest struct {
 
 // VolumeUpdateRequest changes a volume; ProjectID, when set, must own
 // it. A nil field is left as it is. NewSizeGB extends an available
-// volume; ResetStatus (admins only) sets any status.
+// volume, or an in-use one with ExtendAttached (Cinder 3.42+'s
+// extend_attached_volume); ResetStatus (admins only) sets any status.
 type VolumeUpdateRequest struct {
 	VolumeID        string
 	ProjectID       string
@@ -151,6 +152,7 @@ type VolumeUpdateRequest struct {
 	ReplaceMetadata bool
 	DeleteMetadata  []string
 	NewSizeGB       int
+	ExtendAttached  bool
 	ResetStatus     string
 	WriteRequest
 }
@@ -182,6 +184,13 @@ type VolumeHostResponse struct {
 	// before it leave it empty.
 	HostNames map[string]string `json:",omitempty"`
 	QueryMeta
+}
+
+// VolumeAttachedRequest is a compute agent's blocking read of the
+// volumes attached to instances on its host.
+type VolumeAttachedRequest struct {
+	HostID string
+	QueryOptions
 }
 
 // VolumeReportRequest is a storage agent's report about its host's

@@ -117,6 +117,17 @@ type VolumeAttacher interface {
 	DetachVolume(ctx context.Context, id string, volumeID string) error
 }
 
+// VolumeResizer can show an attached volume's new size to the guest
+// (Nova's extend_volume after Cinder's volume-extended event): the
+// guest's disk of the volume becomes size bytes while it runs, and an
+// instance that is not running sees the size at its next boot.
+// ResizeVolume never shrinks a disk and is a no-op on a disk already of
+// size bytes or more, so it may be called again after a restart; an
+// instance without the volume fails with ErrVolumeNotAttached.
+type VolumeResizer interface {
+	ResizeVolume(ctx context.Context, id, volumeID string, size int64) error
+}
+
 // VolumeSwapper can move an attached volume's data to another volume
 // while the guest runs (Nova's swap volume): the guest keeps the same
 // device, now backed by the new volume, and the old one is left

@@ -8,8 +8,8 @@ import (
 )
 
 // Cinder's microversions: 3.0 to 3.70 (3.71, the completion of an
-// extend Nova drives, is not served: Nova extends no attached volume
-// here).
+// extend Nova drives, is not served: the compute agents finish an
+// attached volume's extend themselves, without Nova's callback).
 const (
 	minVersion = 0
 	maxVersion = 70
@@ -27,6 +27,7 @@ const (
 	mvProviderID         = 21 // provider_id for admins
 	mvGroupSnapshots     = 14 // group_snapshot_id in snapshot details
 	mvSnapshotUserID     = 41 // user_id in snapshot details
+	mvExtendInUse        = 42 // os-extend of an in-use volume
 	mvCountInfo          = 45 // ?with_count=true
 	mvSharedTargets      = 48 // shared_targets, service_uuid
 	mvClusterName        = 61 // cluster_name for admins

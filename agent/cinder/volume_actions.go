@@ -71,7 +71,10 @@ func (q *request) extend(raw json.RawMessage) error {
 	if n < 1 {
 		return errorf(http.StatusBadRequest, "Invalid input for field/attribute new_size. Value: %d. %d is less than the minimum of 1", n, n)
 	}
-	err = q.call("Volume.Update", &structs.VolumeUpdateRequest{VolumeID: q.param("id"), ProjectID: q.ownerScope(), NewSizeGB: n}, &structs.SingleVolumeResponse{})
+	// From 3.42 an in-use volume extends too (extend_attached_volume);
+	// before, Cinder's message asks for available.
+	err = q.call("Volume.Update", &structs.VolumeUpdateRequest{VolumeID: q.param("id"), ProjectID: q.ownerScope(), NewSizeGB: n,
+		ExtendAttached: q.at(mvExtendInUse)}, &structs.SingleVolumeResponse{})
 	if err != nil {
 		return err
 	}

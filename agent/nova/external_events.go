@@ -27,10 +27,13 @@ import (
 //     and running, and is a no-op otherwise, as Nova's power_update (the
 //     action is recorded then too, with its compute_power_update event);
 //   - volume-extended records Nova's "extend_volume" instance action with
-//     its compute_extend_volume event: Stratus's volume service extends
-//     only detached volumes (Cinder's rule before 3.42), so no attached
-//     disk can have grown, and Nova's handler of a volume not attached
-//     to the server logs and succeeds;
+//     its compute_extend_volume event. Growing the guest's disk needs no
+//     event here: Stratus's volume service extends in-use volumes
+//     (Cinder 3.42) itself, and the compute agent of the server's host
+//     grows every attached disk smaller than its volume's record
+//     (client/volume_extend.go), so the disk of a volume the event names
+//     has grown, or will, whether or not the event comes, and one not
+//     attached to the server is left alone, as Nova's handler does;
 //   - network-changed refreshes Nova's cache of the server's ports, and
 //     network-vif-plugged/-unplugged wake the compute tasks waiting for
 //     them: Stratus caches no port (every view reads the network state)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -159,8 +160,20 @@ func (a *Agent) driveVolume(ctx context.Context, v *structs.Volume) {
 		}
 		a.finishVolume(v, structs.VolumeAvailable, structs.VolumeError, loc, err)
 	case structs.VolumeExtending:
+		if heldHere(v, a.cfg.HostID) {
+			// The instance's QEMU on this host holds the file: the
+			// compute agent grows it through the guest's disk and
+			// reports the extend (client/volume_extend.go).
+			return
+		}
 		err := a.cfg.Backend.ExtendVolume(ctx, v)
-		a.finishVolume(v, structs.VolumeAvailable, structs.VolumeErrorExtend, "", err)
+		// An attached volume goes back to in-use, where the compute
+		// agents of its instances show the guests the new size.
+		done := structs.VolumeAvailable
+		if len(v.Attachments) > 0 {
+			done = structs.VolumeInUse
+		}
+		a.finishVolume(v, done, structs.VolumeErrorExtend, "", err)
 	case structs.VolumeUploading:
 		a.uploadImage(ctx, v)
 	case structs.VolumeDeleting:
@@ -171,6 +184,18 @@ func (a *Agent) driveVolume(ctx context.Context, v *structs.Volume) {
 		a.report(&structs.VolumeReportRequest{Delete: &structs.VolumeDeleteEntry{ID: v.ID,
 			FromStatus: []string{structs.VolumeDeleting}}}, v.ID)
 	}
+}
+
+// heldHere reports whether an instance on this host opens the volume's
+// file directly (not through an export): no other process may then
+// write it.
+func heldHere(v *structs.Volume, hostID string) bool {
+	if v.Backend == structs.VolumeBackendRBD {
+		return false
+	}
+	return slices.ContainsFunc(v.Attachments, func(att *structs.VolumeAttachment) bool {
+		return !att.External && !att.Exported && att.Host == hostID
+	})
 }
 
 // finishVolume reports a volume's work done (to ok) or failed (to bad,

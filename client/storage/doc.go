@@ -5,7 +5,10 @@
 // drives each to the state its status asks for through a Backend
 // (create, extend, snapshot, delete, and upload to an image through a
 // VolumeImageWriter and the agent's image uploader), and reports the
-// outcome to the servers, which record it through Raft.
+// outcome to the servers, which record it through Raft. An in-use
+// volume's extend (Cinder 3.42) ends in-use; the extend of a file an
+// instance on this host opens directly is left to that host's compute
+// agent, which grows it through the guest's disk (QEMU holds the file).
 //
 // The embedded backend, FilePool, keeps volumes as qcow2 files in the
 // pool directory, made and changed with qemu-img. It records every file

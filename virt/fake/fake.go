@@ -109,6 +109,8 @@ type instance struct {
 	attempt string
 	// volumes are the hot-plugged volumes (volumes.go); not persisted.
 	volumes []virt.Volume
+	// volumeSizes are the sizes ResizeVolume gave the volumes' disks.
+	volumeSizes map[string]int64
 }
 
 var (

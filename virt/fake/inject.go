@@ -18,7 +18,7 @@ var ops = map[string]bool{
 	"Pause": true, "Unpause": true, "Suspend": true, "Resume": true,
 	"Rescue": true, "Unrescue": true,
 	"Resize": true, "LiveMigrate": true, "Snapshot": true, "ExportDisks": true,
-	"ConsoleOutput": true, "RemoteConsole": true,
+	"ConsoleOutput": true, "RemoteConsole": true, "ResizeVolume": true,
 }
 
 // checkOp panics on a name that is not a fake method, so a typo in a

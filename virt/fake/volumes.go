@@ -48,6 +48,47 @@ func (d *Driver) DetachVolume(ctx context.Context, id string, volumeID string) e
 	})
 }
 
+// ResizeVolume records the size an attached volume's (or the root
+// volume's) disk grew to (VolumeSize shows it); a smaller size than the one recorded is a
+// no-op, and a volume the instance does not have fails with
+// virt.ErrVolumeNotAttached. Network disks served over NBD fail as
+// QEMU's do: an NBD node cannot grow.
+func (d *Driver) ResizeVolume(ctx context.Context, id, volumeID string, size int64) error {
+	return d.transition(ctx, "ResizeVolume", id, func(in *instance) error {
+		var vol *virt.Volume
+		if i := slices.IndexFunc(in.volumes, func(v virt.Volume) bool { return v.ID == volumeID }); i >= 0 {
+			vol = &in.volumes[i]
+		} else if rv := in.spec.RootVolume; rv != nil && rv.ID == volumeID {
+			vol = rv
+		}
+		if vol == nil {
+			return fmt.Errorf("%w: %s", virt.ErrVolumeNotAttached, volumeID)
+		}
+		if size <= in.volumeSizes[volumeID] {
+			return nil
+		}
+		if n := vol.Network; n != nil && n.Protocol == virt.NetworkNBD {
+			return fmt.Errorf("fake ResizeVolume %q: volume %s: Cannot grow NBD nodes", id, volumeID)
+		}
+		if in.volumeSizes == nil {
+			in.volumeSizes = map[string]int64{}
+		}
+		in.volumeSizes[volumeID] = size
+		return nil
+	})
+}
+
+// VolumeSize returns the size ResizeVolume last gave a volume's disk of
+// the instance, 0 when it gave none.
+func (d *Driver) VolumeSize(id, volumeID string) int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if in, ok := d.instances[id]; ok {
+		return in.volumeSizes[volumeID]
+	}
+	return 0
+}
+
 // Volumes returns the volumes attached to an instance, in attach order
 // (nil for an unknown instance).
 func (d *Driver) Volumes(id string) []virt.Volume {

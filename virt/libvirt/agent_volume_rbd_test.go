@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	golibvirt "github.com/digitalocean/go-libvirt"
 	"github.com/google/uuid"
 
 	"github.com/stratus-cloud/stratus/client"
@@ -17,15 +18,22 @@ import (
 	"github.com/stratus-cloud/stratus/virt/libvirt"
 )
 
-// TestAgentAttachesAnRBDVolume: host A's storage agent keeps volumes in
-// the real Ceph cluster (RBD backend); a volume made there attaches to a
-// running instance on host B (a second libvirtd) as an RBD network disk
-// through B's libvirt ceph secret, without any export from A. The data
-// written into the image before reads through the attachment, data
-// written through it is in the image after the detach, and deleting the
-// volume removes the image.
-func TestAgentAttachesAnRBDVolume(t *testing.T) {
-	ceph := needCeph(t)
+// rbdHosts are two hosts of a cloud that keeps volumes in the real Ceph
+// cluster: A (hva) is the storage host, with a storage agent on the RBD
+// backend, and B (hvb, on a second libvirtd) runs an instance that
+// reaches the images through its libvirt ceph secret.
+type rbdHosts struct {
+	c      *cloud
+	ha, hb *host
+	lvb    *golibvirt.Libvirt
+	secret string
+	// id is the instance running on B.
+	id string
+}
+
+// startRBDHosts starts the two hosts and boots the instance on B.
+func startRBDHosts(t *testing.T, ceph *cephCluster) *rbdHosts {
+	t.Helper()
 	began := time.Now()
 	c := newCloud(t)
 	peer := libvirtpeer.Start(t)
@@ -62,16 +70,36 @@ func TestAgentAttachesAnRBDVolume(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); sa.Run(saCtx) }()
 	t.Cleanup(func() { stop(); <-done })
+	return &rbdHosts{c: c, ha: ha, hb: hb, lvb: rawConnTo(t, peer.URI), secret: secret, id: id}
+}
 
+// rbdVolume creates a 1 GB volume on A and waits until it is available.
+func (r *rbdHosts) rbdVolume(t *testing.T, ceph *cephCluster) *structs.Volume {
+	t.Helper()
 	var created structs.SingleVolumeResponse
-	if err := c.rpc("Volume.Create", &structs.VolumeCreateRequest{ProjectID: "p1", Volume: &structs.Volume{Name: "data", SizeGB: 1}}, &created); err != nil {
+	if err := r.c.rpc("Volume.Create", &structs.VolumeCreateRequest{ProjectID: "p1", Volume: &structs.Volume{Name: "data", SizeGB: 1}}, &created); err != nil {
 		t.Fatal(err)
 	}
-	vol := c.waitVolume(created.Volume.ID, structs.VolumeAvailable)
+	vol := r.c.waitVolume(created.Volume.ID, structs.VolumeAvailable)
 	t.Cleanup(func() { _ = ceph.rbd.DeleteVolume(context.Background(), vol.ID) })
-	if vol.Host != ha.agent.HostID() || vol.Backend != structs.VolumeBackendRBD {
-		t.Fatalf("volume on %s as %s, want A (%s) as rbd", vol.Host, vol.Backend, ha.agent.HostID())
+	if vol.Host != r.ha.agent.HostID() || vol.Backend != structs.VolumeBackendRBD {
+		t.Fatalf("volume on %s as %s, want A (%s) as rbd", vol.Host, vol.Backend, r.ha.agent.HostID())
 	}
+	return vol
+}
+
+// TestAgentAttachesAnRBDVolume: host A's storage agent keeps volumes in
+// the real Ceph cluster (RBD backend); a volume made there attaches to a
+// running instance on host B (a second libvirtd) as an RBD network disk
+// through B's libvirt ceph secret, without any export from A. The data
+// written into the image before reads through the attachment, data
+// written through it is in the image after the detach, and deleting the
+// volume removes the image.
+func TestAgentAttachesAnRBDVolume(t *testing.T) {
+	ceph := needCeph(t)
+	r := startRBDHosts(t, ceph)
+	c, hb, id, secret, lvb := r.c, r.hb, r.id, r.secret, r.lvb
+	vol := r.rbdVolume(t, ceph)
 	spec := vol.ProviderLocation
 	ceph.io(t, spec, "write -P 0xab 0 64k")
 
@@ -84,7 +112,6 @@ func TestAgentAttachesAnRBDVolume(t *testing.T) {
 	if att := v.AttachmentOf(id); att == nil || att.Host != hb.agent.HostID() {
 		t.Fatalf("attachment: %+v", v.Attachments)
 	}
-	lvb := rawConnTo(t, peer.URI)
 	dom, err := lvb.DomainLookupByName(hb.drv.DomainName(id))
 	if err != nil {
 		t.Fatal(err)

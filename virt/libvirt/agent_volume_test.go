@@ -29,10 +29,12 @@ func (c *cloud) addStorageHost(name string) *host {
 }
 
 // fileVolume creates a volume of project p1 that the storage host
-// reports built in file, a qcow2 made with qemu-img.
+// reports built in file, a qcow2 of the volume's size (1 GB, sparse)
+// made with qemu-img: a disk smaller than its volume would be grown by
+// the host's agent as an extended one.
 func (c *cloud) fileVolume(h *host, file string) string {
 	c.t.Helper()
-	if out, err := exec.Command("qemu-img", "create", "-q", "-f", "qcow2", file, "16M").CombinedOutput(); err != nil {
+	if out, err := exec.Command("qemu-img", "create", "-q", "-f", "qcow2", file, "1G").CombinedOutput(); err != nil {
 		c.t.Fatalf("qemu-img create: %v: %s", err, out)
 	}
 	var resp structs.SingleVolumeResponse
