@@ -171,75 +171,98 @@ func (t *taskTxn) placeMove(inst *structs.Instance, p *structs.Allocation, fault
 	}
 	switch task.Kind {
 	case structs.TaskKindResize, structs.TaskKindMigrate:
-		if src, err = t.shareDisks(task, a, src); err != nil {
-			return err
-		}
-		if err := insertAlloc(t.txn, t.index, a, t.hb); err != nil {
-			return err
-		}
-		inst.TaskState = structs.TaskResizeMigrating
-		if err := t.startEvent(inst, task.RequestID, evResizeInstance, task.SourceHostID); err != nil {
-			return err
-		}
-		if src != nil && src.ClientState == structs.AllocClientStopped && src.DesiredState == structs.AllocDesiredStopped {
-			return t.spawnDest(inst, a) // already off: nothing to wait for
-		}
-		task.Step = structs.StepSourceStop
-		if src != nil {
-			if err := t.setDesired(src, structs.AllocDesiredStopped); err != nil {
-				return err
-			}
-		}
-		return t.putInstance(inst)
+		return t.startColdMove(inst, a, src)
 	case structs.TaskKindLiveMigrate:
-		prepare := t.prepareDest(task, a, src, dest) // conductor_disks.go
-		if err := insertAlloc(t.txn, t.index, a, t.hb); err != nil {
-			return err
-		}
-		if err := t.volumesMoving(inst, a.HostID); err != nil {
-			return err
-		}
-		task.Step = structs.StepSourceSend
-		if err := t.startEvent(inst, task.RequestID, evLiveMigration, task.SourceHostID); err != nil {
-			return err
-		}
-		if src == nil {
-			return t.abortMove(inst, nil)
-		}
-		if _, err := t.command(src, func(c *structs.Allocation) {
-			c.PendingAction, c.ActionSeq, c.ActionArg = structs.ActionLiveMigrate, t.index, migrationTarget(dest)
-			c.PrepareDest = prepare
-		}); err != nil {
-			return err
-		}
-		return t.putInstance(inst)
+		return t.startLiveMove(inst, a, src, dest)
 	default: // evacuate and unshelve: nothing to wait for at the source
-		a.DesiredState = desiredFor(task.PowerOn)
-		if task.Kind == structs.TaskKindUnshelve {
-			a.RestoreImageID = restoreImage(inst) // conductor_shelve_image.go
-		} else {
-			a.EvacuateDisk = task.EvacuateDisk
-		}
-		if err := insertAlloc(t.txn, t.index, a, t.hb); err != nil {
-			return err
-		}
-		if err := t.drop(src); err != nil {
-			return err
-		}
-		if err := t.volumesMoving(inst, a.HostID); err != nil {
-			return err
-		}
-		inst.HostID, inst.AZ = a.HostID, hostAZOf(dest, inst.AZ)
-		task.Step = structs.StepDestSpawn
-		ev := evRebuild
-		if task.Kind == structs.TaskKindUnshelve {
-			ev, inst.TaskState = evUnshelveSpawn, structs.TaskSpawning
-		}
-		if err := t.startEvent(inst, task.RequestID, ev, a.HostID); err != nil {
-			return err
-		}
-		return t.putInstance(inst)
+		return t.startRebuildMove(inst, a, src, dest)
 	}
+}
+
+// startColdMove starts a resize's or cold migration's copy: the
+// destination's allocation is held while the source stops (unless it
+// is off already).
+func (t *taskTxn) startColdMove(inst *structs.Instance, a, src *structs.Allocation) error {
+	task := inst.Task
+	src, err := t.shareDisks(task, a, src)
+	if err != nil {
+		return err
+	}
+	if err := insertAlloc(t.txn, t.index, a, t.hb); err != nil {
+		return err
+	}
+	inst.TaskState = structs.TaskResizeMigrating
+	if err := t.startEvent(inst, task.RequestID, evResizeInstance, task.SourceHostID); err != nil {
+		return err
+	}
+	if src != nil && src.ClientState == structs.AllocClientStopped && src.DesiredState == structs.AllocDesiredStopped {
+		return t.spawnDest(inst, a) // already off: nothing to wait for
+	}
+	task.Step = structs.StepSourceStop
+	if src != nil {
+		if err := t.setDesired(src, structs.AllocDesiredStopped); err != nil {
+			return err
+		}
+	}
+	return t.putInstance(inst)
+}
+
+// startLiveMove asks the source to send the running guest to dest,
+// with the destination's allocation held and prepared.
+func (t *taskTxn) startLiveMove(inst *structs.Instance, a, src *structs.Allocation, dest *structs.Host) error {
+	task := inst.Task
+	prepare := t.prepareDest(task, a, src, dest) // conductor_disks.go
+	if err := insertAlloc(t.txn, t.index, a, t.hb); err != nil {
+		return err
+	}
+	if err := t.volumesMoving(inst, a.HostID); err != nil {
+		return err
+	}
+	task.Step = structs.StepSourceSend
+	if err := t.startEvent(inst, task.RequestID, evLiveMigration, task.SourceHostID); err != nil {
+		return err
+	}
+	if src == nil {
+		return t.abortMove(inst, nil)
+	}
+	if _, err := t.command(src, func(c *structs.Allocation) {
+		c.PendingAction, c.ActionSeq, c.ActionArg = structs.ActionLiveMigrate, t.index, migrationTarget(dest)
+		c.PrepareDest = prepare
+	}); err != nil {
+		return err
+	}
+	return t.putInstance(inst)
+}
+
+// startRebuildMove starts an evacuation or unshelve: the source (if
+// any) is dropped and the destination spawns at once.
+func (t *taskTxn) startRebuildMove(inst *structs.Instance, a, src *structs.Allocation, dest *structs.Host) error {
+	task := inst.Task
+	a.DesiredState = desiredFor(task.PowerOn)
+	if task.Kind == structs.TaskKindUnshelve {
+		a.RestoreImageID = restoreImage(inst) // conductor_shelve_image.go
+	} else {
+		a.EvacuateDisk = task.EvacuateDisk
+	}
+	if err := insertAlloc(t.txn, t.index, a, t.hb); err != nil {
+		return err
+	}
+	if err := t.drop(src); err != nil {
+		return err
+	}
+	if err := t.volumesMoving(inst, a.HostID); err != nil {
+		return err
+	}
+	inst.HostID, inst.AZ = a.HostID, hostAZOf(dest, inst.AZ)
+	task.Step = structs.StepDestSpawn
+	ev := evRebuild
+	if task.Kind == structs.TaskKindUnshelve {
+		ev, inst.TaskState = evUnshelveSpawn, structs.TaskSpawning
+	}
+	if err := t.startEvent(inst, task.RequestID, ev, a.HostID); err != nil {
+		return err
+	}
+	return t.putInstance(inst)
 }
 
 // noHostMessage is the error a move's event records when no destination
