@@ -181,10 +181,18 @@ func TestS3ObjectsReplicateLikeImages(t *testing.T) {
 	if obj.HashValue != sha512Hex(whole) || !strings.HasSuffix(obj.ETag, "-2") || obj.Size != int64(len(whole)) {
 		t.Fatalf("completed %+v", obj)
 	}
-	got, _, err := getBlob(t, pool, servers[0].RPCAddr(), &structs.BlobGetRequest{HashValue: obj.HashValue, Length: -1})
-	if err != nil || !bytes.Equal(got, whole) {
-		t.Fatalf("completed object's data: %v", err)
-	}
+	// Another server learns who holds the object's data once it has
+	// applied the completion: until then it answers unavailable.
+	waitFor(t, "the completed object's data from another server", 30*time.Second, func() error {
+		got, _, err := getBlob(t, pool, servers[0].RPCAddr(), &structs.BlobGetRequest{HashValue: obj.HashValue, Length: -1})
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(got, whole) {
+			t.Fatalf("completed object's data differs: %d bytes, want %d", len(got), len(whole))
+		}
+		return nil
+	})
 	waitFor(t, "the parts' blobs swept", 60*time.Second, func() error {
 		for _, s := range servers {
 			for _, h := range partHashes {
