@@ -108,6 +108,8 @@ const (
 	ApplicationCredentialType MessageType = 98
 	// 99: the Block Storage API's volume attachments (3.27+).
 	VolumeAttachmentType MessageType = 99
+	// 102: the Compute API's update of a volume attachment (Nova 2.85).
+	ComputeAttachmentUpdateType MessageType = 102
 )
 
 // String names a message type for logs and errors.
@@ -185,17 +187,18 @@ var messageTypeNames = map[MessageType]string{
 	EvalReapType:           "EvalReap",
 	DeletedPurgeType:       "DeletedPurge",
 
-	VolumeCreateType:          "VolumeCreate",
-	VolumeUpdateType:          "VolumeUpdate",
-	VolumeDeleteType:          "VolumeDelete",
-	VolumeSnapshotCreateType:  "VolumeSnapshotCreate",
-	VolumeSnapshotUpdateType:  "VolumeSnapshotUpdate",
-	VolumeSnapshotDeleteType:  "VolumeSnapshotDelete",
-	VolumeTypeUpsertType:      "VolumeTypeUpsert",
-	VolumeTypeDeleteType:      "VolumeTypeDelete",
-	VolumeQuotaUpdateType:     "VolumeQuotaUpdate",
-	VolumeAttachmentType:      "VolumeAttachment",
-	ApplicationCredentialType: "ApplicationCredential",
+	VolumeCreateType:            "VolumeCreate",
+	VolumeUpdateType:            "VolumeUpdate",
+	VolumeDeleteType:            "VolumeDelete",
+	VolumeSnapshotCreateType:    "VolumeSnapshotCreate",
+	VolumeSnapshotUpdateType:    "VolumeSnapshotUpdate",
+	VolumeSnapshotDeleteType:    "VolumeSnapshotDelete",
+	VolumeTypeUpsertType:        "VolumeTypeUpsert",
+	VolumeTypeDeleteType:        "VolumeTypeDelete",
+	VolumeQuotaUpdateType:       "VolumeQuotaUpdate",
+	VolumeAttachmentType:        "VolumeAttachment",
+	ApplicationCredentialType:   "ApplicationCredential",
+	ComputeAttachmentUpdateType: "ComputeAttachmentUpdate",
 }
 
 // EntryVersion is the format version this build writes into every Raft
