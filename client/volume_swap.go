@@ -31,7 +31,7 @@ func (r *runner) swapVolume() error {
 	if err != nil {
 		return err
 	}
-	vol := &virt.Volume{ID: arg.VolumeID, Path: arg.Path, Device: arg.Device, SizeGB: arg.ResizeToGB}
+	vol := &virt.Volume{ID: arg.VolumeID, Path: arg.Path, Device: arg.Device}
 	switch {
 	case arg.NBD != nil:
 		vol.Path, vol.Network = "", nbdDisk(arg.NBD)

@@ -79,9 +79,6 @@ func (t *taskTxn) startSwapVolume(inst *structs.Instance, e *structs.InstanceTas
 	}
 	arg := structs.VolumeActionArg{VolumeID: nv.ID, AttachmentID: e.Volume.AttachmentID, Path: nv.ProviderLocation,
 		Device: oldAtt.Device, FromVolumeID: old.ID}
-	if nv.SizeGB > old.SizeGB {
-		arg.ResizeToGB = nv.SizeGB
-	}
 	switch {
 	case nv.Backend == structs.VolumeBackendRBD:
 		arg.Path, arg.RBD = "", nv.ProviderLocation

@@ -40,10 +40,6 @@ type VolumeActionArg struct {
 	// FromVolumeID is, for a swap, the attached volume whose disk moves
 	// onto VolumeID (at Path).
 	FromVolumeID string `json:",omitempty"`
-	// ResizeToGB is, for a swap onto a larger volume, the new volume's
-	// size: the driver grows the guest's disk to it after the switch, as
-	// Nova's swap_volume resize_to (0: the sizes are equal).
-	ResizeToGB int `json:",omitempty"`
 }
 
 // VolumeExport is where a storage host serves one attachment of a

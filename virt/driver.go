@@ -269,10 +269,6 @@ type Volume struct {
 	// Network, when set, is where a volume that is not on this host is
 	// served; Path is empty then.
 	Network *NetworkDisk
-	// SizeGB, for SwapVolume, is the size the guest's disk grows to once
-	// it is on the new volume, when that is larger than the old one (as
-	// Nova's swap_volume resize_to); 0 keeps the disk's size.
-	SizeGB int
 }
 
 // NetworkDisk is a volume QEMU opens over the network: a storage

@@ -22,9 +22,10 @@ const swapPoll = 50 * time.Millisecond
 // given as a network disk), and once the mirror is in step the disk
 // pivots to it. The old volume may be a data volume or the root volume
 // the guest booted from. The guest keeps its device (and sees the same
-// data, grown to vol.SizeGB when that is set, as Nova's resize_to); the
-// record names vol under that device from then on, and the old volume
-// is left alone. Only a running or paused guest can swap: QEMU does the
+// data); the record names vol under that device from then on, and the
+// old volume is left alone. QEMU's mirror needs a destination of the
+// source's exact size: a larger volume fails the copy, which leaves the
+// guest on its old disk. Only a running or paused guest can swap: QEMU does the
 // copy (virt.ErrInvalidState otherwise, as Nova's 409). Swapping to the
 // volume already there is a no-op.
 func (d *Driver) SwapVolume(ctx context.Context, id, oldVolumeID string, vol *virt.Volume) error {
@@ -45,13 +46,6 @@ func (d *Driver) SwapVolume(ctx context.Context, id, oldVolumeID string, vol *vi
 		}
 		if err := d.blockCopy(ctx, lv, dom, slot.dev, mv); err != nil {
 			return fmt.Errorf("swap volume %s for %s: %w", slot.old.ID, vol.ID, err)
-		}
-		if vol.SizeGB > 0 {
-			// The pivot is done: a failed resize leaves the guest on the
-			// new volume at the old size, which the record must say.
-			if err := lv.DomainBlockResize(dom, slot.dev, uint64(vol.SizeGB)*gib, golibvirt.DomainBlockResizeBytes); err != nil {
-				d.cfg.Logger.Warn("grow the swapped disk", "instance", id, "device", slot.dev, "error", err)
-			}
 		}
 		c := m.clone()
 		if slot.root {
