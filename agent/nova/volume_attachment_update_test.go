@@ -120,3 +120,49 @@ func TestVolumeSwapAcrossHosts(t *testing.T) {
 		t.Fatalf("driver's volumes after the swap back: %+v", got)
 	}
 }
+
+// TestVolumeSwapOfTheRootVolume: Nova lets an admin swap the volume a
+// server booted from; the agent's driver moves the root disk onto the
+// new volume (a file of the server's host), which the server's
+// attachments then list as /dev/vda, while a volume of another host is
+// refused for the root disk (a spawn boots only from a file of its
+// host).
+func TestVolumeSwapOfTheRootVolume(t *testing.T) {
+	h, s := newRealHarness(t)
+	drv, agent := startStorageHypervisor(t, s, "hv-rs")
+	reportVolumesMade(t, s, agent)
+	root := availableVolume(t, s, agent, "root", "/pool/volume-root.qcow2")
+	bootable := true
+	if err := s.RPC("Volume.Update", &structs.VolumeUpdateRequest{VolumeID: root, Bootable: &bootable}, &structs.SingleVolumeResponse{}); err != nil {
+		t.Fatal(err)
+	}
+	id := h.req("POST", "/compute/v2.1/servers", memberTok, "2.79", withNetworks(bfvServer(
+		map[string]any{"source_type": "volume", "destination_type": "volume", "uuid": root, "boot_index": "0"},
+	))).expect(t, 202).obj("server")["id"].(string)
+	waitServer(h, id, "ACTIVE")
+	base := "/compute/v2.1/servers/" + id + "/os-volume_attachments"
+	swap := func(old, nv string) *response {
+		return h.req("PUT", base+"/"+old, adminTok, "2.85", map[string]any{"volumeAttachment": map[string]any{"volumeId": nv}})
+	}
+
+	// The next volume is made before the other host exists, so it lands
+	// here.
+	next := availableVolume(t, s, agent, "next", "/pool/volume-next.qcow2")
+	_, farHost := startFakeHost(t, s, "hv-nbd", 50, "192.0.2.7:10809")
+	far := createOn(t, s, farHost, "far")
+	swap(root, far).fault(t, 400, "badRequest", "Invalid volume: volume "+root+
+		" is the instance's root volume, which can be swapped only onto a volume kept as a file on the instance's host")
+
+	swap(root, next).expect(t, 202)
+	waitVolume(t, s, next, structs.VolumeInUse)
+	waitVolume(t, s, root, structs.VolumeAvailable)
+	if rv := drv.RootVolume(id); rv == nil || rv.ID != next || rv.Path != "/pool/volume-next.qcow2" {
+		t.Fatalf("driver's root volume after the swap: %+v", rv)
+	}
+	waitServer(h, id, "ACTIVE")
+	att := h.req("GET", base+"/"+next, memberTok, "2.85", nil).expect(t, 200).obj("volumeAttachment")
+	if att["device"] != "/dev/vda" {
+		t.Fatalf("the new root volume's attachment: %v", att)
+	}
+	h.req("DELETE", base+"/"+next, memberTok, "", nil).fault(t, 400, "badRequest", "Cannot detach a root device volume")
+}
