@@ -79,12 +79,9 @@ func argVolume(arg structs.VolumeActionArg, ceph *CephAttach) virt.Volume {
 	v := virt.Volume{ID: arg.VolumeID, Device: arg.Device, Path: arg.Path}
 	switch {
 	case arg.NBD != nil:
-		v.Path, v.Network = "", &virt.NetworkDisk{Protocol: virt.NetworkNBD, Name: arg.NBD.Name, Hosts: []string{arg.NBD.Address}, TLS: true}
+		v.Path, v.Network = "", nbdDisk(arg.NBD)
 	case arg.RBD != "":
-		v.Path, v.Network = "", &virt.NetworkDisk{Protocol: virt.NetworkRBD, Name: arg.RBD}
-		if ceph != nil {
-			v.Network.Hosts, v.Network.User, v.Network.SecretUUID = ceph.MonHosts, ceph.User, ceph.SecretUUID
-		}
+		v.Path, v.Network = "", rbdNetworkDisk(arg.RBD, ceph)
 	}
 	return v
 }

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/stratus-cloud/stratus/structs"
@@ -20,27 +19,13 @@ const exportWait = 2 * time.Minute
 // tried again, with a growing pause, until the export answers or
 // exportWait passes.
 func (r *runner) attachExport(va virt.VolumeAttacher, arg structs.VolumeActionArg) error {
-	ctx, id := r.c.ctx, r.alloc.InstanceID
-	v := argVolume(structs.VolumeActionArg{VolumeID: arg.VolumeID, Device: arg.Device, NBD: arg.NBD}, nil)
-	vol := &v
-	deadline := time.Now().Add(exportWait)
-	pause := 250 * time.Millisecond
-	for {
-		err := va.AttachVolume(ctx, id, vol)
-		if err == nil {
-			return nil
-		}
-		if time.Now().Add(pause).After(deadline) {
-			return fmt.Errorf("attach export %s of %s: %w", arg.NBD.Name, arg.NBD.Address, err)
-		}
-		r.logger.Info("volume export not ready; trying again", "volume_id", arg.VolumeID, "export", arg.NBD.Name, "error", err)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, 5*time.Second)
-	}
+	vol := &virt.Volume{ID: arg.VolumeID, Device: arg.Device, Network: nbdDisk(arg.NBD)}
+	return r.retryExport(arg, func() error { return va.AttachVolume(r.c.ctx, r.alloc.InstanceID, vol) })
+}
+
+// nbdDisk is the network disk of a storage host's export, over TLS.
+func nbdDisk(e *structs.VolumeExport) *virt.NetworkDisk {
+	return &virt.NetworkDisk{Protocol: virt.NetworkNBD, Name: e.Name, Hosts: []string{e.Address}, TLS: true}
 }
 
 // spawnDriver spawns spec with the driver. An instance whose spawn

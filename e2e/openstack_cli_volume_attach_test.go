@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -57,8 +58,9 @@ func domainName(t *testing.T, ns, id string) string {
 // hot-plugs a volume kept on the server's own host into the running
 // libvirt domain (the disk is in the live domain XML, the volume in-use
 // with its attachment, the server lists it), `openstack server remove
-// volume` unplugs it (available again, the file kept), and attaching a
-// volume that is in use is refused with Cinder's message.
+// volume` unplugs it (available again, the file kept), `openstack server
+// volume update` changes its delete_on_termination (Nova 2.85), and
+// attaching a volume that is in use is refused with Cinder's message.
 func TestOpenStackCLIServerAddRemoveVolume(t *testing.T) {
 	t.Parallel()
 	bin, env, ns, pool := libvirtStorageCLI(t, "osattach")
@@ -95,6 +97,16 @@ func TestOpenStackCLIServerAddRemoveVolume(t *testing.T) {
 	}
 	if out := mustOS(t, bin, env, "server", "show", id, "-f", "value", "-c", "volumes_attached"); !strings.Contains(out, volID) {
 		t.Fatalf("server volumes_attached: %s", out)
+	}
+
+	// Nova 2.85: the attachment's delete_on_termination changes in place.
+	for _, flag := range []string{"--delete-on-termination", "--preserve-on-termination"} {
+		mustOS(t, bin, env, "--os-compute-api-version", "2.85", "server", "volume", "update", flag, id, volID)
+		out := mustOS(t, bin, env, "--os-compute-api-version", "2.85", "server", "volume", "list", id, "-f", "json")
+		var atts []map[string]any
+		if err := json.Unmarshal([]byte(out), &atts); err != nil || len(atts) != 1 || atts[0]["Delete On Termination?"] != (flag == "--delete-on-termination") {
+			t.Fatalf("attachments after server volume update %s: %v %s", flag, err, out)
+		}
 	}
 
 	// A second server cannot take a volume in use.

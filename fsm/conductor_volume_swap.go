@@ -30,14 +30,22 @@ func init() {
 }
 
 // startSwapVolume checks the instance and both volumes with Nova's and
-// Cinder's rules, then asks the instance's agent for the copy.
+// Cinder's rules, in Nova's order, then asks the instance's agent for
+// the copy onto wherever the new volume is: a file of the instance's
+// host, the storage host's NBD export of the new attachment (served
+// once the storage agent sees the attachment this entry records), or
+// an RBD image.
 func (t *taskTxn) startSwapVolume(inst *structs.Instance, e *structs.InstanceTaskEntry) error {
 	if err := checkState(inst, e.Op, swapVolumeFrom...); err != nil {
 		return err
 	}
-	old, oldAtt, err := t.swapOld(inst, e)
+	old, err := t.volumeOf(inst, e)
 	if err != nil {
 		return err
+	}
+	oldAtt := old.AttachmentOf(inst.ID)
+	if oldAtt == nil {
+		return structs.Errorf(structs.KindInvalid, "Invalid volume: Old volume is attached to a different instance.")
 	}
 	nv, err := t.swapNew(inst, e, old)
 	if err != nil {
@@ -47,11 +55,17 @@ func (t *taskTxn) startSwapVolume(inst *structs.Instance, e *structs.InstanceTas
 	if err != nil {
 		return err
 	}
-	if nv.Host != a.HostID {
-		return structs.Errorf(structs.KindInvalid, "Invalid volume: volume %s is kept on another host than the instance: a swap moves only onto a volume of the instance's host", nv.ID)
-	}
 	if e.Volume.AttachmentID == "" {
 		return structs.Errorf(structs.KindInvalid, "swap_volume needs an attachment id")
+	}
+	export, err := t.volumeExport(nv, a.HostID, e.Volume.AttachmentID)
+	if err != nil {
+		return err
+	}
+	// A root volume is booted from its file (BlockDevice.Path): the
+	// instance's host must keep the new one as a file too.
+	if isRootVolume(inst, old.ID) && (export != nil || nv.Backend == structs.VolumeBackendRBD) {
+		return structs.Errorf(structs.KindInvalid, "Invalid volume: volume %s is the instance's root volume, which can be swapped only onto a volume kept as a file on the instance's host", old.ID)
 	}
 	old.Status = structs.VolumeDetaching
 	if err := t.putVolume(old); err != nil {
@@ -65,33 +79,20 @@ func (t *taskTxn) startSwapVolume(inst *structs.Instance, e *structs.InstanceTas
 	}
 	arg := structs.VolumeActionArg{VolumeID: nv.ID, AttachmentID: e.Volume.AttachmentID, Path: nv.ProviderLocation,
 		Device: oldAtt.Device, FromVolumeID: old.ID}
+	switch {
+	case nv.Backend == structs.VolumeBackendRBD:
+		arg.Path, arg.RBD = "", nv.ProviderLocation
+	case export != nil:
+		arg.Path, arg.NBD = "", export
+	}
 	return t.startVolumeAction(inst, e, a, structs.ActionSwapVolume, arg, evSwapVolume)
 }
 
-// swapOld reads the volume a swap moves off: attached to the instance
-// (404 as Nova's otherwise), in-use (Cinder's begin_detaching), and not
-// its root volume.
-func (t *taskTxn) swapOld(inst *structs.Instance, e *structs.InstanceTaskEntry) (*structs.Volume, *structs.VolumeAttachment, error) {
-	old, err := t.volumeOf(inst, e)
-	if err != nil {
-		return nil, nil, err
-	}
-	att := old.AttachmentOf(inst.ID)
-	if att == nil {
-		return nil, nil, structs.Errorf(structs.KindNotFound, "The volume was either invalid or not attached to the instance.")
-	}
-	if isRootVolume(inst, old.ID) {
-		return nil, nil, structs.Errorf(structs.KindInvalid, "Invalid volume: volume %s is the instance's root volume, which this cloud cannot swap", old.ID)
-	}
-	if old.Status != structs.VolumeInUse {
-		return nil, nil, structs.Errorf(structs.KindInvalid, "Invalid volume: Unable to detach volume. Volume status must be 'in-use' and attach_status must be 'attached' to detach.")
-	}
-	return old, att, nil
-}
-
-// swapNew reads the volume a swap moves onto, with Nova's checks
-// (detached, no smaller) and Cinder's reserve (available, with storage).
-// A missing one is a 400 in Nova, not a 404.
+// swapNew reads the volume a swap moves onto and checks both volumes as
+// Nova's swap_volume does, in its order: the new volume detached and no
+// smaller; the old one in-use (Cinder's begin_detaching) with at most
+// one read/write attachment; the new one available (Cinder's reserve).
+// A missing new volume is a 400 in Nova, not a 404.
 func (t *taskTxn) swapNew(inst *structs.Instance, e *structs.InstanceTaskEntry, old *structs.Volume) (*structs.Volume, error) {
 	id := e.Volume.NewVolumeID
 	if id == "" {
@@ -110,12 +111,32 @@ func (t *taskTxn) swapNew(inst *structs.Instance, e *structs.InstanceTaskEntry, 
 		return nil, structs.Errorf(structs.KindInvalid, "Invalid volume: New volume must be detached in order to swap.")
 	case nv.SizeGB < old.SizeGB:
 		return nil, structs.Errorf(structs.KindInvalid, "Invalid volume: New volume must be the same size or larger.")
+	case old.Status != structs.VolumeInUse:
+		return nil, structs.Errorf(structs.KindInvalid, "Invalid volume: Unable to detach volume. Volume status must be 'in-use' and attach_status must be 'attached' to detach.")
+	case readWriteAttachments(old) > 1:
+		return nil, structs.Errorf(structs.KindInvalid, "Swapping multi-attach volumes with more than one read/write attachment is not supported.")
 	case nv.Status != structs.VolumeAvailable:
 		return nil, structs.Errorf(structs.KindInvalid, "Invalid volume: Volume %s status must be available or downloading to reserve, but the current status is %s.", nv.ID, nv.Status)
 	case nv.ProviderLocation == "":
 		return nil, structs.Errorf(structs.KindInvalid, "Invalid volume: volume %s has no storage yet", nv.ID)
 	}
 	return nv, nil
+}
+
+// readWriteAttachments counts v's attachments as Nova's
+// _count_attachments_for_swap: the read/write ones when there are
+// several, else all.
+func readWriteAttachments(v *structs.Volume) int {
+	if len(v.Attachments) <= 1 {
+		return len(v.Attachments)
+	}
+	n := 0
+	for _, a := range v.Attachments {
+		if a.Mode != "ro" {
+			n++
+		}
+	}
+	return n
 }
 
 // settleSwapTask records a swap's outcome on both volumes: done, the
@@ -134,15 +155,7 @@ func (t *taskTxn) settleSwapTask(inst *structs.Instance, errText string) error {
 		return err
 	}
 	if errText == "" && nv != nil {
-		if i := slices.IndexFunc(inst.BlockDevices, func(bd *structs.BlockDevice) bool { return bd.VolumeID == task.SwapFromVolumeID }); i >= 0 {
-			bd := *inst.BlockDevices[i]
-			bd.VolumeID, bd.Path = nv.ID, nv.ProviderLocation
-			if att := nv.AttachmentOf(inst.ID); att != nil {
-				bd.AttachmentID = att.ID
-			}
-			inst.BlockDevices = slices.Clone(inst.BlockDevices)
-			inst.BlockDevices[i] = &bd
-		}
+		swapBlockDevice(inst, task, nv)
 	}
 	if nv != nil {
 		if err := t.settleVolume(nv.Copy(), inst.ID, structs.OpAttachVolume, errText); err != nil {
@@ -153,4 +166,28 @@ func (t *taskTxn) settleSwapTask(inst *structs.Instance, errText string) error {
 		return t.settleVolume(old.Copy(), inst.ID, structs.OpDetachVolume, errText)
 	}
 	return nil
+}
+
+// swapBlockDevice replaces the volume a swap moved off in the block
+// devices inst was created with, so that a later spawn attaches the new
+// one. A data volume that is no file of the instance's host (another
+// host's NBD export, an RBD image) leaves the list instead: a spawn
+// opens only files, and the volume stays attached like one attached
+// after the create. (A root volume moves only onto a file.)
+func swapBlockDevice(inst *structs.Instance, task *structs.Task, nv *structs.Volume) {
+	i := slices.IndexFunc(inst.BlockDevices, func(bd *structs.BlockDevice) bool { return bd.VolumeID == task.SwapFromVolumeID })
+	if i < 0 {
+		return
+	}
+	inst.BlockDevices = slices.Clone(inst.BlockDevices)
+	bd := *inst.BlockDevices[i]
+	if bd.BootIndex != 0 && (nv.Backend == structs.VolumeBackendRBD || nv.Host != task.SourceHostID) {
+		inst.BlockDevices = slices.Delete(inst.BlockDevices, i, i+1)
+		return
+	}
+	bd.VolumeID, bd.Path = nv.ID, nv.ProviderLocation
+	if att := nv.AttachmentOf(inst.ID); att != nil {
+		bd.AttachmentID = att.ID
+	}
+	inst.BlockDevices[i] = &bd
 }

@@ -14,10 +14,11 @@ import (
 )
 
 // adminOps are operations only admins may ask for (Nova's default
-// policy: moving instances between hosts is an operator's job).
+// policy: moving instances between hosts, and swapping the volume under
+// a guest, are an operator's job).
 var adminOps = map[string]bool{
 	structs.OpMigrate: true, structs.OpLiveMigrate: true, structs.OpEvacuate: true,
-	structs.OpResetState: true,
+	structs.OpResetState: true, structs.OpSwapVolume: true,
 }
 
 // moveTriggers names the evaluation of each operation that schedules.

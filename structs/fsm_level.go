@@ -193,6 +193,14 @@ const (
 	// available. It came with volumes (FSMLevelVolumes), so no server of
 	// a lower level meets it.
 	FSMLevelExtendAttached = FSMLevelDiskCopy
+	// FSMLevelAttachmentUpdate, of the same release, adds the Compute
+	// API's update of a volume attachment (ComputeAttachmentUpdateType,
+	// Nova 2.85's delete_on_termination), and a meaning: a swap_volume
+	// onto a volume kept on another host (its NBD export) or in Ceph, or
+	// of the root volume, which an older FSM refuses. Both came with
+	// volumes (FSMLevelVolumes), so no server of a lower level meets
+	// them.
+	FSMLevelAttachmentUpdate = FSMLevelDiskCopy
 
 	// CurrentFSMLevel is the level of this build.
 	CurrentFSMLevel = FSMLevelDiskCopy
@@ -263,19 +271,20 @@ var messageTypeLevels = map[MessageType]FSMLevel{
 	EvalReapType:           FSMLevelBatched,
 	DeletedPurgeType:       FSMLevelBatched,
 
-	ApplicationCredentialType: FSMLevelAppCreds,
-	VolumeCreateType:          FSMLevelVolumes,
-	VolumeUpdateType:          FSMLevelVolumes,
-	VolumeDeleteType:          FSMLevelVolumes,
-	VolumeSnapshotCreateType:  FSMLevelVolumes,
-	VolumeSnapshotUpdateType:  FSMLevelVolumes,
-	VolumeSnapshotDeleteType:  FSMLevelVolumes,
-	VolumeTypeUpsertType:      FSMLevelVolumes,
-	VolumeTypeDeleteType:      FSMLevelVolumes,
-	VolumeQuotaUpdateType:     FSMLevelVolumes,
-	VolumeAttachmentType:      FSMLevelVolumeAttachments,
-	VolumeBuildTimeoutType:    FSMLevelBootVolumeBuild,
-	VolumeTypeAccessType:      FSMLevelVolumeTypeAccess,
+	ApplicationCredentialType:   FSMLevelAppCreds,
+	VolumeCreateType:            FSMLevelVolumes,
+	VolumeUpdateType:            FSMLevelVolumes,
+	VolumeDeleteType:            FSMLevelVolumes,
+	VolumeSnapshotCreateType:    FSMLevelVolumes,
+	VolumeSnapshotUpdateType:    FSMLevelVolumes,
+	VolumeSnapshotDeleteType:    FSMLevelVolumes,
+	VolumeTypeUpsertType:        FSMLevelVolumes,
+	VolumeTypeDeleteType:        FSMLevelVolumes,
+	VolumeQuotaUpdateType:       FSMLevelVolumes,
+	VolumeAttachmentType:        FSMLevelVolumeAttachments,
+	VolumeBuildTimeoutType:      FSMLevelBootVolumeBuild,
+	VolumeTypeAccessType:        FSMLevelVolumeTypeAccess,
+	ComputeAttachmentUpdateType: FSMLevelAttachmentUpdate,
 }
 
 // MessageTypeLevel returns the level that introduced t (the ignorable

@@ -114,6 +114,8 @@ const (
 	// 110: the projects of a private volume type
 	// (os-volume-type-access).
 	VolumeTypeAccessType MessageType = 110
+	// 102: the Compute API's update of a volume attachment (Nova 2.85).
+	ComputeAttachmentUpdateType MessageType = 102
 )
 
 // String names a message type for logs and errors.
@@ -191,19 +193,20 @@ var messageTypeNames = map[MessageType]string{
 	EvalReapType:           "EvalReap",
 	DeletedPurgeType:       "DeletedPurge",
 
-	VolumeCreateType:          "VolumeCreate",
-	VolumeUpdateType:          "VolumeUpdate",
-	VolumeDeleteType:          "VolumeDelete",
-	VolumeSnapshotCreateType:  "VolumeSnapshotCreate",
-	VolumeSnapshotUpdateType:  "VolumeSnapshotUpdate",
-	VolumeSnapshotDeleteType:  "VolumeSnapshotDelete",
-	VolumeTypeUpsertType:      "VolumeTypeUpsert",
-	VolumeTypeDeleteType:      "VolumeTypeDelete",
-	VolumeQuotaUpdateType:     "VolumeQuotaUpdate",
-	VolumeAttachmentType:      "VolumeAttachment",
-	VolumeBuildTimeoutType:    "VolumeBuildTimeout",
-	VolumeTypeAccessType:      "VolumeTypeAccess",
-	ApplicationCredentialType: "ApplicationCredential",
+	VolumeCreateType:            "VolumeCreate",
+	VolumeUpdateType:            "VolumeUpdate",
+	VolumeDeleteType:            "VolumeDelete",
+	VolumeSnapshotCreateType:    "VolumeSnapshotCreate",
+	VolumeSnapshotUpdateType:    "VolumeSnapshotUpdate",
+	VolumeSnapshotDeleteType:    "VolumeSnapshotDelete",
+	VolumeTypeUpsertType:        "VolumeTypeUpsert",
+	VolumeTypeDeleteType:        "VolumeTypeDelete",
+	VolumeQuotaUpdateType:       "VolumeQuotaUpdate",
+	VolumeAttachmentType:        "VolumeAttachment",
+	VolumeBuildTimeoutType:      "VolumeBuildTimeout",
+	VolumeTypeAccessType:        "VolumeTypeAccess",
+	ApplicationCredentialType:   "ApplicationCredential",
+	ComputeAttachmentUpdateType: "ComputeAttachmentUpdate",
 }
 
 // EntryVersion is the format version this build writes into every Raft

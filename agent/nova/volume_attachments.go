@@ -14,14 +14,20 @@ import (
 // attachments themselves are kept on the volumes' records, which these
 // routes read.
 
+// volumeAttachmentsRule prefixes Nova's rules of os-volume_attachments.
+const volumeAttachmentsRule = "os_compute_api:os-volumes-attachments:"
+
 func (a *API) volumeAttachmentRoutes() []route.Route[handler] {
-	const rule = "os_compute_api:os-volumes-attachments:"
+	const rule = volumeAttachmentsRule
 	return []route.Route[handler]{
 		{Pattern: "GET /servers/{id}/os-volume_attachments", Access: reader, Policy: rule + "index", Handle: a.volumeAttachmentList},
 		{Pattern: "GET /servers/{id}/os-volume_attachments/{volume_id}", Access: reader, Policy: rule + "show", Handle: a.volumeAttachmentShow},
 		{Pattern: "POST /servers/{id}/os-volume_attachments", Access: member, Policy: rule + "create", Handle: a.volumeAttach},
 		{Pattern: "DELETE /servers/{id}/os-volume_attachments/{volume_id}", Access: member, Policy: rule + "delete", Handle: a.volumeDetach},
-		{Pattern: "PUT /servers/{id}/os-volume_attachments/{volume_id}", Access: admin, Policy: rule + "swap", Handle: a.volumeSwap},
+		// Every PUT swaps before 2.85; from 2.85 one that keeps the volume
+		// updates the attachment, and a swap checks the swap rule inside.
+		{Pattern: "PUT /servers/{id}/os-volume_attachments/{volume_id}", MaxVersion: 84, Access: admin, Policy: rule + "swap", Handle: a.volumeSwap},
+		{Pattern: "PUT /servers/{id}/os-volume_attachments/{volume_id}", MinVersion: 85, Access: member, Policy: rule + "update", Handle: a.volumeUpdate},
 	}
 }
 

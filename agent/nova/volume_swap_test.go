@@ -10,7 +10,8 @@ import (
 // TestVolumeSwapAgainstARealServer swaps a server's attached volume for
 // another through a real server and a fake hypervisor agent that keeps
 // the pool: Nova's refusals first (a member, a missing new volume, an
-// old one not attached, a new one attached), then the swap, which the
+// old one not attached, a new one attached, a field besides volumeId
+// before 2.85), then the swap, which the
 // agent's driver carries out under the same device, leaving the new
 // volume in-use and the old one available; a stopped server refuses
 // with 409.
@@ -34,9 +35,12 @@ func TestVolumeSwapAgainstARealServer(t *testing.T) {
 	missing := "6f0c5f1c-3b86-4d7c-9d6e-0d3f4a1b2c3d"
 	swap(adminTok, volA, missing).fault(t, 400, "badRequest", "Volume "+missing+" could not be found.")
 	swap(adminTok, missing, volB).fault(t, 404, "itemNotFound", "Volume "+missing+" could not be found.")
-	swap(adminTok, volB, volA).fault(t, 404, "itemNotFound", "The volume was either invalid or not attached to the instance.")
+	swap(adminTok, volB, volA).fault(t, 400, "badRequest", "Invalid volume: Old volume is attached to a different instance.")
 	swap(adminTok, volA, volA).fault(t, 400, "badRequest", "Invalid volume: New volume must be detached in order to swap.")
 	h.req("PUT", base+"/"+volA, adminTok, "2.79", map[string]any{"volumeAttachment": map[string]any{}}).expect(t, 400)
+	// Before 2.85 the body names the new volume and nothing else.
+	h.req("PUT", base+"/"+volA, adminTok, "2.84", map[string]any{"volumeAttachment": map[string]any{
+		"volumeId": volB, "delete_on_termination": true}}).expect(t, 400)
 
 	// A copy that fails leaves both volumes where they were.
 	drv.FailNext("SwapVolume", errors.New("block copy failed"))

@@ -18,10 +18,9 @@ import (
 // written before reads through the attachment, the new end takes
 // writes, and both are in the image after the detach.
 func TestAgentExtendsAnAttachedRBDVolume(t *testing.T) {
-	ceph := needCeph(t)
-	r := startRBDHosts(t, ceph)
-	c, id, lvb := r.c, r.id, r.lvb
-	vol := r.rbdVolume(t, ceph)
+	r := rbdHosts(t)
+	c, id, ceph, lvb := r.c, r.id, r.ceph, rawConnTo(t, r.peer.URI)
+	vol := r.volume(t, "data")
 	spec := vol.ProviderLocation
 	ceph.io(t, spec, "write -P 0xab 0 64k")
 

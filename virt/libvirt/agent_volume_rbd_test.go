@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	golibvirt "github.com/digitalocean/go-libvirt"
 	"github.com/google/uuid"
 
 	"github.com/stratus-cloud/stratus/client"
@@ -18,76 +17,6 @@ import (
 	"github.com/stratus-cloud/stratus/virt/libvirt"
 )
 
-// rbdHosts are two hosts of a cloud that keeps volumes in the real Ceph
-// cluster: A (hva) is the storage host, with a storage agent on the RBD
-// backend, and B (hvb, on a second libvirtd) runs an instance that
-// reaches the images through its libvirt ceph secret.
-type rbdHosts struct {
-	c      *cloud
-	ha, hb *host
-	lvb    *golibvirt.Libvirt
-	secret string
-	// id is the instance running on B.
-	id string
-}
-
-// startRBDHosts starts the two hosts and boots the instance on B.
-func startRBDHosts(t *testing.T, ceph *cephCluster) *rbdHosts {
-	t.Helper()
-	began := time.Now()
-	c := newCloud(t)
-	peer := libvirtpeer.Start(t)
-	secret := uuid.NewString()
-	attach := &client.CephAttach{MonHosts: []string{ceph.mon}, User: "cinder", SecretUUID: secret}
-
-	hb := &host{name: "hvb", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = "hvb", peer.URI }),
-		dataDir: t.TempDir(), syncEvery: time.Second, ceph: attach}
-	hb.drv = hb.env.drv
-	if err := hb.drv.DefineCephSecret(ctx(t), secret, "cinder", ceph.key); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = hb.drv.UndefineSecret(context.Background(), secret) })
-	c.mu.Lock()
-	c.hosts[hb.name] = hb
-	c.mu.Unlock()
-	c.startAgent(hb)
-	id := c.boot("vm").ID
-	t.Logf("instance ACTIVE on B %v after the start", time.Since(began))
-
-	ha := &host{name: "hva", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName = "hva" }),
-		dataDir: t.TempDir(), syncEvery: time.Second, storageGB: 20, backend: structs.VolumeBackendRBD, ceph: attach}
-	ha.drv = ha.env.drv
-	c.mu.Lock()
-	c.hosts[ha.name] = ha
-	c.mu.Unlock()
-	c.startAgent(ha)
-	sa, err := storage.New(storage.Config{HostID: ha.agent.HostID(), NodeSecret: ha.agent.NodeSecret(), RPC: c.srv,
-		Backend: ceph.rbd, Logger: testLogger(t, "storage"), MaxQueryTime: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	saCtx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); sa.Run(saCtx) }()
-	t.Cleanup(func() { stop(); <-done })
-	return &rbdHosts{c: c, ha: ha, hb: hb, lvb: rawConnTo(t, peer.URI), secret: secret, id: id}
-}
-
-// rbdVolume creates a 1 GB volume on A and waits until it is available.
-func (r *rbdHosts) rbdVolume(t *testing.T, ceph *cephCluster) *structs.Volume {
-	t.Helper()
-	var created structs.SingleVolumeResponse
-	if err := r.c.rpc("Volume.Create", &structs.VolumeCreateRequest{ProjectID: "p1", Volume: &structs.Volume{Name: "data", SizeGB: 1}}, &created); err != nil {
-		t.Fatal(err)
-	}
-	vol := r.c.waitVolume(created.Volume.ID, structs.VolumeAvailable)
-	t.Cleanup(func() { _ = ceph.rbd.DeleteVolume(context.Background(), vol.ID) })
-	if vol.Host != r.ha.agent.HostID() || vol.Backend != structs.VolumeBackendRBD {
-		t.Fatalf("volume on %s as %s, want A (%s) as rbd", vol.Host, vol.Backend, r.ha.agent.HostID())
-	}
-	return vol
-}
-
 // TestAgentAttachesAnRBDVolume: host A's storage agent keeps volumes in
 // the real Ceph cluster (RBD backend); a volume made there attaches to a
 // running instance on host B (a second libvirtd) as an RBD network disk
@@ -96,10 +25,11 @@ func (r *rbdHosts) rbdVolume(t *testing.T, ceph *cephCluster) *structs.Volume {
 // written through it is in the image after the detach, and deleting the
 // volume removes the image.
 func TestAgentAttachesAnRBDVolume(t *testing.T) {
-	ceph := needCeph(t)
-	r := startRBDHosts(t, ceph)
-	c, hb, id, secret, lvb := r.c, r.hb, r.id, r.secret, r.lvb
-	vol := r.rbdVolume(t, ceph)
+	began := time.Now()
+	r := rbdHosts(t)
+	c, ceph, hb, id, secret := r.c, r.ceph, r.hb, r.id, r.secret
+	t.Logf("instance ACTIVE on B, A's storage agent up %v after the start", time.Since(began))
+	vol := r.volume(t, "data")
 	spec := vol.ProviderLocation
 	ceph.io(t, spec, "write -P 0xab 0 64k")
 
@@ -112,6 +42,7 @@ func TestAgentAttachesAnRBDVolume(t *testing.T) {
 	if att := v.AttachmentOf(id); att == nil || att.Host != hb.agent.HostID() {
 		t.Fatalf("attachment: %+v", v.Attachments)
 	}
+	lvb := rawConnTo(t, r.peer.URI)
 	dom, err := lvb.DomainLookupByName(hb.drv.DomainName(id))
 	if err != nil {
 		t.Fatal(err)
@@ -146,4 +77,69 @@ func TestAgentAttachesAnRBDVolume(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// rbdCloud is an instance on host B (a second libvirtd with the libvirt
+// ceph secret) and host A, a storage host whose storage agent keeps
+// volumes in the test Ceph cluster.
+type rbdCloud struct {
+	c      *cloud
+	ceph   *cephCluster
+	hb, ha *host
+	peer   *libvirtpeer.Peer
+	id     string
+	secret string
+}
+
+// rbdHosts starts an rbdCloud with its instance ACTIVE on B.
+func rbdHosts(t *testing.T) *rbdCloud {
+	t.Helper()
+	r := &rbdCloud{ceph: needCeph(t), c: newCloud(t), peer: libvirtpeer.Start(t), secret: uuid.NewString()}
+	attach := &client.CephAttach{MonHosts: []string{r.ceph.mon}, User: "cinder", SecretUUID: r.secret}
+	r.hb = &host{name: "hvb", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = "hvb", r.peer.URI }),
+		dataDir: t.TempDir(), syncEvery: time.Second, ceph: attach}
+	r.hb.drv = r.hb.env.drv
+	if err := r.hb.drv.DefineCephSecret(ctx(t), r.secret, "cinder", r.ceph.key); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.hb.drv.UndefineSecret(context.Background(), r.secret) })
+	r.c.mu.Lock()
+	r.c.hosts[r.hb.name] = r.hb
+	r.c.mu.Unlock()
+	r.c.startAgent(r.hb)
+	r.id = r.c.boot("vm").ID
+
+	r.ha = &host{name: "hva", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName = "hva" }),
+		dataDir: t.TempDir(), syncEvery: time.Second, storageGB: 20, backend: structs.VolumeBackendRBD, ceph: attach}
+	r.ha.drv = r.ha.env.drv
+	r.c.mu.Lock()
+	r.c.hosts[r.ha.name] = r.ha
+	r.c.mu.Unlock()
+	r.c.startAgent(r.ha)
+	sa, err := storage.New(storage.Config{HostID: r.ha.agent.HostID(), NodeSecret: r.ha.agent.NodeSecret(), RPC: r.c.srv,
+		Backend: r.ceph.rbd, Logger: testLogger(t, "storage"), MaxQueryTime: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saCtx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); sa.Run(saCtx) }()
+	t.Cleanup(func() { stop(); <-done })
+	return r
+}
+
+// volume creates a 1 GB volume in A's pool and waits until it is
+// available; the test's end deletes its image.
+func (r *rbdCloud) volume(t *testing.T, name string) *structs.Volume {
+	t.Helper()
+	var created structs.SingleVolumeResponse
+	if err := r.c.rpc("Volume.Create", &structs.VolumeCreateRequest{ProjectID: "p1", Volume: &structs.Volume{Name: name, SizeGB: 1}}, &created); err != nil {
+		t.Fatal(err)
+	}
+	vol := r.c.waitVolume(created.Volume.ID, structs.VolumeAvailable)
+	t.Cleanup(func() { _ = r.ceph.rbd.DeleteVolume(context.Background(), vol.ID) })
+	if vol.Host != r.ha.agent.HostID() || vol.Backend != structs.VolumeBackendRBD {
+		t.Fatalf("volume on %s as %s, want A (%s) as rbd", vol.Host, vol.Backend, r.ha.agent.HostID())
+	}
+	return vol
 }

@@ -18,10 +18,14 @@ const swapPoll = 50 * time.Millisecond
 // SwapVolume moves the guest's disk of volume oldVolumeID onto vol while
 // the guest runs, as Nova's libvirt driver does for swap volume: a block
 // copy (virDomainBlockCopy) mirrors the old volume into vol's existing
-// file or network disk, and once the mirror is in step the disk pivots
-// to it. The guest keeps its device (and sees the same data); the record
-// names vol under that device from then on, and the old volume's file
-// is left alone. Only a running or paused guest can swap: QEMU does the
+// file or network disk (an NBD export or an RBD image, the destination
+// given as a network disk), and once the mirror is in step the disk
+// pivots to it. The old volume may be a data volume or the root volume
+// the guest booted from. The guest keeps its device (and sees the same
+// data); the record names vol under that device from then on, and the
+// old volume is left alone. QEMU's mirror needs a destination of the
+// source's exact size: a larger volume fails the copy, which leaves the
+// guest on its old disk. Only a running or paused guest can swap: QEMU does the
 // copy (virt.ErrInvalidState otherwise, as Nova's 409). Swapping to the
 // volume already there is a no-op.
 func (d *Driver) SwapVolume(ctx context.Context, id, oldVolumeID string, vol *virt.Volume) error {
@@ -29,33 +33,78 @@ func (d *Driver) SwapVolume(ctx context.Context, id, oldVolumeID string, vol *vi
 		return fmt.Errorf("libvirt SwapVolume %q: the new volume needs an id", id)
 	}
 	return d.withDomain(ctx, "SwapVolume", id, func(ctx context.Context, lv *golibvirt.Libvirt, dom golibvirt.Domain, m *instanceMeta, s domState) error {
-		if slices.ContainsFunc(m.Volumes, func(v metaVolume) bool { return v.ID == vol.ID && v.sameSource(vol) }) &&
-			!slices.ContainsFunc(m.Volumes, func(v metaVolume) bool { return v.ID == oldVolumeID }) {
-			return nil
-		}
-		i := slices.IndexFunc(m.Volumes, func(v metaVolume) bool { return v.ID == oldVolumeID })
-		if i < 0 {
-			return fmt.Errorf("%w: %s", ErrVolumeNotAttached, oldVolumeID)
-		}
-		if slices.ContainsFunc(m.Volumes, func(v metaVolume) bool { return v.ID == vol.ID }) {
-			return fmt.Errorf("volume %s is already attached to the instance", vol.ID)
+		slot, err := m.swapSlot(oldVolumeID, vol)
+		if err != nil || slot == nil {
+			return err
 		}
 		if !s.active() || s.managedSave || s.power == virt.PowerSuspend {
 			return invalid("swap a volume of", s.power)
 		}
-		old := m.Volumes[i]
-		mv, err := newMetaVolume(vol, old.Device)
+		mv, err := newMetaVolume(vol, slot.old.Device)
 		if err != nil {
 			return err
 		}
-		if err := d.blockCopy(ctx, lv, dom, old.Device, mv); err != nil {
-			return fmt.Errorf("swap volume %s for %s: %w", old.ID, vol.ID, err)
+		if err := d.blockCopy(ctx, lv, dom, slot.dev, mv); err != nil {
+			return fmt.Errorf("swap volume %s for %s: %w", slot.old.ID, vol.ID, err)
 		}
 		c := m.clone()
-		c.Volumes = slices.Clone(m.Volumes)
-		c.Volumes[i] = mv
+		if slot.root {
+			c.RootVolume = &mv
+		} else {
+			c.Volumes = slices.Clone(m.Volumes)
+			c.Volumes[slot.index] = mv
+		}
 		return d.redefine(lv, c)
 	})
+}
+
+// swapSlot is where a swapped volume sits in an instance's record.
+type swapSlot struct {
+	old metaVolume
+	// dev is the guest's target device the block copy names.
+	dev string
+	// root: the old volume is the root volume (RootVolume), else
+	// Volumes[index].
+	root  bool
+	index int
+}
+
+// swapSlot finds the volume oldVolumeID that a swap to vol moves off:
+// nil when vol has taken its place already (a repeated swap), an error
+// when it is not attached or vol is attached already.
+func (m *instanceMeta) swapSlot(oldVolumeID string, vol *virt.Volume) (*swapSlot, error) {
+	if rv := m.RootVolume; rv != nil {
+		switch rv.ID {
+		case oldVolumeID:
+			return &swapSlot{old: *rv, dev: m.rootTarget(), root: true}, nil
+		case vol.ID:
+			if rv.sameSource(vol) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("volume %s is already attached to the instance", vol.ID)
+		}
+	}
+	i := slices.IndexFunc(m.Volumes, func(v metaVolume) bool { return v.ID == oldVolumeID })
+	j := slices.IndexFunc(m.Volumes, func(v metaVolume) bool { return v.ID == vol.ID })
+	switch {
+	case i < 0 && j >= 0 && m.Volumes[j].sameSource(vol):
+		return nil, nil
+	case i < 0:
+		return nil, fmt.Errorf("%w: %s", ErrVolumeNotAttached, oldVolumeID)
+	case j >= 0:
+		return nil, fmt.Errorf("volume %s is already attached to the instance", vol.ID)
+	}
+	return &swapSlot{old: m.Volumes[i], dev: m.Volumes[i].Device, index: i}, nil
+}
+
+// rootTarget is the target device of the root disk: the first on its
+// bus (a guest in rescue cannot swap).
+func (m *instanceMeta) rootTarget() string {
+	bus := m.DiskBus
+	if bus == "" {
+		bus = "virtio"
+	}
+	return diskTargets[bus][0]
 }
 
 // blockCopy mirrors the live disk dev into mv's storage, which exists

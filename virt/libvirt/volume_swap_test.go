@@ -119,3 +119,63 @@ func TestSwapVolume(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSwapRootVolume swaps the volume a running guest booted from (Nova
+// allows the root volume) for a qcow2 volume: a larger one fails the
+// copy (QEMU's mirror needs equal sizes) and leaves the guest on its
+// old disk; one of the same size succeeds, the guest keeps running on
+// vda, now the new volume holding the old one's data, and the record's
+// root volume is the new one, so the persistent definition boots from
+// it.
+func TestSwapRootVolume(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	pattern := bytes.Repeat([]byte("stratus root swap "), 400)
+	oldVol := rawVolume(t, pattern)
+	larger, newVol := qcow2Image(t, "32M"), qcow2Image(t, "16M")
+	spec := tinySpec("rs")
+	spec.RootVolume = &virt.Volume{ID: "vol-root", Path: oldVol, Device: "/dev/vda"}
+	if _, err := e.drv.Spawn(ctx(t), spec); err != nil {
+		t.Fatal(err)
+	}
+	name := e.drv.DomainName("rs")
+	if err := e.drv.SwapVolume(ctx(t), "rs", "vol-root", &virt.Volume{ID: "vol-big", Path: larger}); err == nil {
+		t.Fatal("a swap onto a larger volume succeeded; QEMU's mirror was expected to refuse it")
+	}
+	if err := e.drv.SwapVolume(ctx(t), "rs", "vol-root", &virt.Volume{ID: "vol-root2", Path: newVol}); err != nil {
+		t.Fatalf("SwapVolume of the root volume: %v", err)
+	}
+	dom, err := e.raw.DomainLookupByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if state, _, err := e.raw.DomainGetState(dom, 0); err != nil || golibvirt.DomainState(state) != golibvirt.DomainRunning {
+		t.Fatalf("the guest did not keep running: state %d, %v", state, err)
+	}
+	for _, flags := range []golibvirt.DomainXMLFlags{0, golibvirt.DomainXMLInactive} {
+		var src string
+		for _, d := range domainXML(t, e.raw, name, flags).Devices.Disks {
+			if d.Target != nil && d.Target.Dev == "vda" && d.Source != nil && d.Source.File != nil {
+				src = d.Source.File.File
+			}
+		}
+		if src != newVol {
+			t.Fatalf("vda (flags %d) is %q after the swap, want %s", flags, src, newVol)
+		}
+	}
+	data := volumeBytes(t, newVol)
+	for _, off := range []int{0, 9 << 20} {
+		if !bytes.Equal(data[off:off+len(pattern)], pattern) {
+			t.Fatalf("the new root volume lacks the old one's data at %d: %q", off, data[off:off+40])
+		}
+	}
+	if err := e.drv.SwapVolume(ctx(t), "rs", "vol-root", &virt.Volume{ID: "vol-root2", Path: newVol}); err != nil {
+		t.Errorf("repeating the swap = %v", err)
+	}
+	if err := e.drv.Destroy(ctx(t), "rs"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(newVol); err != nil {
+		t.Errorf("destroying the guest touched its root volume: %v", err)
+	}
+}
