@@ -116,4 +116,3 @@ func TestExtendAttachedVolumeWithAFakeAgent(t *testing.T) {
 		t.Fatalf("extend after the restart: %+v, disk %d", v, drv.VolumeSize(id, other))
 	}
 }
-
