@@ -284,19 +284,7 @@ func (e *env) withInstance(ref string, op func(id string) error) (string, error)
 	if lerr != nil {
 		return ref, err
 	}
-	var byName, byPrefix []string
-	for _, inst := range list {
-		if inst.Name == ref {
-			byName = append(byName, inst.ID)
-		}
-		if strings.HasPrefix(inst.ID, ref) {
-			byPrefix = append(byPrefix, inst.ID)
-		}
-	}
-	matches := byName
-	if len(matches) == 0 {
-		matches = byPrefix
-	}
+	matches := refMatches(ref, list, func(i *api.Instance) (string, string) { return i.Name, i.ID })
 	switch len(matches) {
 	case 0:
 		return ref, err
@@ -304,6 +292,26 @@ func (e *env) withInstance(ref string, op func(id string) error) (string, error)
 		return matches[0], op(matches[0])
 	}
 	return ref, fmt.Errorf("%q matches %d instances (%s); use an ID", ref, len(matches), strings.Join(matches, ", "))
+}
+
+// refMatches are the IDs of the items a user's reference names: those
+// of that exact name, else those whose ID starts with it (names are not
+// unique, so a caller refuses more than one match rather than guess).
+func refMatches[T any](ref string, items []T, nameID func(T) (string, string)) []string {
+	var byName, byPrefix []string
+	for _, it := range items {
+		name, id := nameID(it)
+		if name == ref {
+			byName = append(byName, id)
+		}
+		if strings.HasPrefix(id, ref) {
+			byPrefix = append(byPrefix, id)
+		}
+	}
+	if len(byName) > 0 {
+		return byName
+	}
+	return byPrefix
 }
 
 func flavorName(inst *api.Instance) string {

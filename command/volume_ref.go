@@ -23,19 +23,7 @@ func (e *env) volumeID(vols *api.Volumes, ref string) (string, error) {
 	if lerr != nil {
 		return ref, err
 	}
-	var byName, byPrefix []string
-	for _, v := range list {
-		if v.Name == ref {
-			byName = append(byName, v.ID)
-		}
-		if strings.HasPrefix(v.ID, ref) {
-			byPrefix = append(byPrefix, v.ID)
-		}
-	}
-	matches := byName
-	if len(matches) == 0 {
-		matches = byPrefix
-	}
+	matches := refMatches(ref, list, func(v *api.Volume) (string, string) { return v.Name, v.ID })
 	switch len(matches) {
 	case 0:
 		return ref, err
