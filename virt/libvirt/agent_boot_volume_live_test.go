@@ -1,7 +1,6 @@
 package libvirt_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stratus-cloud/stratus/client"
-	"github.com/stratus-cloud/stratus/client/storage"
 	"github.com/stratus-cloud/stratus/internal/libvirtpeer"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/virt/libvirt"
@@ -38,31 +36,10 @@ func TestAgentLiveMigratesAnRBDBootedServer(t *testing.T) {
 	b := &host{name: "hv-b", dataDir: t.TempDir(), syncEvery: time.Second, ceph: attach, env: &benv}
 	b.drv = benv.open()
 	for _, h := range []*host{a, b} {
-		if err := h.drv.DefineCephSecret(ctx(t), secret, "cinder", ceph.key); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = h.drv.UndefineSecret(context.Background(), secret) })
-		c.mu.Lock()
-		c.hosts[h.name] = h
-		c.mu.Unlock()
-		c.startAgent(h)
+		addCephHost(t, c, h, ceph, secret)
 	}
-	sa, err := storage.New(storage.Config{HostID: a.agent.HostID(), NodeSecret: a.agent.NodeSecret(), RPC: c.srv,
-		Backend: ceph.rbd, Logger: testLogger(t, "storage"), MaxQueryTime: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	saCtx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); sa.Run(saCtx) }()
-	t.Cleanup(func() { stop(); <-done })
-
-	var created structs.SingleVolumeResponse
-	if err := c.rpc("Volume.Create", &structs.VolumeCreateRequest{ProjectID: "p1", Volume: &structs.Volume{Name: "root", SizeGB: 1}}, &created); err != nil {
-		t.Fatal(err)
-	}
-	vol := c.waitVolume(created.Volume.ID, structs.VolumeAvailable)
-	t.Cleanup(func() { _ = ceph.rbd.DeleteVolume(context.Background(), vol.ID) })
+	runRBDStorage(t, c, a, ceph)
+	vol := rbdVolume(t, c, ceph, "root")
 	spec := vol.ProviderLocation
 	ceph.io(t, spec, "write -P 0xa5 0 64k")
 

@@ -1,7 +1,6 @@
 package libvirt_test
 
 import (
-	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -12,10 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stratus-cloud/stratus/client"
-	"github.com/stratus-cloud/stratus/client/storage"
 	"github.com/stratus-cloud/stratus/internal/libvirtpeer"
 	"github.com/stratus-cloud/stratus/structs"
-	"github.com/stratus-cloud/stratus/virt/libvirt"
 )
 
 // TestAgentBootsFromAnRBDVolume: a server created on host B (a second
@@ -40,44 +37,14 @@ func TestAgentBootsFromAnRBDVolume(t *testing.T) {
 	peers := map[string]*libvirtpeer.Peer{}
 	hosts := map[string]*host{}
 	for _, name := range []string{"hvb", "hvc"} {
-		peer := libvirtpeer.Start(t)
-		h := &host{name: name, env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = name, peer.URI }),
-			dataDir: t.TempDir(), syncEvery: time.Second, ceph: attach, images: fileCache(t, filepath.Join(t.TempDir(), "cache"), imageFile)}
-		h.drv = h.env.drv
-		if err := h.drv.DefineCephSecret(ctx(t), secret, "cinder", ceph.key); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = h.drv.UndefineSecret(context.Background(), secret) })
-		c.mu.Lock()
-		c.hosts[h.name] = h
-		c.mu.Unlock()
-		c.startAgent(h)
-		peers[name], hosts[name] = peer, h
+		hosts[name], peers[name] = cephPeer(t, c, ceph, attach, name, func(h *host) {
+			h.images = fileCache(t, filepath.Join(t.TempDir(), "cache"), imageFile)
+		})
 	}
-	ha := &host{name: "hva", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName = "hva" }),
-		dataDir: t.TempDir(), syncEvery: time.Second, storageGB: 20, backend: structs.VolumeBackendRBD, ceph: attach}
-	ha.drv = ha.env.drv
-	c.mu.Lock()
-	c.hosts[ha.name] = ha
-	c.mu.Unlock()
-	c.startAgent(ha)
-	sa, err := storage.New(storage.Config{HostID: ha.agent.HostID(), NodeSecret: ha.agent.NodeSecret(), RPC: c.srv,
-		Backend: ceph.rbd, Logger: testLogger(t, "storage"), MaxQueryTime: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	saCtx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); sa.Run(saCtx) }()
-	t.Cleanup(func() { stop(); <-done })
+	ha := rbdStorageHost(t, c, ceph, attach)
 	t.Logf("three hosts up %v after the start", time.Since(began))
 
-	var created structs.SingleVolumeResponse
-	if err := c.rpc("Volume.Create", &structs.VolumeCreateRequest{ProjectID: "p1", Volume: &structs.Volume{Name: "root", SizeGB: 1}}, &created); err != nil {
-		t.Fatal(err)
-	}
-	vol := c.waitVolume(created.Volume.ID, structs.VolumeAvailable)
-	t.Cleanup(func() { _ = ceph.rbd.DeleteVolume(context.Background(), vol.ID) })
+	vol := rbdVolume(t, c, ceph, "root")
 	if vol.Host != ha.agent.HostID() || vol.Backend != structs.VolumeBackendRBD {
 		t.Fatalf("volume on %s as %s, want A (%s) as rbd", vol.Host, vol.Backend, ha.agent.HostID())
 	}

@@ -1,7 +1,6 @@
 package libvirt_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -9,10 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stratus-cloud/stratus/client"
-	"github.com/stratus-cloud/stratus/client/storage"
-	"github.com/stratus-cloud/stratus/internal/libvirtpeer"
 	"github.com/stratus-cloud/stratus/structs"
-	"github.com/stratus-cloud/stratus/virt/libvirt"
 )
 
 // TestAgentColdMigrationKeepsAnRBDVolume: an instance on host B (a
@@ -28,53 +24,14 @@ func TestAgentColdMigrationKeepsAnRBDVolume(t *testing.T) {
 	c := newCloud(t)
 	secret := uuid.NewString()
 	attach := &client.CephAttach{MonHosts: []string{ceph.mon}, User: "cinder", SecretUUID: secret}
-	peerB, peerC := libvirtpeer.Start(t), libvirtpeer.Start(t)
-	hypervisor := func(name, uri string) *host {
-		h := &host{name: name, env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = name, uri }),
-			dataDir: t.TempDir(), syncEvery: time.Second, ceph: attach}
-		h.drv = h.env.drv
-		if err := h.drv.DefineCephSecret(ctx(t), secret, "cinder", ceph.key); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = h.drv.UndefineSecret(context.Background(), secret) })
-		c.mu.Lock()
-		c.hosts[name] = h
-		c.mu.Unlock()
-		c.startAgent(h)
-		return h
-	}
 	// B first, alone, so the instance lands on it.
-	hb := hypervisor("hvb", peerB.URI)
+	hb, peerB := cephPeer(t, c, ceph, attach, "hvb")
 	id := c.boot("vm").ID
-
-	ha := &host{name: "hva", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName = "hva" }),
-		dataDir: t.TempDir(), syncEvery: time.Second, storageGB: 20, backend: structs.VolumeBackendRBD, ceph: attach}
-	ha.drv = ha.env.drv
-	c.mu.Lock()
-	c.hosts[ha.name] = ha
-	c.mu.Unlock()
-	c.startAgent(ha)
-	sa, err := storage.New(storage.Config{HostID: ha.agent.HostID(), NodeSecret: ha.agent.NodeSecret(), RPC: c.srv,
-		Backend: ceph.rbd, Logger: testLogger(t, "storage"), MaxQueryTime: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	saCtx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); sa.Run(saCtx) }()
-	t.Cleanup(func() { stop(); <-done })
-	hc := hypervisor("hvc", peerC.URI)
+	rbdStorageHost(t, c, ceph, attach)
+	hc, peerC := cephPeer(t, c, ceph, attach, "hvc")
 	t.Logf("three hosts up, the instance ACTIVE on B, %v after the start", time.Since(began))
 
-	var created structs.SingleVolumeResponse
-	if err := c.rpc("Volume.Create", &structs.VolumeCreateRequest{ProjectID: "p1", Volume: &structs.Volume{Name: "data", SizeGB: 1}}, &created); err != nil {
-		t.Fatal(err)
-	}
-	vol := c.waitVolume(created.Volume.ID, structs.VolumeAvailable)
-	t.Cleanup(func() { _ = ceph.rbd.DeleteVolume(context.Background(), vol.ID) })
-	if vol.Backend != structs.VolumeBackendRBD {
-		t.Fatalf("volume kept as %s, want rbd", vol.Backend)
-	}
+	vol := rbdVolume(t, c, ceph, "data")
 	spec := vol.ProviderLocation
 	c.task(id, structs.OpAttachVolume, func(r *structs.InstanceTaskRequest) {
 		r.Volume = &structs.VolumeAttachRequest{VolumeID: vol.ID}

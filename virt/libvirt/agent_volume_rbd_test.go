@@ -1,7 +1,6 @@
 package libvirt_test
 
 import (
-	"context"
 	"errors"
 	"os/exec"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/stratus-cloud/stratus/client/storage"
 	"github.com/stratus-cloud/stratus/internal/libvirtpeer"
 	"github.com/stratus-cloud/stratus/structs"
-	"github.com/stratus-cloud/stratus/virt/libvirt"
 )
 
 // TestAgentAttachesAnRBDVolume: host A's storage agent keeps volumes in
@@ -94,37 +92,11 @@ type rbdCloud struct {
 // rbdHosts starts an rbdCloud with its instance ACTIVE on B.
 func rbdHosts(t *testing.T) *rbdCloud {
 	t.Helper()
-	r := &rbdCloud{ceph: needCeph(t), c: newCloud(t), peer: libvirtpeer.Start(t), secret: uuid.NewString()}
+	r := &rbdCloud{ceph: needCeph(t), c: newCloud(t), secret: uuid.NewString()}
 	attach := &client.CephAttach{MonHosts: []string{r.ceph.mon}, User: "cinder", SecretUUID: r.secret}
-	r.hb = &host{name: "hvb", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName, cfg.URI = "hvb", r.peer.URI }),
-		dataDir: t.TempDir(), syncEvery: time.Second, ceph: attach}
-	r.hb.drv = r.hb.env.drv
-	if err := r.hb.drv.DefineCephSecret(ctx(t), r.secret, "cinder", r.ceph.key); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.hb.drv.UndefineSecret(context.Background(), r.secret) })
-	r.c.mu.Lock()
-	r.c.hosts[r.hb.name] = r.hb
-	r.c.mu.Unlock()
-	r.c.startAgent(r.hb)
+	r.hb, r.peer = cephPeer(t, r.c, r.ceph, attach, "hvb")
 	r.id = r.c.boot("vm").ID
-
-	r.ha = &host{name: "hva", env: newEnv(t, func(cfg *libvirt.Config) { cfg.HostName = "hva" }),
-		dataDir: t.TempDir(), syncEvery: time.Second, storageGB: 20, backend: structs.VolumeBackendRBD, ceph: attach}
-	r.ha.drv = r.ha.env.drv
-	r.c.mu.Lock()
-	r.c.hosts[r.ha.name] = r.ha
-	r.c.mu.Unlock()
-	r.c.startAgent(r.ha)
-	sa, err := storage.New(storage.Config{HostID: r.ha.agent.HostID(), NodeSecret: r.ha.agent.NodeSecret(), RPC: r.c.srv,
-		Backend: r.ceph.rbd, Logger: testLogger(t, "storage"), MaxQueryTime: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	saCtx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); sa.Run(saCtx) }()
-	t.Cleanup(func() { stop(); <-done })
+	r.ha = rbdStorageHost(t, r.c, r.ceph, attach)
 	return r
 }
 
@@ -132,14 +104,9 @@ func rbdHosts(t *testing.T) *rbdCloud {
 // available; the test's end deletes its image.
 func (r *rbdCloud) volume(t *testing.T, name string) *structs.Volume {
 	t.Helper()
-	var created structs.SingleVolumeResponse
-	if err := r.c.rpc("Volume.Create", &structs.VolumeCreateRequest{ProjectID: "p1", Volume: &structs.Volume{Name: name, SizeGB: 1}}, &created); err != nil {
-		t.Fatal(err)
-	}
-	vol := r.c.waitVolume(created.Volume.ID, structs.VolumeAvailable)
-	t.Cleanup(func() { _ = r.ceph.rbd.DeleteVolume(context.Background(), vol.ID) })
-	if vol.Host != r.ha.agent.HostID() || vol.Backend != structs.VolumeBackendRBD {
-		t.Fatalf("volume on %s as %s, want A (%s) as rbd", vol.Host, vol.Backend, r.ha.agent.HostID())
+	vol := rbdVolume(t, r.c, r.ceph, name)
+	if vol.Host != r.ha.agent.HostID() {
+		t.Fatalf("volume on %s, want A (%s)", vol.Host, r.ha.agent.HostID())
 	}
 	return vol
 }
