@@ -209,10 +209,13 @@ func TestAgentDrivesVolumesToTheirStatus(t *testing.T) {
 		t.Fatalf("the volume from the snapshot lacks its data: %s", out)
 	}
 
+	// The snapshot goes first, as the servers order it (a volume with a
+	// snapshot left is not deleted, unless a cascade makes both
+	// deleting at once).
+	srv.setSnapshot(&structs.VolumeSnapshot{ID: "s1", VolumeID: "v2", Status: structs.SnapshotDeleting, Host: "st1"})
 	for _, id := range []string{"v1", "v2", "v3", "bad"} {
 		srv.setVolume(&structs.Volume{ID: id, SizeGB: 1, Status: structs.VolumeDeleting, Host: "st1"})
 	}
-	srv.setSnapshot(&structs.VolumeSnapshot{ID: "s1", VolumeID: "v2", Status: structs.SnapshotDeleting, Host: "st1"})
 	for _, id := range []string{"v1", "v2", "v3", "bad"} {
 		srv.waitStatus(t, id, "", false)
 	}
