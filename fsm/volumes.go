@@ -27,6 +27,8 @@ func init() {
 				"id":      idIndex("ID"),
 				"project": {Name: "project", Indexer: &memdb.StringFieldIndex{Field: "ProjectID"}},
 				"host":    {Name: "host", AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "Host"}},
+				// attached_host: volume_attached_index.go.
+				"attached_host": {Name: "attached_host", AllowMissing: true, Indexer: attachedHostIndex{}},
 			},
 		}
 	})

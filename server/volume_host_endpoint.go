@@ -84,15 +84,12 @@ func (e *Volume) HostAttached(args *structs.VolumeAttachedRequest, reply *struct
 		return structs.Errorf(structs.KindInvalid, "a host id is required")
 	}
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, state *fsm.StateStore) (any, uint64, error) {
-		vols, err := state.Volumes(ws, "")
+		// The index wakes this query for the host's volumes only.
+		vols, err := state.VolumesAttachedTo(ws, args.HostID)
 		if err != nil {
 			return nil, 0, err
 		}
-		reply.Volumes = slices.DeleteFunc(vols, func(v *structs.Volume) bool {
-			return !slices.ContainsFunc(v.Attachments, func(a *structs.VolumeAttachment) bool {
-				return !a.External && a.Host == args.HostID
-			})
-		})
+		reply.Volumes = vols
 		return reply, state.Index(fsm.TableVolumes), nil
 	})
 }
