@@ -2,7 +2,6 @@ package libvirt_test
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -26,14 +25,7 @@ import (
 // available again with that data in its file. (A virtio-blk guest disk shares no
 // write permission, so qemu-io cannot write beside the guest.)
 func TestAgentBootsFromAVolumeOfAnotherHost(t *testing.T) {
-	for _, b := range []string{"qemu-img", "qemu-io", "qemu-storage-daemon"} {
-		if _, err := exec.LookPath(b); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s (qemu-utils, qemu-system-common) is required under CI=true: %v", b, err)
-			}
-			t.Skipf("%s is not installed", b)
-		}
-	}
+	needNBDTools(t)
 	began := time.Now()
 	c, hb, peerB := peerHost(t, "hvb")
 	ha, _, hostCert := nbdStorageHost(t, c, peerB, hb.name)

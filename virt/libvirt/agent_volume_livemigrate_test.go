@@ -3,7 +3,6 @@ package libvirt_test
 import (
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -25,14 +24,7 @@ import (
 // runs the export admits both hosts; after it, C's certificate only:
 // B's, valid and signed by the same CA, is refused.
 func TestAgentLiveMigrationKeepsAnNBDVolume(t *testing.T) {
-	for _, b := range []string{"qemu-img", "qemu-io", "qemu-storage-daemon"} {
-		if _, err := exec.LookPath(b); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s (qemu-utils, qemu-system-common) is required under CI=true: %v", b, err)
-			}
-			t.Skipf("%s is not installed", b)
-		}
-	}
+	needNBDTools(t)
 	began := time.Now()
 	// B is reached at its libvirtd's URI; the hosts share the machine's
 	// file system, as addPeerHosts' do.

@@ -3,13 +3,13 @@ package libvirt_test
 import (
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	golibvirt "github.com/digitalocean/go-libvirt"
 	"github.com/stratus-cloud/stratus/client/storage"
 	"github.com/stratus-cloud/stratus/internal/libvirtpeer"
 	"github.com/stratus-cloud/stratus/structs"
@@ -106,6 +106,36 @@ func thirdPeer(t *testing.T, c *cloud, hostCert func(dir, host string), tweak ..
 	return hc, peerC
 }
 
+// volumeFollows waits until instance id shows status on h with
+// attachment attID of volume volID there, then reads patterns (the k-th
+// at k×64 KiB) through the guest's disk that alias names in h's domain
+// on lv, as h's QEMU sees it.
+func (c *cloud) volumeFollows(t *testing.T, id, status string, h *host, lv *golibvirt.Libvirt, volID, attID string,
+	alias func(golibvirt.Domain) string, patterns ...byte) {
+	t.Helper()
+	c.waitFor(id+" "+status+" on "+h.name, statusWait, func() error {
+		inst := c.waitStatus(id, status)
+		if hst := c.host(h.name); hst == nil || inst.HostID != hst.ID {
+			return fmt.Errorf("instance on %q, want %s", inst.HostID, h.name)
+		}
+		return nil
+	})
+	v := c.waitVolume(volID, structs.VolumeInUse)
+	if a := v.AttachmentOf(id); a == nil || a.ID != attID || a.Host != h.agent.HostID() {
+		t.Fatalf("%s on %s: attachment %+v", status, h.name, a)
+	}
+	dom, err := lv.DomainLookupByName(h.drv.DomainName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := alias(dom)
+	for k, p := range patterns {
+		c.waitFor("the volume readable on "+h.name, 2*time.Minute, func() error {
+			return tryReadThrough(t, lv, dom, name, p, k<<16)
+		})
+	}
+}
+
 // TestAgentColdMigrationKeepsAVolume: an instance on host B with a
 // volume of storage host A attached (A's NBD export, with TLS) migrates
 // cold to host C (a third libvirtd), is reverted to B, migrates to C
@@ -115,14 +145,7 @@ func thirdPeer(t *testing.T, c *cloud, hostCert func(dir, host string), tweak ..
 // volume's file once it is detached: the move neither copies nor
 // deletes the volume, and the source's teardown leaves it alone.
 func TestAgentColdMigrationKeepsAVolume(t *testing.T) {
-	for _, b := range []string{"qemu-img", "qemu-io", "qemu-storage-daemon"} {
-		if _, err := exec.LookPath(b); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s (qemu-utils, qemu-system-common) is required under CI=true: %v", b, err)
-			}
-			t.Skipf("%s is not installed", b)
-		}
-	}
+	needNBDTools(t)
 	began := time.Now()
 	c, hb, ha, _, peerB, id, hostCert := nbdHosts(t)
 	// C, a third libvirtd, with its own certificate for QEMU's client.
@@ -150,35 +173,17 @@ func TestAgentColdMigrationKeepsAVolume(t *testing.T) {
 	}
 	writeThrough(t, lvb, domB, nbdDiskAlias(t, lvb, domB, export, ha.nbdAddr), 0xab, 0)
 
-	// where waits until the instance shows status on h, its attachment
-	// there, and reads through the volume as h's QEMU sees it.
+	// where checks the instance on h, reading through the volume as
+	// h's QEMU sees it.
 	where := func(status string, h *host, patterns ...byte) {
 		t.Helper()
-		c.waitFor(id+" "+status+" on "+h.name, statusWait, func() error {
-			inst := c.waitStatus(id, status)
-			if hst := c.host(h.name); hst == nil || inst.HostID != hst.ID {
-				return fmt.Errorf("instance on %q, want %s", inst.HostID, h.name)
-			}
-			return nil
-		})
-		v := c.waitVolume(vol.ID, structs.VolumeInUse)
-		if a := v.AttachmentOf(id); a == nil || a.ID != att.ID || a.Host != h.agent.HostID() {
-			t.Fatalf("%s on %s: attachment %+v", status, h.name, a)
-		}
 		lv := lvb
 		if h == hc {
 			lv = lvc
 		}
-		dom, err := lv.DomainLookupByName(h.drv.DomainName(id))
-		if err != nil {
-			t.Fatal(err)
-		}
-		alias := nbdDiskAlias(t, lv, dom, export, ha.nbdAddr)
-		for k, p := range patterns {
-			c.waitFor("the volume readable on "+h.name, 2*time.Minute, func() error {
-				return tryReadThrough(t, lv, dom, alias, p, k<<16)
-			})
-		}
+		c.volumeFollows(t, id, status, h, lv, vol.ID, att.ID, func(dom golibvirt.Domain) string {
+			return nbdDiskAlias(t, lv, dom, export, ha.nbdAddr)
+		}, patterns...)
 	}
 	start := time.Now()
 	c.task(id, structs.OpMigrate, func(r *structs.InstanceTaskRequest) { r.TargetHost = hc.name })

@@ -178,6 +178,21 @@ func tryReadThrough(t *testing.T, lv *golibvirt.Libvirt, dom golibvirt.Domain, a
 	return nil
 }
 
+// needNBDTools checks for the tools the NBD tests run (qemu-img,
+// qemu-io, qemu-storage-daemon): a failure under CI=true when one is
+// missing, else a skip.
+func needNBDTools(t *testing.T) {
+	t.Helper()
+	for _, b := range []string{"qemu-img", "qemu-io", "qemu-storage-daemon"} {
+		if _, err := exec.LookPath(b); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s (qemu-utils, qemu-system-common) is required under CI=true: %v", b, err)
+			}
+			t.Skipf("%s is not installed", b)
+		}
+	}
+}
+
 // TestAgentAttachesAVolumeOfAnotherHost: a volume built by host A's
 // storage agent in A's pool is attached to an instance on host B (a
 // second libvirtd): A's storage agent exports the attachment over NBD
@@ -189,14 +204,7 @@ func tryReadThrough(t *testing.T, lv *golibvirt.Libvirt, dom golibvirt.Domain, a
 // reconnects) and a restart of B's agent; the detach ends the export
 // and its daemon.
 func TestAgentAttachesAVolumeOfAnotherHost(t *testing.T) {
-	for _, b := range []string{"qemu-img", "qemu-io", "qemu-storage-daemon"} {
-		if _, err := exec.LookPath(b); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s (qemu-utils, qemu-system-common) is required under CI=true: %v", b, err)
-			}
-			t.Skipf("%s is not installed", b)
-		}
-	}
+	needNBDTools(t)
 	began := time.Now()
 	c, hb, ha, sa, peer, id, _ := nbdHosts(t)
 	t.Logf("instance ACTIVE on B, A serving NBD %v after the start", time.Since(began))

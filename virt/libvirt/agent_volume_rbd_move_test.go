@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	golibvirt "github.com/digitalocean/go-libvirt"
 	"github.com/google/uuid"
 
 	"github.com/stratus-cloud/stratus/client"
@@ -44,36 +45,17 @@ func TestAgentColdMigrationKeepsAnRBDVolume(t *testing.T) {
 	}
 	writeThrough(t, lvb, domB, rbdDiskAlias(t, lvb, domB, spec, secret), 0xab, 0)
 
-	// where waits until the instance shows status on h with its
-	// attachment there, and reads through the RBD disk as h's QEMU
-	// sees it.
+	// where checks the instance on h, reading through the RBD disk as
+	// h's QEMU sees it.
 	where := func(status string, h *host, patterns ...byte) {
 		t.Helper()
-		c.waitFor(id+" "+status+" on "+h.name, statusWait, func() error {
-			inst := c.waitStatus(id, status)
-			if hst := c.host(h.name); hst == nil || inst.HostID != hst.ID {
-				return fmt.Errorf("instance on %q, want %s", inst.HostID, h.name)
-			}
-			return nil
-		})
-		v := c.waitVolume(vol.ID, structs.VolumeInUse)
-		if a := v.AttachmentOf(id); a == nil || a.ID != att.ID || a.Host != h.agent.HostID() {
-			t.Fatalf("%s on %s: attachment %+v", status, h.name, a)
-		}
 		lv := lvb
 		if h == hc {
 			lv = lvc
 		}
-		dom, err := lv.DomainLookupByName(h.drv.DomainName(id))
-		if err != nil {
-			t.Fatal(err)
-		}
-		alias := rbdDiskAlias(t, lv, dom, spec, secret)
-		for k, p := range patterns {
-			c.waitFor("the volume readable on "+h.name, time.Minute, func() error {
-				return tryReadThrough(t, lv, dom, alias, p, k<<16)
-			})
-		}
+		c.volumeFollows(t, id, status, h, lv, vol.ID, att.ID, func(dom golibvirt.Domain) string {
+			return rbdDiskAlias(t, lv, dom, spec, secret)
+		}, patterns...)
 	}
 	start := time.Now()
 	c.task(id, structs.OpMigrate, func(r *structs.InstanceTaskRequest) { r.TargetHost = hc.name })

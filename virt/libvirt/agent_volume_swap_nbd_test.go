@@ -1,7 +1,6 @@
 package libvirt_test
 
 import (
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -20,14 +19,7 @@ import (
 // old volume's file is left as it was, and the old attachment's export
 // is gone.
 func TestAgentSwapsAVolumeOfAnotherHost(t *testing.T) {
-	for _, b := range []string{"qemu-img", "qemu-io", "qemu-storage-daemon"} {
-		if _, err := exec.LookPath(b); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s (qemu-utils, qemu-system-common) is required under CI=true: %v", b, err)
-			}
-			t.Skipf("%s is not installed", b)
-		}
-	}
+	needNBDTools(t)
 	c, hb, ha, _, peer, id, _ := nbdHosts(t)
 	nbdAddr := ha.nbdAddr
 	create := func(name string) *structs.Volume {
