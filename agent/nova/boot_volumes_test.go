@@ -11,8 +11,10 @@ import (
 )
 
 // reportVolumesMade stands in for the storage agent of a host whose
-// agent runs without a pool directory: every volume the servers place
-// there is reported available, with its file at /pool/volume-<id>.qcow2.
+// agent runs without a pool directory: every volume a server create
+// made there is reported available, with its file at
+// /pool/volume-<id>.qcow2. Volumes the test creates itself are left to
+// it (availableVolume, createOn), so the two never race to report one.
 func reportVolumesMade(t *testing.T, s *server.Server, a *client.Client) {
 	t.Helper()
 	ctx := t.Context()
@@ -30,7 +32,7 @@ func reportVolumesMade(t *testing.T, s *server.Server, a *client.Client) {
 				continue
 			}
 			for _, v := range out.Volumes {
-				if v.Status != structs.VolumeCreating || v.Host == "" {
+				if v.Status != structs.VolumeCreating || v.Host == "" || v.MadeFor == nil {
 					continue
 				}
 				path := "/pool/volume-" + v.ID + ".qcow2"
