@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/tlsutil"
 )
@@ -23,14 +23,7 @@ import (
 // the subject the agents share, until the detach, which stops the
 // export's daemon.
 func TestAgentServesVolumesOverNBD(t *testing.T) {
-	for _, b := range []string{"qemu-img", "qemu-io", "qemu-storage-daemon"} {
-		if _, err := exec.LookPath(b); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s (qemu-utils, qemu-system-common) is required under CI=true: %v", b, err)
-			}
-			t.Skipf("%s is not installed", b)
-		}
-	}
+	qemutest.Need(t, "qemu-img", "qemu-io", "qemu-storage-daemon")
 	dir := t.TempDir()
 	caPEM, caKey, err := tlsutil.GenerateCA(tlsutil.CAOptions{})
 	if err != nil {
@@ -86,9 +79,7 @@ func TestAgentServesVolumesOverNBD(t *testing.T) {
 		t.Fatal(err)
 	}
 	vol := waitVolumeRPC(t, a, vr.Volume.ID, structs.VolumeAvailable)
-	if out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", "write -P 0xab 0 64k", vol.ProviderLocation).CombinedOutput(); err != nil {
-		t.Fatalf("qemu-io: %v: %s", err, out)
-	}
+	qemutest.IO(t, vol.ProviderLocation, "write -P 0xab 0 64k")
 	var out structs.InstanceCreateResponse
 	if err := a.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "vm", FlavorID: "1", ImageID: "cirros",
 		ProjectID: "p1", UserID: "u1", RequestID: "req-vm", TargetHost: "test-sim-001"}, &out); err != nil {
@@ -118,15 +109,11 @@ func TestAgentServesVolumesOverNBD(t *testing.T) {
 	volTask(structs.OpAttachVolume)
 	v := waitVolumeRPC(t, a, vol.ID, structs.VolumeInUse)
 	name := structs.VolumeExportName(vol.ID, v.AttachmentOf(id).ID)
-	host, port, _ := net.SplitHostPort(addr)
 	// The fake driver does not wait for the export as QEMU would: the
 	// storage agent serves it once it sees the attachment.
 	read := func(certDir string) error {
-		read := exec.Command("qemu-io", "--object", "tls-creds-x509,id=tls0,endpoint=client,dir="+certDir, "--image-opts",
-			fmt.Sprintf("driver=nbd,server.type=inet,server.host=%s,server.port=%s,export=%s,tls-creds=tls0", host, port, name),
-			"-c", "read -P 0xab 0 64k")
-		if b, err := read.CombinedOutput(); err != nil || !strings.Contains(string(b), "read 65536/65536 bytes") || strings.Contains(string(b), "failed") {
-			return fmt.Errorf("read the export %s: %v: %s", name, err, b)
+		if out, ok := qemutest.Try(t, qemutest.NBDExport(addr, name), qemutest.Opts{TLSDir: certDir}, "read -P 0xab 0 64k"); !ok {
+			return fmt.Errorf("read the export %s: %s", name, out)
 		}
 		return nil
 	}

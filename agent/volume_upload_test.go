@@ -3,33 +3,12 @@ package agent
 import (
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// qemuIO runs qemu-io commands on an image file (qemu-utils, a failure
-// under CI=true when missing).
-func qemuIO(t *testing.T, path string, cmds ...string) string {
-	t.Helper()
-	bin, err := exec.LookPath("qemu-io")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("qemu-io (qemu-utils) is required under CI=true: %v", err)
-		}
-		t.Skip("qemu-io (qemu-utils) is not installed")
-	}
-	args := []string{"-f", "qcow2"}
-	for _, c := range cmds {
-		args = append(args, "-c", c)
-	}
-	out, err := exec.Command(bin, append(args, path)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("qemu-io %v: %v: %s", cmds, err, out)
-	}
-	return string(out)
-}
+	"github.com/stratus-cloud/stratus/internal/qemutest"
+)
 
 // TestVolumeUploadToImage is `openstack image create --volume`: the
 // real storage agent converts the volume's file with qemu-img and
@@ -42,7 +21,7 @@ func TestVolumeUploadToImage(t *testing.T) {
 	project := projectOf(t, a, demo)
 	base := "/volume/v3/" + project
 	src := createVolume(t, a, base, demo, map[string]any{"size": 1, "name": "src", "description": "d"})
-	qemuIO(t, filepath.Join(pool, "volume-"+src+".qcow2"), "write -P 0xab 0 64k")
+	qemutest.IO(t, filepath.Join(pool, "volume-"+src+".qcow2"), "write -P 0xab 0 64k")
 	action := base + "/volumes/" + src + "/action"
 
 	// Cinder's schema and policy refusals.
@@ -80,7 +59,7 @@ func TestVolumeUploadToImage(t *testing.T) {
 
 	// A volume from the image holds the data.
 	copyID := createVolume(t, a, base, demo, map[string]any{"size": 1, "imageRef": imageID})
-	if out := qemuIO(t, filepath.Join(pool, "volume-"+copyID+".qcow2"), "read -P 0xab 0 64k", "read -P 0 64k 64k"); strings.Contains(out, "verification failed") {
+	if out, ok := qemutest.Try(t, filepath.Join(pool, "volume-"+copyID+".qcow2"), qemutest.Opts{}, "read -P 0xab 0 64k", "read -P 0 64k 64k"); !ok {
 		t.Fatalf("the volume made from the uploaded image lost the data: %s", out)
 	}
 	if left, _ := os.ReadDir(filepath.Join(a.config.DataDir, "storage-upload")); len(left) != 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stratus-cloud/stratus/internal/cephtest"
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 )
 
 // cephDir is the cluster scripts/ceph-setup.sh runs (STRATUS_CEPH_DIR,
@@ -77,10 +78,7 @@ func TestOpenStackCLIRBDVolume(t *testing.T) {
 	t.Cleanup(func() { _ = exec.Command("rbd", "-c", conf, "--id", "cinder", "rm", spec).Run() })
 	qemuIO := func(command string) {
 		t.Helper()
-		out, err := exec.Command("qemu-io", "-f", "raw", "-c", command, "rbd:"+spec+":id=cinder:conf="+conf).CombinedOutput()
-		if err != nil || strings.Contains(string(out), "failed") {
-			t.Fatalf("qemu-io %q on %s: %v: %s", command, spec, err, out)
-		}
+		qemutest.Must(t, "rbd:"+spec+":id=cinder:conf="+conf, qemutest.Opts{Format: "raw"}, command)
 	}
 	qemuIO("write -P 0xab 0 64k")
 

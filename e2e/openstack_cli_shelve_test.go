@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 )
 
 // libvirtDevCLI starts a dev agent with the libvirt driver in a namespace
@@ -49,18 +51,6 @@ client {
 	t.Cleanup(func() { removeNamespace(ns) })
 	bin, env, _ = devCLI(t, name, "--driver", "libvirt", "--config", config)
 	return bin, env, images, ns
-}
-
-// qemuIO runs one qemu-io command on a qcow2 file, sharing it with a
-// running QEMU when share is set, and says whether it succeeded.
-func qemuIO(t *testing.T, path, command string, share bool) (string, bool) {
-	t.Helper()
-	args := []string{"-f", "qcow2", "-c", command, path}
-	if share {
-		args = append([]string{"-r", "-U"}, args...)
-	}
-	out, err := exec.Command("qemu-io", args...).CombinedOutput()
-	return string(out), err == nil && !strings.Contains(string(out), "Pattern verification failed")
 }
 
 // rootDisk is the one root disk of server id in the pool.
@@ -109,7 +99,7 @@ func TestOpenStackCLIShelveKeepsTheDisk(t *testing.T) {
 	mustOS(t, bin, env, "server", "stop", id)
 	serverStatus(t, bin, env, id, "SHUTOFF")
 	root := rootDisk(t, images, ns, id)
-	if out, ok := qemuIO(t, root, "write -P 0xcd 1M 1M", false); !ok {
+	if out, ok := qemutest.Try(t, root, qemutest.Opts{}, "write -P 0xcd 1M 1M"); !ok {
 		t.Fatalf("qemu-io write: %s", out)
 	}
 
@@ -127,7 +117,7 @@ func TestOpenStackCLIShelveKeepsTheDisk(t *testing.T) {
 	mustOS(t, bin, env, "server", "unshelve", id)
 	serverStatus(t, bin, env, id, "ACTIVE")
 	restored := rootDisk(t, images, ns, id)
-	if out, ok := qemuIO(t, restored, "read -P 0xcd 1M 1M", true); !ok {
+	if out, ok := qemutest.Try(t, restored, qemutest.Opts{Share: true}, "read -P 0xcd 1M 1M"); !ok {
 		t.Fatalf("the unshelved server's disk lost what the guest wrote: %s", out)
 	}
 	eventually(t, "the shelve's image deleted", time.Minute, func() error {

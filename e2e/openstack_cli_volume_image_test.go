@@ -2,35 +2,13 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-// qemuIOFile runs qemu-io commands on a qcow2 file (qemu-utils, a
-// failure under CI=true when missing) and returns what it printed.
-func qemuIOFile(t *testing.T, file string, cmds ...string) string {
-	t.Helper()
-	bin, err := exec.LookPath("qemu-io")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("qemu-io (qemu-utils) is required under CI=true: %v", err)
-		}
-		t.Skip("qemu-io (qemu-utils) is not installed")
-	}
-	args := []string{"-f", "qcow2"}
-	for _, c := range cmds {
-		args = append(args, "-c", c)
-	}
-	out, err := exec.Command(bin, append(args, file)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("qemu-io %v on %s: %v: %s", cmds, file, err, out)
-	}
-	return string(out)
-}
+	"github.com/stratus-cloud/stratus/internal/qemutest"
+)
 
 // TestOpenStackCLIVolumeImageAndPurge: `openstack image create --volume`
 // uploads a volume (with data written into its file) to a private image
@@ -47,7 +25,7 @@ func TestOpenStackCLIVolumeImageAndPurge(t *testing.T) {
 	osJSONVol(t, bin, env, &vol, "volume", "create", "--size", "1", "cli-src")
 	src, _ := vol["id"].(string)
 	waitCLIStatus(t, bin, env, "volume", "cli-src", "available")
-	qemuIOFile(t, filepath.Join(pool, "volume-"+src+".qcow2"), "write -P 0x5a 1M 64k")
+	qemutest.IO(t, filepath.Join(pool, "volume-"+src+".qcow2"), "write -P 0x5a 1M 64k")
 
 	var up map[string]any
 	osJSONVol(t, bin, env, &up, "image", "create", "--volume", "cli-src", "--disk-format", "qcow2", "cli-img")
@@ -64,7 +42,7 @@ func TestOpenStackCLIVolumeImageAndPurge(t *testing.T) {
 	osJSONVol(t, bin, env, &vol, "volume", "create", "--size", "1", "--image", "cli-img", "cli-copy")
 	copyID, _ := vol["id"].(string)
 	waitCLIStatus(t, bin, env, "volume", "cli-copy", "available")
-	if out := qemuIOFile(t, filepath.Join(pool, "volume-"+copyID+".qcow2"), "read -P 0x5a 1M 64k"); strings.Contains(out, "verification failed") {
+	if out, ok := qemutest.Try(t, filepath.Join(pool, "volume-"+copyID+".qcow2"), qemutest.Opts{}, "read -P 0x5a 1M 64k"); !ok {
 		t.Fatalf("the volume from the uploaded image lacks the data: %s", out)
 	}
 

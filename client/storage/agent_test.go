@@ -6,12 +6,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stratus-cloud/stratus/client/imagecache"
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -192,7 +192,7 @@ func TestAgentDrivesVolumesToTheirStatus(t *testing.T) {
 	srv.waitStatus(t, "v1", structs.VolumeAvailable, false)
 	srv.waitStatus(t, "v2", structs.VolumeAvailable, false)
 	srv.waitStatus(t, "bad", structs.VolumeError, false)
-	if out := qemuIO(t, pool.VolumePath("v2"), "read -P 0x5a 0 4k"); containsFailure(out) {
+	if out, ok := qemutest.Try(t, pool.VolumePath("v2"), qemutest.Opts{}, "read -P 0x5a 0 4k"); !ok {
 		t.Fatalf("the volume from the image lacks its data: %s", out)
 	}
 
@@ -205,7 +205,7 @@ func TestAgentDrivesVolumesToTheirStatus(t *testing.T) {
 	srv.waitStatus(t, "s1", structs.SnapshotAvailable, true)
 	srv.setVolume(&structs.Volume{ID: "v3", SizeGB: 1, Status: structs.VolumeCreating, Host: "st1", SnapshotID: "s1"})
 	srv.waitStatus(t, "v3", structs.VolumeAvailable, false)
-	if out := qemuIO(t, pool.VolumePath("v3"), "read -P 0x5a 0 4k"); containsFailure(out) {
+	if out, ok := qemutest.Try(t, pool.VolumePath("v3"), qemutest.Opts{}, "read -P 0x5a 0 4k"); !ok {
 		t.Fatalf("the volume from the snapshot lacks its data: %s", out)
 	}
 
@@ -236,12 +236,12 @@ func TestAgentRestartFinishesWorkWithoutRedoingIt(t *testing.T) {
 	if _, err := pool.CreateVolume(ctx, &structs.Volume{ID: "v1", SizeGB: 1}, Source{}); err != nil {
 		t.Fatal(err)
 	}
-	qemuIO(t, pool.VolumePath("v1"), "write -P 0x77 0 4k")
+	qemutest.IO(t, pool.VolumePath("v1"), "write -P 0x77 0 4k")
 	srv.setVolume(&structs.Volume{ID: "v1", SizeGB: 1, Status: structs.VolumeCreating, Host: "st1"})
 	stop := startAgent(t, srv, pool, nil)
 	srv.waitStatus(t, "v1", structs.VolumeAvailable, false)
 	stop()
-	if out := qemuIO(t, pool.VolumePath("v1"), "read -P 0x77 0 4k"); containsFailure(out) {
+	if out, ok := qemutest.Try(t, pool.VolumePath("v1"), qemutest.Opts{}, "read -P 0x77 0 4k"); !ok {
 		t.Fatalf("the restarted agent rebuilt the volume: %s", out)
 	}
 	// A volume without an image cache to fetch from fails, with the
@@ -252,15 +252,8 @@ func TestAgentRestartFinishesWorkWithoutRedoingIt(t *testing.T) {
 }
 
 // containsFailure reports whether qemu-io's read found other data.
-func containsFailure(out string) bool {
-	return strings.Contains(out, "Pattern verification failed")
-}
-
 // qemuImgWrite fills an image's first 4 KiB with 0x5a.
 func qemuImgWrite(t *testing.T, raw string) {
 	t.Helper()
-	out, err := exec.Command("qemu-io", "-f", "raw", "-c", "write -P 0x5a 0 4k", raw).CombinedOutput()
-	if err != nil {
-		t.Fatalf("write the image: %v: %s", err, out)
-	}
+	qemutest.Must(t, raw, qemutest.Opts{Format: "raw"}, "write -P 0x5a 0 4k")
 }

@@ -22,19 +22,3 @@ func testPool(t *testing.T) *FilePool {
 	}
 	return p
 }
-
-// qemuIO runs a qemu-io command on a qcow2 file and returns its output.
-func qemuIO(t *testing.T, path, command string) string {
-	t.Helper()
-	if _, err := exec.LookPath("qemu-io"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("qemu-io (qemu-utils) is required under CI=true: %v", err)
-		}
-		t.Skip("qemu-io (qemu-utils) is not installed")
-	}
-	out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", command, path).CombinedOutput()
-	if err != nil {
-		t.Fatalf("qemu-io %q %s: %v: %s", command, path, err, out)
-	}
-	return string(out)
-}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -29,7 +30,7 @@ func TestNBDExportAdmitsOnlyItsHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qemuIO(t, path, "write -P 0x5a 0 64k")
+	qemutest.IO(t, path, "write -P 0x5a 0 64k")
 	state, addr := t.TempDir(), net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
 	e := testExporter(t, ca, state, addr)
 	t.Cleanup(func() {
@@ -47,11 +48,11 @@ func TestNBDExportAdmitsOnlyItsHosts(t *testing.T) {
 	check := func(admitted ...string) {
 		t.Helper()
 		for _, who := range []string{"compute-a", "compute-b", "shared", "cli"} {
-			out, err := nbdIO(addr, name, ca.dirs[who], "read -P 0x5a 0 64k")
+			out, ok := qemutest.Try(t, qemutest.NBDExport(addr, name), qemutest.Opts{TLSDir: ca.dirs[who]}, "read -P 0x5a 0 64k")
 			switch want := slices.Contains(admitted, who); {
-			case want && err != nil:
-				t.Fatalf("%s refused, want admitted: %v: %s", who, err, out)
-			case !want && err == nil:
+			case want && !ok:
+				t.Fatalf("%s refused, want admitted: %s", who, out)
+			case !want && ok:
 				t.Fatalf("%s admitted, want refused: %s", who, out)
 			}
 		}

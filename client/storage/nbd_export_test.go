@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/tlsutil"
 )
@@ -74,14 +73,7 @@ func newTestCA(t *testing.T) *testCA {
 // qemu-storage-daemon.
 func needQSD(t *testing.T) {
 	t.Helper()
-	for _, b := range []string{"qemu-storage-daemon", "qemu-io"} {
-		if _, err := exec.LookPath(b); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s (qemu-system-common, qemu-utils) is required under CI=true: %v", b, err)
-			}
-			t.Skipf("%s is not installed", b)
-		}
-	}
+	qemutest.Need(t, "qemu-storage-daemon", "qemu-io")
 }
 
 func freePort(t *testing.T) int {
@@ -104,19 +96,6 @@ func testExporter(t *testing.T, ca *testCA, state, addr string) *NBDExporter {
 	return e
 }
 
-// nbdIO runs a qemu-io command on an export, as a client with the
-// certificates in dir.
-func nbdIO(addr, name, dir, command string) (string, error) {
-	host, port, _ := net.SplitHostPort(addr)
-	out, err := exec.Command("qemu-io", "--object", "tls-creds-x509,id=tls0,endpoint=client,dir="+dir,
-		"--image-opts", fmt.Sprintf("driver=nbd,server.type=inet,server.host=%s,server.port=%s,export=%s,tls-creds=tls0", host, port, name),
-		"-c", command).CombinedOutput()
-	if err == nil && strings.Contains(string(out), "failed") {
-		err = fmt.Errorf("qemu-io: %s", out)
-	}
-	return string(out), err
-}
-
 // TestNBDExportLifecycle: one export per attachment, served over TLS
 // to the agents' certificate only; recorded, so that a new exporter
 // (an agent restart) serves it again, and a daemon that dies is started
@@ -130,7 +109,7 @@ func TestNBDExportLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qemuIO(t, path, "write -P 0xab 0 64k")
+	qemutest.IO(t, path, "write -P 0xab 0 64k")
 	state, addr := t.TempDir(), net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
 	e := testExporter(t, ca, state, addr)
 	t.Cleanup(func() {
@@ -144,18 +123,15 @@ func TestNBDExportLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	agentDir := ca.dirs["compute-a"]
-	if out, err := nbdIO(addr, name, agentDir, "read -P 0xab 0 64k"); err != nil {
-		t.Fatalf("read through the export: %v: %s", err, out)
-	}
-	if out, err := nbdIO(addr, name, ca.dirs["cli"], "read 0 4k"); err == nil {
+	export := qemutest.NBDExport(addr, name)
+	qemutest.Must(t, export, qemutest.Opts{TLSDir: agentDir}, "read -P 0xab 0 64k")
+	if out, ok := qemutest.Try(t, export, qemutest.Opts{TLSDir: ca.dirs["cli"]}, "read 0 4k"); ok {
 		t.Fatalf("a user's certificate opened the export: %s", out)
 	}
-	if out, err := nbdIO(addr, structs.VolumeExportName("v1", "att-2"), agentDir, "read 0 4k"); err == nil {
+	if out, ok := qemutest.Try(t, qemutest.NBDExport(addr, structs.VolumeExportName("v1", "att-2")), qemutest.Opts{TLSDir: agentDir}, "read 0 4k"); ok {
 		t.Fatalf("another attachment's name opened the export: %s", out)
 	}
-	if out, err := nbdIO(addr, name, agentDir, "write -P 0xcd 64k 64k"); err != nil {
-		t.Fatalf("write through the export: %v: %s", err, out)
-	}
+	qemutest.Must(t, export, qemutest.Opts{TLSDir: agentDir}, "write -P 0xcd 64k 64k")
 
 	// A restarted agent adopts the running daemon and its export, once
 	// the old one has let go of the monitor.
@@ -174,8 +150,10 @@ func TestNBDExportLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the export served again", func() error {
-		_, err := nbdIO(addr, name, agentDir, "read -P 0xcd 64k 64k")
-		return err
+		if out, ok := qemutest.Try(t, export, qemutest.Opts{TLSDir: agentDir}, "read -P 0xcd 64k 64k"); !ok {
+			return fmt.Errorf("read through the export: %s", out)
+		}
+		return nil
 	})
 	if e2.daemonPid() == pid || e2.daemonPid() == 0 {
 		t.Fatalf("daemon %d after %d was killed", e2.daemonPid(), pid)
@@ -191,7 +169,7 @@ func TestNBDExportLifecycle(t *testing.T) {
 	if alive(newPid) || e2.daemonPid() != 0 {
 		t.Fatalf("daemon %d still runs with no export", newPid)
 	}
-	qemuIO(t, path, "read -P 0xcd 64k 64k")
+	qemutest.IO(t, path, "read -P 0xcd 64k 64k")
 }
 
 func waitFor(t *testing.T, what string, cond func() error) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stratus-cloud/stratus/internal/cephtest"
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -41,11 +42,7 @@ func randomID(t *testing.T) string {
 // driver.
 func rbdIO(t *testing.T, b *RBD, image, command string) string {
 	t.Helper()
-	out, err := exec.Command("qemu-io", "-f", "raw", "-c", command, b.qemuTarget(image)).CombinedOutput()
-	if err != nil {
-		t.Fatalf("qemu-io %q %s: %v: %s", command, image, err, out)
-	}
-	return string(out)
+	return qemutest.Must(t, b.qemuTarget(image), qemutest.Opts{Format: "raw"}, command)
 }
 
 // TestRBDBackendLifecycle drives every Backend method against the real
@@ -131,7 +128,7 @@ func TestRBDBackendLifecycle(t *testing.T) {
 	if out, err := exec.Command("qemu-img", "create", "-q", "-f", "qcow2", src, "64M").CombinedOutput(); err != nil {
 		t.Fatalf("qemu-img create: %v: %s", err, out)
 	}
-	qemuIO(t, src, "write -P 0x3c 0 128k")
+	qemutest.IO(t, src, "write -P 0x3c 0 128k")
 	if _, err := b.CreateVolume(ctx, fromImg, Source{ImagePath: src}); err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,11 @@ package storage
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -15,9 +14,8 @@ import (
 // and fails unless every byte is 0x5a.
 func checkImagePattern(t *testing.T, format, file string) {
 	t.Helper()
-	out, err := exec.Command("qemu-io", "-f", format, "-c", "read -P 0x5a 1M 64k", file).CombinedOutput()
-	if err != nil || strings.Contains(string(out), "verification failed") {
-		t.Fatalf("%s image %s lacks the volume's data: %v: %s", format, file, err, out)
+	if out, ok := qemutest.Try(t, file, qemutest.Opts{Format: format}, "read -P 0x5a 1M 64k"); !ok {
+		t.Fatalf("%s image %s lacks the volume's data: %s", format, file, out)
 	}
 }
 
@@ -30,7 +28,7 @@ func TestFilePoolWriteVolumeImage(t *testing.T) {
 	if _, err := p.CreateVolume(ctx, v, Source{}); err != nil {
 		t.Fatal(err)
 	}
-	qemuIO(t, p.VolumePath(v.ID), "write -P 0x5a 1M 64k")
+	qemutest.IO(t, p.VolumePath(v.ID), "write -P 0x5a 1M 64k")
 	for _, format := range []string{"qcow2", "raw"} {
 		dst := filepath.Join(t.TempDir(), "image."+format)
 		if err := p.WriteVolumeImage(ctx, v, format, dst); err != nil {

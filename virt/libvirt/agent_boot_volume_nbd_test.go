@@ -2,7 +2,6 @@ package libvirt_test
 
 import (
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/internal/libvirtpeer"
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -32,9 +32,7 @@ func TestAgentBootsFromAVolumeOfAnotherHost(t *testing.T) {
 	// C can reimage the volume: the image in its cache, the agent's
 	// client certificate for the export.
 	imageFile := qcow2Image(t, "1M")
-	if out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", "write -P 0xee 0 64k", imageFile).CombinedOutput(); err != nil {
-		t.Fatalf("qemu-io: %v: %s", err, out)
-	}
+	qemutest.IO(t, imageFile, "write -P 0xee 0 64k")
 	img := c.uploadImage(imageFile)
 	hc, peerC := thirdPeer(t, c, hostCert, func(h *host, peer *libvirtpeer.Peer) {
 		h.images = fileCache(t, filepath.Join(t.TempDir(), "cache-c"), imageFile)
@@ -53,10 +51,7 @@ func TestAgentBootsFromAVolumeOfAnotherHost(t *testing.T) {
 	}
 	file := vol.ProviderLocation
 	for k, p := range []byte{0xb1, 0xb2} {
-		cmd := fmt.Sprintf("write -P 0x%02x %d 64k", p, k<<20)
-		if out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", cmd, file).CombinedOutput(); err != nil {
-			t.Fatalf("qemu-io %s: %v: %s", cmd, err, out)
-		}
+		qemutest.IO(t, file, fmt.Sprintf("write -P 0x%02x %d 64k", p, k<<20))
 	}
 
 	start := time.Now()
@@ -154,9 +149,8 @@ func TestAgentBootsFromAVolumeOfAnotherHost(t *testing.T) {
 	c.waitFor("the volume's file readable with the patterns", 30*time.Second, func() error {
 		for k, p := range []byte{0xee, 0x00} {
 			cmd := fmt.Sprintf("read -P 0x%02x %d 64k", p, k<<20)
-			out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", cmd, file).CombinedOutput()
-			if err != nil || strings.Contains(string(out), "failed") || !strings.Contains(string(out), "read 65536/65536 bytes") {
-				return fmt.Errorf("%s: %v: %s", cmd, err, out)
+			if out, ok := qemutest.Try(t, file, qemutest.Opts{}, cmd); !ok {
+				return fmt.Errorf("%s: %s", cmd, out)
 			}
 		}
 		return nil

@@ -2,7 +2,6 @@ package libvirt_test
 
 import (
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/stratus-cloud/stratus/client"
 	"github.com/stratus-cloud/stratus/internal/libvirtpeer"
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -30,9 +30,7 @@ func TestAgentBootsFromAnRBDVolume(t *testing.T) {
 	secret := uuid.NewString()
 	attach := &client.CephAttach{MonHosts: []string{ceph.mon}, User: "cinder", SecretUUID: secret, Keyring: ceph.keyring}
 	imageFile := qcow2Image(t, "1M")
-	if out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", "write -P 0xee 0 64k", imageFile).CombinedOutput(); err != nil {
-		t.Fatalf("qemu-io: %v: %s", err, out)
-	}
+	qemutest.IO(t, imageFile, "write -P 0xee 0 64k")
 	img := c.uploadImage(imageFile)
 	peers := map[string]*libvirtpeer.Peer{}
 	hosts := map[string]*host{}

@@ -2,7 +2,6 @@ package libvirt_test
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 
 	golibvirt "github.com/digitalocean/go-libvirt"
 
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -55,18 +55,6 @@ func guestDiskSize(t *testing.T, lv *golibvirt.Libvirt, dom golibvirt.Domain, de
 	return int64(capacity)
 }
 
-func needQemuTools(t *testing.T) {
-	t.Helper()
-	for _, tool := range []string{"qemu-img", "qemu-io"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s (qemu-utils) is required under CI=true: %v", tool, err)
-			}
-			t.Skipf("%s (qemu-utils) is not installed", tool)
-		}
-	}
-}
-
 // TestAgentExtendsAnAttachedFileVolume: a volume whose file sits on the
 // host of the running instance it is attached to is extended in use
 // (Cinder 3.42): the instance's QEMU holds the file, so the host's agent
@@ -77,13 +65,13 @@ func needQemuTools(t *testing.T) {
 // new size and both patterns.
 func TestAgentExtendsAnAttachedFileVolume(t *testing.T) {
 	t.Parallel()
-	needQemuTools(t)
+	qemutest.Need(t, "qemu-img", "qemu-io")
 	c := newCloud(t)
 	h := c.addStorageHost("hv1")
 	id := c.boot("vm").ID
 	file := filepath.Join(t.TempDir(), "volume.qcow2")
 	vol := c.fileVolume(h, file)
-	qemuIOFile(t, file, "write -P 0x5a 0 64k")
+	qemutest.IO(t, file, "write -P 0x5a 0 64k")
 
 	c.task(id, structs.OpAttachVolume, func(r *structs.InstanceTaskRequest) {
 		r.Volume = &structs.VolumeAttachRequest{VolumeID: vol}
@@ -121,18 +109,8 @@ func TestAgentExtendsAnAttachedFileVolume(t *testing.T) {
 	if got := fileVirtualSize(t, file); got != 2<<30 {
 		t.Fatalf("the volume's file is %d bytes after the detach, want %d", got, 2<<30)
 	}
-	qemuIOFile(t, file, "read -P 0x5a 0 64k")
-	qemuIOFile(t, file, "read -P 0xcd 2147418112 64k")
-}
-
-// qemuIOFile runs a qemu-io command on a qcow2 file no one holds and
-// fails on a pattern mismatch.
-func qemuIOFile(t *testing.T, file, command string) {
-	t.Helper()
-	out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", command, file).CombinedOutput()
-	if err != nil || strings.Contains(string(out), "failed") {
-		t.Fatalf("qemu-io %q %s: %v: %s", command, file, err, out)
-	}
+	qemutest.IO(t, file, "read -P 0x5a 0 64k")
+	qemutest.IO(t, file, "read -P 0xcd 2147418112 64k")
 }
 
 // fileVirtualSize is a qcow2 file's disk size.

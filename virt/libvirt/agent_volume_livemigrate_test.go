@@ -2,15 +2,13 @@ package libvirt_test
 
 import (
 	"fmt"
-	"net"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
 	golibvirt "github.com/digitalocean/go-libvirt"
 
 	"github.com/stratus-cloud/stratus/internal/libvirtpeer"
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/virt/libvirt"
 )
@@ -65,7 +63,10 @@ func TestAgentLiveMigrationKeepsAnNBDVolume(t *testing.T) {
 	})
 	writeThrough(t, lvb, domB, nbdDiskAlias(t, lvb, domB, export, ha.nbdAddr), 0xab, 0)
 	// C has no attachment on A yet: its certificate is refused.
-	if out, err := nbdOpen(ha.nbdAddr, export, peerC.NBDTLSDir); err == nil {
+	nbdOpen := func(dir string) (string, bool) {
+		return qemutest.Try(t, qemutest.NBDExport(ha.nbdAddr, export), qemutest.Opts{TLSDir: dir, ReadOnly: true}, "read 0 4k")
+	}
+	if out, ok := nbdOpen(peerC.NBDTLSDir); ok {
 		t.Fatalf("C opened B's export before the move: %s", out)
 	}
 
@@ -100,13 +101,13 @@ func TestAgentLiveMigrationKeepsAnNBDVolume(t *testing.T) {
 
 	// The move is over: B's certificate is refused, C's admitted.
 	c.waitFor("B refused by A's export", time.Minute, func() error {
-		if out, err := nbdOpen(ha.nbdAddr, export, peerB.NBDTLSDir); err == nil {
+		if out, ok := nbdOpen(peerB.NBDTLSDir); ok {
 			return fmt.Errorf("B still opens the export: %s", out)
 		}
 		return nil
 	})
-	if out, err := nbdOpen(ha.nbdAddr, export, peerC.NBDTLSDir); err != nil {
-		t.Fatalf("C refused: %v: %s", err, out)
+	if out, ok := nbdOpen(peerC.NBDTLSDir); !ok {
+		t.Fatalf("C refused: %s", out)
 	}
 
 	c.task(id, structs.OpDetachVolume, func(r *structs.InstanceTaskRequest) {
@@ -114,26 +115,9 @@ func TestAgentLiveMigrationKeepsAnNBDVolume(t *testing.T) {
 	})
 	c.waitVolume(vol.ID, structs.VolumeAvailable)
 	c.waitFor("the volume's file readable", 30*time.Second, func() error {
-		for _, cmd := range []string{"read -P 0xab 0 64k", "read -P 0xcd 64k 64k"} {
-			out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", cmd, file).CombinedOutput()
-			if err != nil || strings.Contains(string(out), "failed") || !strings.Contains(string(out), "read 65536/65536 bytes") {
-				return fmt.Errorf("%s: %v: %s", cmd, err, out)
-			}
+		if out, ok := qemutest.Try(t, file, qemutest.Opts{}, "read -P 0xab 0 64k", "read -P 0xcd 64k 64k"); !ok {
+			return fmt.Errorf("%s", out)
 		}
 		return nil
 	})
-}
-
-// nbdOpen reads the first 4 KiB of export name at addr with qemu-io, as
-// a client presenting the certificates in dir (laid out as libvirt's
-// nbd_tls_x509_cert_dir).
-func nbdOpen(addr, name, dir string) (string, error) {
-	host, port, _ := net.SplitHostPort(addr)
-	out, err := exec.Command("qemu-io", "-r", "--object", "tls-creds-x509,id=tls0,endpoint=client,dir="+dir,
-		"--image-opts", fmt.Sprintf("driver=nbd,server.type=inet,server.host=%s,server.port=%s,export=%s,tls-creds=tls0", host, port, name),
-		"-c", "read 0 4k").CombinedOutput()
-	if err == nil && strings.Contains(string(out), "failed") {
-		err = fmt.Errorf("qemu-io: %s", out)
-	}
-	return string(out), err
 }

@@ -3,15 +3,14 @@ package libvirt_test
 import (
 	"fmt"
 	"net"
-	"os/exec"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	golibvirt "github.com/digitalocean/go-libvirt"
 	"github.com/stratus-cloud/stratus/client/storage"
 	"github.com/stratus-cloud/stratus/internal/libvirtpeer"
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/virt/libvirt"
 )
@@ -217,11 +216,8 @@ func TestAgentColdMigrationKeepsAVolume(t *testing.T) {
 	c.waitVolume(vol.ID, structs.VolumeAvailable)
 	// The export's daemon lets go of the file once it has no export.
 	c.waitFor("the volume's file readable", 30*time.Second, func() error {
-		for _, cmd := range []string{"read -P 0xab 0 64k", "read -P 0xcd 64k 64k"} {
-			out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", cmd, file).CombinedOutput()
-			if err != nil || strings.Contains(string(out), "failed") || !strings.Contains(string(out), "read 65536/65536 bytes") {
-				return fmt.Errorf("%s: %v: %s", cmd, err, out)
-			}
+		if out, ok := qemutest.Try(t, file, qemutest.Opts{}, "read -P 0xab 0 64k", "read -P 0xcd 64k 64k"); !ok {
+			return fmt.Errorf("%s", out)
 		}
 		return nil
 	})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	golibvirt "github.com/digitalocean/go-libvirt"
 
 	"github.com/stratus-cloud/stratus/client/storage"
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/tlsutil"
 )
@@ -171,9 +171,8 @@ func tryReadThrough(t *testing.T, lv *golibvirt.Libvirt, dom golibvirt.Domain, a
 	qmp(fmt.Sprintf(`{"execute":"block-export-add","arguments":{"type":"nbd","id":"peek","node-name":%q,"name":"peek","writable":false}}`, node))
 	defer qmp(`{"execute":"block-export-del","arguments":{"id":"peek"}}`)
 	cmd := fmt.Sprintf("read -P 0x%02x %d 64k", pattern, offset)
-	out, err := exec.Command("qemu-io", "-r", "-f", "raw", "-c", cmd, "nbd+unix:///peek?socket="+sock).CombinedOutput()
-	if err != nil || strings.Contains(string(out), "failed") || !strings.Contains(string(out), "read 65536/65536 bytes") {
-		return fmt.Errorf("%s through the attachment: %v: %s", cmd, err, out)
+	if out, ok := qemutest.Try(t, "nbd+unix:///peek?socket="+sock, qemutest.Opts{Format: "raw", ReadOnly: true}, cmd); !ok {
+		return fmt.Errorf("%s through the attachment: %s", cmd, out)
 	}
 	return nil
 }
@@ -183,14 +182,7 @@ func tryReadThrough(t *testing.T, lv *golibvirt.Libvirt, dom golibvirt.Domain, a
 // missing, else a skip.
 func needNBDTools(t *testing.T) {
 	t.Helper()
-	for _, b := range []string{"qemu-img", "qemu-io", "qemu-storage-daemon"} {
-		if _, err := exec.LookPath(b); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s (qemu-utils, qemu-system-common) is required under CI=true: %v", b, err)
-			}
-			t.Skipf("%s is not installed", b)
-		}
-	}
+	qemutest.Need(t, "qemu-img", "qemu-io", "qemu-storage-daemon")
 }
 
 // TestAgentAttachesAVolumeOfAnotherHost: a volume built by host A's
@@ -219,9 +211,7 @@ func TestAgentAttachesAVolumeOfAnotherHost(t *testing.T) {
 		t.Fatalf("volume on %s, want A (%s)", vol.Host, ha.agent.HostID())
 	}
 	file := vol.ProviderLocation
-	if out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", "write -P 0xab 0 64k", file).CombinedOutput(); err != nil {
-		t.Fatalf("qemu-io write: %v: %s", err, out)
-	}
+	qemutest.IO(t, file, "write -P 0xab 0 64k")
 
 	start := time.Now()
 	c.task(id, structs.OpAttachVolume, func(r *structs.InstanceTaskRequest) {
@@ -292,12 +282,7 @@ func TestAgentAttachesAVolumeOfAnotherHost(t *testing.T) {
 		}
 		return nil
 	})
-	for _, c := range []string{"read -P 0xab 0 64k", "read -P 0xcd 64k 64k", "read -P 0xef 128k 64k", "read -P 0x5a 192k 64k"} {
-		if out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", c, file).CombinedOutput(); err != nil ||
-			strings.Contains(string(out), "failed") || !strings.Contains(string(out), "read 65536/65536 bytes") {
-			t.Fatalf("the data written through the attachment (%s): %v: %s", c, err, out)
-		}
-	}
+	qemutest.IO(t, file, "read -P 0xab 0 64k", "read -P 0xcd 64k 64k", "read -P 0xef 128k 64k", "read -P 0x5a 192k 64k")
 }
 
 // nbdDiskAlias finds the domain's disk that opens export name at addr

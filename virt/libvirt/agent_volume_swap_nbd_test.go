@@ -1,11 +1,11 @@
 package libvirt_test
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -34,15 +34,8 @@ func TestAgentSwapsAVolumeOfAnotherHost(t *testing.T) {
 		return v
 	}
 	oldVol, newVol := create("old"), create("new")
-	qemuIO := func(file, cmd string) {
-		t.Helper()
-		if out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", cmd, file).CombinedOutput(); err != nil ||
-			strings.Contains(string(out), "failed") || strings.Contains(string(out), "Pattern verification failed") {
-			t.Fatalf("qemu-io %s %q: %v: %s", file, cmd, err, out)
-		}
-	}
-	qemuIO(oldVol.ProviderLocation, "write -P 0xab 0 64k")
-	qemuIO(oldVol.ProviderLocation, "write -P 0x3c 900k 64k")
+	qemutest.IO(t, oldVol.ProviderLocation, "write -P 0xab 0 64k")
+	qemutest.IO(t, oldVol.ProviderLocation, "write -P 0x3c 900k 64k")
 
 	c.task(id, structs.OpAttachVolume, func(r *structs.InstanceTaskRequest) {
 		r.Volume = &structs.VolumeAttachRequest{VolumeID: oldVol.ID}
@@ -90,10 +83,10 @@ func TestAgentSwapsAVolumeOfAnotherHost(t *testing.T) {
 	})
 	c.waitVolume(newVol.ID, structs.VolumeAvailable)
 	for _, cmd := range []string{"read -P 0xab 0 64k", "read -P 0xcd 64k 64k", "read -P 0xef 128k 64k", "read -P 0x3c 900k 64k"} {
-		qemuIO(newVol.ProviderLocation, cmd)
+		qemutest.IO(t, newVol.ProviderLocation, cmd)
 	}
 	// The old volume is as the copy found it: the write after the swap
 	// went to the new one only.
-	qemuIO(oldVol.ProviderLocation, "read -P 0xcd 64k 64k")
-	qemuIO(oldVol.ProviderLocation, "read -P 0 128k 64k")
+	qemutest.IO(t, oldVol.ProviderLocation, "read -P 0xcd 64k 64k")
+	qemutest.IO(t, oldVol.ProviderLocation, "read -P 0 128k 64k")
 }

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 	"github.com/stratus-cloud/stratus/structs"
 )
 
@@ -120,7 +120,7 @@ func TestAgentMoveSurvivesAgentsDyingMidCopy(t *testing.T) {
 	c.waitStatus(id, "SHUTOFF")
 	srcRoot := disksOf(t, src.env.raw, src.drv.DomainName(id))[0]
 	const size = "40M"
-	if out, ok := qemuIO(t, srcRoot, "write -P 0xab 0 "+size, false); !ok {
+	if out, ok := qemutest.Try(t, srcRoot, qemutest.Opts{}, "write -P 0xab 0 "+size); !ok {
 		t.Fatalf("qemu-io write: %s", out)
 	}
 	src.export.slow.Store(true)
@@ -157,7 +157,7 @@ func TestAgentMoveSurvivesAgentsDyingMidCopy(t *testing.T) {
 	}
 	dstRoot := disksOf(t, dst.env.raw, dst.drv.DomainName(id))[0]
 	for _, at := range []string{"0", "39M"} {
-		if out, ok := qemuIO(t, dstRoot, "read -P 0xab "+at+" 1M", true); !ok || strings.Contains(out, "Pattern verification failed") {
+		if out, ok := qemutest.Try(t, dstRoot, qemutest.Opts{Share: true}, "read -P 0xab "+at+" 1M"); !ok {
 			t.Fatalf("the carried disk differs at %s: %s", at, out)
 		}
 	}

@@ -3,7 +3,6 @@ package libvirt_test
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -12,38 +11,16 @@ import (
 	golibvirt "github.com/digitalocean/go-libvirt"
 
 	"github.com/stratus-cloud/stratus/internal/libvirtpeer"
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 	"github.com/stratus-cloud/stratus/virt"
 	"github.com/stratus-cloud/stratus/virt/libvirt"
 )
-
-// qemuIO runs one qemu-io command on a qcow2 disk and returns its output
-// and whether it succeeded (a failed pattern check exits 1). -r -U reads
-// a disk QEMU holds; writes need the domain stopped.
-func qemuIO(t *testing.T, path, command string, share bool) (string, bool) {
-	t.Helper()
-	if _, err := exec.LookPath("qemu-io"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("qemu-io (qemu-utils) is required under CI=true: %v", err)
-		}
-		t.Skip("qemu-io (qemu-utils) is not installed")
-	}
-	args := []string{"-f", "qcow2", "-c", command, path}
-	if share {
-		args = append([]string{"-r", "-U"}, args...)
-	}
-	out, err := exec.Command("qemu-io", args...).CombinedOutput()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		t.Fatalf("qemu-io %q %s: %v: %s", command, path, err, out)
-	}
-	return string(out), err == nil
-}
 
 // writePattern writes 1 MiB of 0xab at the start of a stopped guest's
 // disk: what the guest wrote, for the tests to find again.
 func writePattern(t *testing.T, path string) {
 	t.Helper()
-	if out, ok := qemuIO(t, path, "write -P 0xab 0 1M", false); !ok || !strings.Contains(out, "wrote 1048576/1048576 bytes") {
+	if out, ok := qemutest.Try(t, path, qemutest.Opts{}, "write -P 0xab 0 1M"); !ok || !strings.Contains(out, "wrote 1048576/1048576 bytes") {
 		t.Fatalf("qemu-io write on %s: %s", path, out)
 	}
 }
@@ -52,7 +29,7 @@ func writePattern(t *testing.T, path string) {
 // megabyte.
 func hasPattern(t *testing.T, path string) bool {
 	t.Helper()
-	out, ok := qemuIO(t, path, "read -P 0xab 0 1M", true)
+	out, ok := qemutest.Try(t, path, qemutest.Opts{Share: true}, "read -P 0xab 0 1M")
 	if !ok && !strings.Contains(out, "Pattern verification failed") {
 		t.Fatalf("qemu-io read on %s: %s", path, out)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stratus-cloud/stratus/client/storage"
 	"github.com/stratus-cloud/stratus/internal/cephtest"
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/virt"
 )
@@ -34,9 +35,6 @@ func needCeph(t *testing.T) *cephCluster {
 	if c.key, err = storage.CephKey(c.keyring, cephtest.User); err != nil {
 		cephtest.Missing(t, "%v", err)
 	}
-	if _, err := exec.LookPath("qemu-io"); err != nil {
-		cephtest.Missing(t, "qemu-io: %v", err)
-	}
 	if c.rbd, err = storage.NewRBD(storage.RBDConfig{Pool: cephtest.Pool, User: cephtest.User, Conf: c.conf}); err != nil {
 		cephtest.Missing(t, "%v", err)
 	}
@@ -48,11 +46,7 @@ func needCeph(t *testing.T) *cephCluster {
 // mismatch.
 func (c *cephCluster) io(t *testing.T, spec, command string) {
 	t.Helper()
-	target := "rbd:" + spec + ":id=cinder:conf=" + c.conf
-	out, err := exec.Command("qemu-io", "-f", "raw", "-c", command, target).CombinedOutput()
-	if err != nil || strings.Contains(string(out), "failed") {
-		t.Fatalf("qemu-io %q %s: %v: %s", command, spec, err, out)
-	}
+	qemutest.Must(t, "rbd:"+spec+":id=cinder:conf="+c.conf, qemutest.Opts{Format: "raw"}, command)
 }
 
 // rbdDiskAlias is the device alias of the live domain's RBD disk of
