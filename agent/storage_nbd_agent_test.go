@@ -80,32 +80,7 @@ func TestAgentServesVolumesOverNBD(t *testing.T) {
 	}
 	vol := waitVolumeRPC(t, a, vr.Volume.ID, structs.VolumeAvailable)
 	qemutest.IO(t, vol.ProviderLocation, "write -P 0xab 0 64k")
-	var out structs.InstanceCreateResponse
-	if err := a.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "vm", FlavorID: "1", ImageID: "cirros",
-		ProjectID: "p1", UserID: "u1", RequestID: "req-vm", TargetHost: "test-sim-001"}, &out); err != nil {
-		t.Fatal(err)
-	}
-	id := out.Instances[0].ID
-	waitLong(t, "vm ACTIVE", func() error {
-		var r structs.SingleInstanceResponse
-		if err := a.rpc.RPC("Instance.Get", &structs.InstanceSpecificRequest{InstanceID: id}, &r); err != nil {
-			return err
-		}
-		if r.Instance.Status() != "ACTIVE" || r.Instance.TaskState != "" {
-			return fmt.Errorf("status %s", r.Instance.Status())
-		}
-		if r.Instance.HostID == vol.Host {
-			t.Fatalf("the instance is on the storage host")
-		}
-		return nil
-	})
-	volTask := func(op string) {
-		t.Helper()
-		if err := a.rpc.RPC("Instance.Task", &structs.InstanceTaskRequest{InstanceID: id, Op: op, ProjectID: "p1", UserID: "u1", Admin: true,
-			Volume: &structs.VolumeAttachRequest{VolumeID: vol.ID}}, &structs.InstanceTaskResponse{}); err != nil {
-			t.Fatalf("%s: %v", op, err)
-		}
-	}
+	id, volTask := bootBesideVolume(t, a, vol)
 	volTask(structs.OpAttachVolume)
 	v := waitVolumeRPC(t, a, vol.ID, structs.VolumeInUse)
 	name := structs.VolumeExportName(vol.ID, v.AttachmentOf(id).ID)
@@ -146,4 +121,37 @@ func waitVolumeRPC(t *testing.T, a *Agent, id, status string) *structs.Volume {
 		return nil
 	})
 	return v
+}
+
+// bootBesideVolume boots an instance on the agent's simulated host
+// test-sim-001, which must not be vol's storage host, and returns it
+// with a function that runs a volume task (attach, detach) of vol on it.
+func bootBesideVolume(t *testing.T, a *Agent, vol *structs.Volume) (string, func(op string)) {
+	t.Helper()
+	var out structs.InstanceCreateResponse
+	if err := a.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "vm", FlavorID: "1", ImageID: "cirros",
+		ProjectID: "p1", UserID: "u1", RequestID: "req-vm", TargetHost: "test-sim-001"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	id := out.Instances[0].ID
+	waitLong(t, "vm ACTIVE", func() error {
+		var r structs.SingleInstanceResponse
+		if err := a.rpc.RPC("Instance.Get", &structs.InstanceSpecificRequest{InstanceID: id}, &r); err != nil {
+			return err
+		}
+		if r.Instance.Status() != "ACTIVE" || r.Instance.TaskState != "" {
+			return fmt.Errorf("status %s", r.Instance.Status())
+		}
+		if r.Instance.HostID == vol.Host {
+			t.Fatalf("the instance is on the storage host")
+		}
+		return nil
+	})
+	return id, func(op string) {
+		t.Helper()
+		if err := a.rpc.RPC("Instance.Task", &structs.InstanceTaskRequest{InstanceID: id, Op: op, ProjectID: "p1", UserID: "u1", Admin: true,
+			Volume: &structs.VolumeAttachRequest{VolumeID: vol.ID}}, &structs.InstanceTaskResponse{}); err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+	}
 }

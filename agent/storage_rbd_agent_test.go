@@ -75,32 +75,7 @@ func TestAgentKeepsVolumesInRBD(t *testing.T) {
 		t.Fatalf("no image %s in the pool", image)
 	}
 
-	var out structs.InstanceCreateResponse
-	if err := a.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "vm", FlavorID: "1", ImageID: "cirros",
-		ProjectID: "p1", UserID: "u1", RequestID: "req-vm", TargetHost: "test-sim-001"}, &out); err != nil {
-		t.Fatal(err)
-	}
-	id := out.Instances[0].ID
-	waitLong(t, "vm ACTIVE", func() error {
-		var r structs.SingleInstanceResponse
-		if err := a.rpc.RPC("Instance.Get", &structs.InstanceSpecificRequest{InstanceID: id}, &r); err != nil {
-			return err
-		}
-		if r.Instance.Status() != "ACTIVE" || r.Instance.TaskState != "" {
-			return fmt.Errorf("status %s", r.Instance.Status())
-		}
-		if r.Instance.HostID == vol.Host {
-			t.Fatalf("the instance is on the storage host")
-		}
-		return nil
-	})
-	volTask := func(op string) {
-		t.Helper()
-		if err := a.rpc.RPC("Instance.Task", &structs.InstanceTaskRequest{InstanceID: id, Op: op, ProjectID: "p1", UserID: "u1", Admin: true,
-			Volume: &structs.VolumeAttachRequest{VolumeID: vol.ID}}, &structs.InstanceTaskResponse{}); err != nil {
-			t.Fatalf("%s: %v", op, err)
-		}
-	}
+	_, volTask := bootBesideVolume(t, a, vol)
 	// The storage host has no NBD server: only Ceph reaches the other host.
 	volTask(structs.OpAttachVolume)
 	waitVolumeRPC(t, a, vol.ID, structs.VolumeInUse)
