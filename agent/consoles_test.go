@@ -141,29 +141,10 @@ func waitLong(t *testing.T, what string, cond func() error) {
 // seeded, which dev mode does only after the image is active.
 func bootBlank(t *testing.T, a *Agent, name string) *structs.Instance {
 	t.Helper()
-	var out structs.InstanceCreateResponse
-	if err := a.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: name, FlavorID: "c1", ImageID: "cirros",
-		ProjectID: "p1", UserID: "u1", RequestID: "req-" + name}, &out); err != nil {
-		t.Fatalf("create %s: %v", name, err)
-	}
-	id := out.Instances[0].ID
-	var inst *structs.Instance
-	waitLong(t, name+" ACTIVE", func() error {
-		var r structs.SingleInstanceResponse
-		if err := a.rpc.RPC("Instance.Get", &structs.InstanceSpecificRequest{InstanceID: id}, &r); err != nil {
-			return err
-		}
-		inst = r.Instance
-		if inst.Status() == "ERROR" {
-			t.Fatalf("instance in ERROR: %+v", inst.Fault)
-		}
-		if inst.Status() != "ACTIVE" || inst.TaskState != "" {
-			return fmt.Errorf("status %s task %q", inst.Status(), inst.TaskState)
-		}
-		return nil
-	})
+	inst := bootActive(t, a, &structs.InstanceCreateRequest{Name: name, FlavorID: "c1", ImageID: "cirros",
+		ProjectID: "p1", UserID: "u1", RequestID: "req-" + name}, nil)
 	t.Cleanup(func() {
-		_ = a.rpc.RPC("Instance.Delete", &structs.InstanceDeleteRequest{InstanceIDs: []string{id}, ProjectID: "p1", Admin: true, Force: true}, &structs.GenericResponse{})
+		_ = a.rpc.RPC("Instance.Delete", &structs.InstanceDeleteRequest{InstanceIDs: []string{inst.ID}, ProjectID: "p1", Admin: true, Force: true}, &structs.GenericResponse{})
 	})
 	return inst
 }
@@ -446,23 +427,9 @@ func checkSerial(t *testing.T, ctx context.Context, a *Agent, compute *gopherclo
 func TestConsoleRoutesWithoutLibvirt(t *testing.T) {
 	t.Parallel()
 	a := testAgent(t, nil)
-	var out structs.InstanceCreateResponse
 	waitDevImages(t, a)
-	if err := a.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "fk", FlavorID: "1", ImageID: "cirros",
-		ProjectID: "p1", UserID: "u1", RequestID: "req-fk"}, &out); err != nil {
-		t.Fatal(err)
-	}
-	id := out.Instances[0].ID
-	waitLong(t, "fake instance ACTIVE", func() error {
-		var r structs.SingleInstanceResponse
-		if err := a.rpc.RPC("Instance.Get", &structs.InstanceSpecificRequest{InstanceID: id}, &r); err != nil {
-			return err
-		}
-		if r.Instance.Status() != "ACTIVE" {
-			return fmt.Errorf("status %s", r.Instance.Status())
-		}
-		return nil
-	})
+	id := bootActive(t, a, &structs.InstanceCreateRequest{Name: "fk", FlavorID: "1", ImageID: "cirros",
+		ProjectID: "p1", UserID: "u1", RequestID: "req-fk"}, nil).ID
 	code, _, body := do(t, "GET", a.url("/v1/instances/"+id+"/console-output?tail=2"), nil)
 	if code != http.StatusOK || !strings.Contains(string(body), "login:") {
 		t.Fatalf("console output: %d %s", code, body)
@@ -635,23 +602,14 @@ func TestConsoleRequestsForwardToTheHostingAgent(t *testing.T) {
 	if code, _, body := do(t, "POST", srv.url("/v1/hosts/"+local+"/disable"), strings.NewReader(`{}`)); code != http.StatusOK {
 		t.Fatalf("disable the server's host: %d %s", code, body)
 	}
-	var out structs.InstanceCreateResponse
 	waitDevImages(t, srv)
-	if err := srv.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "fw", FlavorID: "1", ImageID: "cirros",
-		ProjectID: "p1", UserID: "u1", RequestID: "req-fw"}, &out); err != nil {
-		t.Fatal(err)
-	}
-	id := out.Instances[0].ID
-	waitLong(t, "the instance ACTIVE on hv2", func() error {
-		var r structs.SingleInstanceResponse
-		if err := srv.rpc.RPC("Instance.Get", &structs.InstanceSpecificRequest{InstanceID: id}, &r); err != nil {
-			return err
-		}
-		if r.Instance.Status() != "ACTIVE" || r.Instance.HostID == local {
-			return fmt.Errorf("status %s on %s", r.Instance.Status(), r.Instance.HostID)
+	id := bootActive(t, srv, &structs.InstanceCreateRequest{Name: "fw", FlavorID: "1", ImageID: "cirros",
+		ProjectID: "p1", UserID: "u1", RequestID: "req-fw"}, func(inst *structs.Instance) error {
+		if inst.HostID == local {
+			return fmt.Errorf("on the server's own host %s", local)
 		}
 		return nil
-	})
+	}).ID
 	admin := keystoneToken(t, srv, "admin")
 	if code, _, body := call(t, "GET", srv.url("/v1/instances/"+id+"/console-output"), "", ""); code != http.StatusUnauthorized {
 		t.Fatalf("forwarded without a token: %d %s", code, body)

@@ -58,23 +58,14 @@ func TestGuestCallsForwardToTheHostingAgent(t *testing.T) {
 	if code, _, body := do(t, "POST", srv.url("/v1/hosts/"+local+"/disable"), strings.NewReader(`{}`)); code != http.StatusOK {
 		t.Fatalf("disable the server's host: %d %s", code, body)
 	}
-	var out structs.InstanceCreateResponse
 	waitDevImages(t, srv)
-	if err := srv.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "pw", FlavorID: "1", ImageID: "cirros",
-		ProjectID: "p1", UserID: "u1", RequestID: "req-pw"}, &out); err != nil {
-		t.Fatal(err)
-	}
-	id := out.Instances[0].ID
-	waitLong(t, "the instance ACTIVE on hv-guest", func() error {
-		var r structs.SingleInstanceResponse
-		if err := srv.rpc.RPC("Instance.Get", &structs.InstanceSpecificRequest{InstanceID: id}, &r); err != nil {
-			return err
-		}
-		if r.Instance.Status() != "ACTIVE" || r.Instance.HostID != remote {
-			return fmt.Errorf("status %s on %s", r.Instance.Status(), r.Instance.HostID)
+	id := bootActive(t, srv, &structs.InstanceCreateRequest{Name: "pw", FlavorID: "1", ImageID: "cirros",
+		ProjectID: "p1", UserID: "u1", RequestID: "req-pw"}, func(inst *structs.Instance) error {
+		if inst.HostID != remote {
+			return fmt.Errorf("on %s, want hv-guest", inst.HostID)
 		}
 		return nil
-	})
+	}).ID
 
 	compute := computeClient(t, srv, "2.53")
 	const secret = "gopher-s3cret"

@@ -42,3 +42,34 @@ func waitDevImages(t *testing.T, a *Agent) {
 		return nil
 	})
 }
+
+// bootActive creates the instance req asks for and waits until it is
+// ACTIVE with no task running and where (when given) accepts it; an
+// instance in ERROR fails the test at once.
+func bootActive(t *testing.T, a *Agent, req *structs.InstanceCreateRequest, where func(*structs.Instance) error) *structs.Instance {
+	t.Helper()
+	var out structs.InstanceCreateResponse
+	if err := a.rpc.RPC("Instance.Create", req, &out); err != nil {
+		t.Fatalf("create %s: %v", req.Name, err)
+	}
+	id := out.Instances[0].ID
+	var inst *structs.Instance
+	waitLong(t, req.Name+" ACTIVE", func() error {
+		var r structs.SingleInstanceResponse
+		if err := a.rpc.RPC("Instance.Get", &structs.InstanceSpecificRequest{InstanceID: id}, &r); err != nil {
+			return err
+		}
+		inst = r.Instance
+		if inst.Status() == "ERROR" {
+			t.Fatalf("%s in ERROR: %+v", req.Name, inst.Fault)
+		}
+		if inst.Status() != "ACTIVE" || inst.TaskState != "" {
+			return fmt.Errorf("status %s task %q on %q", inst.Status(), inst.TaskState, inst.HostID)
+		}
+		if where != nil {
+			return where(inst)
+		}
+		return nil
+	})
+	return inst
+}

@@ -128,25 +128,13 @@ func waitVolumeRPC(t *testing.T, a *Agent, id, status string) *structs.Volume {
 // with a function that runs a volume task (attach, detach) of vol on it.
 func bootBesideVolume(t *testing.T, a *Agent, vol *structs.Volume) (string, func(op string)) {
 	t.Helper()
-	var out structs.InstanceCreateResponse
-	if err := a.rpc.RPC("Instance.Create", &structs.InstanceCreateRequest{Name: "vm", FlavorID: "1", ImageID: "cirros",
-		ProjectID: "p1", UserID: "u1", RequestID: "req-vm", TargetHost: "test-sim-001"}, &out); err != nil {
-		t.Fatal(err)
-	}
-	id := out.Instances[0].ID
-	waitLong(t, "vm ACTIVE", func() error {
-		var r structs.SingleInstanceResponse
-		if err := a.rpc.RPC("Instance.Get", &structs.InstanceSpecificRequest{InstanceID: id}, &r); err != nil {
-			return err
-		}
-		if r.Instance.Status() != "ACTIVE" || r.Instance.TaskState != "" {
-			return fmt.Errorf("status %s", r.Instance.Status())
-		}
-		if r.Instance.HostID == vol.Host {
+	id := bootActive(t, a, &structs.InstanceCreateRequest{Name: "vm", FlavorID: "1", ImageID: "cirros",
+		ProjectID: "p1", UserID: "u1", RequestID: "req-vm", TargetHost: "test-sim-001"}, func(inst *structs.Instance) error {
+		if inst.HostID == vol.Host {
 			t.Fatalf("the instance is on the storage host")
 		}
 		return nil
-	})
+	}).ID
 	return id, func(op string) {
 		t.Helper()
 		if err := a.rpc.RPC("Instance.Task", &structs.InstanceTaskRequest{InstanceID: id, Op: op, ProjectID: "p1", UserID: "u1", Admin: true,
