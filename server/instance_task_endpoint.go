@@ -138,55 +138,12 @@ func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.Instance
 			entry.LockedBy = "admin"
 		}
 	case structs.OpRebuild:
-		if args.ReimageBootVolume {
-			if l, _ := s.ClusterFSMLevel(); l < structs.FSMLevelReimageVolume {
-				return nil, structs.Errorf(structs.KindUnavailable, "boot volumes can be reimaged once every server is upgraded (%s, the cluster is at %s)",
-					structs.FSMLevelReimageVolume, l)
-			}
-			entry.ReimageBootVolume = true
-		}
-		if args.ImageID == "" {
-			entry.ImageID, entry.ImageProperties = inst.ImageID, inst.ImageProperties
-			break
-		}
-		// The new image is checked as a create's would be, and its
-		// properties replace the old image's.
-		access := structs.ImageAccess{ProjectID: args.ProjectID, Admin: args.Admin || args.ProjectID == ""}
-		flavor := inst.Flavor
-		if flavor == nil {
-			flavor = &structs.Flavor{}
-		}
-		img, ok, err := resolveImage(state, args.ImageID, access, flavor)
-		if err != nil {
+		if err := s.rebuildTask(state, inst, args, entry); err != nil {
 			return nil, err
-		}
-		if ok {
-			entry.ImageID, entry.ImageProperties = img.ID, maps.Clone(img.Properties)
-		} else if args.ImageProperties == nil {
-			entry.ImageProperties = inst.ImageProperties // no image service records: keep what is known
 		}
 	case structs.OpResize:
-		if args.FlavorID == "" {
-			return nil, structs.Errorf(structs.KindInvalid, "resize needs a flavor")
-		}
-		f, err := state.FlavorByIDOrName(nil, args.FlavorID)
-		if err != nil {
+		if err := s.resizeTask(state, inst, args, entry); err != nil {
 			return nil, err
-		}
-		if f == nil {
-			return nil, structs.Errorf(structs.KindInvalid, "Flavor %s could not be found.", args.FlavorID)
-		}
-		if f.Disabled {
-			return nil, structs.Errorf(structs.KindInvalid, "flavor %q is disabled", f.Name)
-		}
-		if err := checkResizeDisks(inst.Flavor, f); err != nil {
-			return nil, err
-		}
-		entry.NewFlavor = f.Copy()
-		if s.config.AllowResizeToSameHost {
-			// Older servers would misapply a same-host resize (FSMLevel).
-			l, _ := s.ClusterFSMLevel()
-			entry.AllowSameHost = l >= structs.FSMLevelSameHostResize
 		}
 	case structs.OpShelve:
 		entry.Offload = s.config.ShelvedOffloadTime == 0
@@ -202,34 +159,105 @@ func (s *Server) buildTask(args *structs.InstanceTaskRequest) (*structs.Instance
 		return nil, err
 	}
 	if trigger, ok := moveTriggers[args.Op]; ok && !(args.Op == structs.OpUnshelve && inst.VMState != structs.VMStateShelvedOffloaded) {
-		entry.Eval = &structs.Evaluation{ID: uuid.NewString(), InstanceIDs: []string{inst.ID}, TriggeredBy: trigger,
-			Status: structs.EvalStatusPending, CreatedAt: now}
-		if args.Op != structs.OpUnshelve {
-			entry.Migration = s.newMigration(state, inst, entry)
-		}
-		if args.Op == structs.OpResize || args.Op == structs.OpMigrate {
-			// Older servers would drop the token and give the
-			// destination fresh disks (FSMLevel).
-			if l, _ := s.ClusterFSMLevel(); l >= structs.FSMLevelDiskCopy {
-				entry.DiskToken = rand.Text()
-			}
-		}
-		if args.Op == structs.OpLiveMigrate {
-			// With it the source has the destination prepare (fetch the
-			// image) first; older servers would drop it (FSMLevel).
-			if l, _ := s.ClusterFSMLevel(); l >= structs.FSMLevelLivePrepare {
-				entry.DiskToken = rand.Text()
-			}
-		}
-		if args.Op == structs.OpEvacuate {
-			// Older servers would drop the rule and rebuild from the
-			// image whatever the caller said (FSMLevel).
-			if l, _ := s.ClusterFSMLevel(); l >= structs.FSMLevelEvacuateDisk {
-				entry.EvacuateDisk = evacuateDisk(args.OnSharedStorage)
-			}
-		}
+		s.moveTask(state, inst, args, entry, trigger, now)
 	}
 	return entry, nil
+}
+
+// rebuildTask fills a rebuild's entry: the boot volume reimaged when
+// asked (once the cluster can), and the image, a new one checked as a
+// create's would be with its properties replacing the old image's.
+func (s *Server) rebuildTask(state *fsm.StateStore, inst *structs.Instance, args *structs.InstanceTaskRequest, entry *structs.InstanceTaskEntry) error {
+	if args.ReimageBootVolume {
+		if l, _ := s.ClusterFSMLevel(); l < structs.FSMLevelReimageVolume {
+			return structs.Errorf(structs.KindUnavailable, "boot volumes can be reimaged once every server is upgraded (%s, the cluster is at %s)",
+				structs.FSMLevelReimageVolume, l)
+		}
+		entry.ReimageBootVolume = true
+	}
+	if args.ImageID == "" {
+		entry.ImageID, entry.ImageProperties = inst.ImageID, inst.ImageProperties
+		return nil
+	}
+	// The new image is checked as a create's would be, and its
+	// properties replace the old image's.
+	access := structs.ImageAccess{ProjectID: args.ProjectID, Admin: args.Admin || args.ProjectID == ""}
+	flavor := inst.Flavor
+	if flavor == nil {
+		flavor = &structs.Flavor{}
+	}
+	img, ok, err := resolveImage(state, args.ImageID, access, flavor)
+	if err != nil {
+		return err
+	}
+	if ok {
+		entry.ImageID, entry.ImageProperties = img.ID, maps.Clone(img.Properties)
+	} else if args.ImageProperties == nil {
+		entry.ImageProperties = inst.ImageProperties // no image service records: keep what is known
+	}
+	return nil
+}
+
+// resizeTask fills a resize's entry with the new flavor, which must
+// exist, be enabled and keep the disks no smaller (Nova's 400s), and
+// whether the instance may stay on its host.
+func (s *Server) resizeTask(state *fsm.StateStore, inst *structs.Instance, args *structs.InstanceTaskRequest, entry *structs.InstanceTaskEntry) error {
+	if args.FlavorID == "" {
+		return structs.Errorf(structs.KindInvalid, "resize needs a flavor")
+	}
+	f, err := state.FlavorByIDOrName(nil, args.FlavorID)
+	if err != nil {
+		return err
+	}
+	if f == nil {
+		return structs.Errorf(structs.KindInvalid, "Flavor %s could not be found.", args.FlavorID)
+	}
+	if f.Disabled {
+		return structs.Errorf(structs.KindInvalid, "flavor %q is disabled", f.Name)
+	}
+	if err := checkResizeDisks(inst.Flavor, f); err != nil {
+		return err
+	}
+	entry.NewFlavor = f.Copy()
+	if s.config.AllowResizeToSameHost {
+		// Older servers would misapply a same-host resize (FSMLevel).
+		l, _ := s.ClusterFSMLevel()
+		entry.AllowSameHost = l >= structs.FSMLevelSameHostResize
+	}
+	return nil
+}
+
+// moveTask gives a move its evaluation (the scheduler picks the
+// destination), its migration record and what the cluster's level lets
+// the move carry: a disk token for copies and live prepares, and the
+// evacuation's disk rule.
+func (s *Server) moveTask(state *fsm.StateStore, inst *structs.Instance, args *structs.InstanceTaskRequest, entry *structs.InstanceTaskEntry, trigger string, now int64) {
+	entry.Eval = &structs.Evaluation{ID: uuid.NewString(), InstanceIDs: []string{inst.ID}, TriggeredBy: trigger,
+		Status: structs.EvalStatusPending, CreatedAt: now}
+	if args.Op != structs.OpUnshelve {
+		entry.Migration = s.newMigration(state, inst, entry)
+	}
+	if args.Op == structs.OpResize || args.Op == structs.OpMigrate {
+		// Older servers would drop the token and give the
+		// destination fresh disks (FSMLevel).
+		if l, _ := s.ClusterFSMLevel(); l >= structs.FSMLevelDiskCopy {
+			entry.DiskToken = rand.Text()
+		}
+	}
+	if args.Op == structs.OpLiveMigrate {
+		// With it the source has the destination prepare (fetch the
+		// image) first; older servers would drop it (FSMLevel).
+		if l, _ := s.ClusterFSMLevel(); l >= structs.FSMLevelLivePrepare {
+			entry.DiskToken = rand.Text()
+		}
+	}
+	if args.Op == structs.OpEvacuate {
+		// Older servers would drop the rule and rebuild from the
+		// image whatever the caller said (FSMLevel).
+		if l, _ := s.ClusterFSMLevel(); l >= structs.FSMLevelEvacuateDisk {
+			entry.EvacuateDisk = evacuateDisk(args.OnSharedStorage)
+		}
+	}
 }
 
 // checkLock refuses a locked instance's operations to everyone but

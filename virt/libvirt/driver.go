@@ -452,21 +452,49 @@ func (d *Driver) spawn(lv *golibvirt.Libvirt, spec *virt.InstanceSpec) (_ *virt.
 		ConsoleLog: filepath.Join(d.cfg.ConsoleDir, d.domainName(id)+".log"),
 		NICs:       nicsMeta(spec.NICs),
 	}
-
 	if err := bootVolumes(m, spec); err != nil {
 		return nil, err
 	}
+	if err := d.spawnDisks(lv, p, m, spec, &undo); err != nil {
+		return nil, err
+	}
+	if len(spec.ConfigDrive) > 0 {
+		if err := d.createConfigDrive(lv, p, m, spec.ConfigDrive, &undo); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(d.cfg.ConsoleDir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Remove(m.ConsoleLog); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	undo.add("remove console log", func() error { return removeFile(m.ConsoleLog) })
+	dom, err := d.defineAndStart(lv, m, virtType, arch, &undo)
+	if err != nil {
+		return nil, err
+	}
+	d.cfg.Logger.Info("spawned instance", "instance_id", id, "domain", dom.Name, "virt_type", virtType)
+	return d.info(lv, dom, id)
+}
+
+// spawnDisks makes the instance's root, ephemeral and swap disks in the
+// pool, each a volume of this spawn attempt's name: imported when a move
+// carried it here (diskmove.go), else new, the root on its image's base
+// and at least the image's size. A volume-booted instance has no root
+// disk to make.
+func (d *Driver) spawnDisks(lv *golibvirt.Libvirt, p golibvirt.StoragePool, m *instanceMeta, spec *virt.InstanceSpec, undo *reverter) error {
 	rootSize := uint64(spec.RootGB) * gib
 	switch {
 	case m.RootVolume != nil:
 		rootSize = 0 // the volume is the root disk
 	case spec.ImagePath != "" || spec.ImageProperties[ImagePathProperty] != "":
 		if err := d.step("base"); err != nil {
-			return nil, err
+			return err
 		}
 		img, file, err := d.baseImage(lv, p, spec)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m.Image = img
 		rootSize = max(rootSize, file.virtualSize)
@@ -487,67 +515,56 @@ func (d *Driver) spawn(lv *golibvirt.Libvirt, spec *virt.InstanceSpec) (_ *virt.
 			continue
 		}
 		if err := d.step(disk.role); err != nil {
-			return nil, err
+			return err
 		}
 		name := d.diskVolume(m, disk.role)
 		var path string
+		var err error
 		if imp := importedDisk(spec, disk.role); imp != nil {
-			path, err = d.importVolume(lv, p, name, disk.size, disk.base, imp) // a move's (diskmove.go)
+			path, err = d.importVolume(lv, p, name, disk.size, disk.base, imp)
 		} else {
 			path, err = d.createVolume(lv, p, name, disk.size, disk.base)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		undo.add("delete volume "+name, func() error { return d.deleteVolume(lv, p, name) })
 		m.setDisk(metaDisk{Role: disk.role, Volume: name, Path: path})
 	}
-	if len(spec.ConfigDrive) > 0 {
-		if err := d.createConfigDrive(lv, p, m, spec.ConfigDrive, &undo); err != nil {
-			return nil, err
-		}
-	}
+	return nil
+}
 
-	if err := os.MkdirAll(d.cfg.ConsoleDir, 0o755); err != nil {
-		return nil, err
-	}
-	if err := os.Remove(m.ConsoleLog); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	undo.add("remove console log", func() error { return removeFile(m.ConsoleLog) })
-
+// defineAndStart defines the instance's domain, with its bridges made
+// under bridgeMu so a concurrent release cannot remove one between, and
+// starts it.
+func (d *Driver) defineAndStart(lv *golibvirt.Libvirt, m *instanceMeta, virtType, arch string, undo *reverter) (golibvirt.Domain, error) {
 	if err := d.step("define"); err != nil {
-		return nil, err
+		return golibvirt.Domain{}, err
 	}
 	doc, err := d.domainXML(m, virtType, arch)
 	if err != nil {
-		return nil, err
+		return golibvirt.Domain{}, err
 	}
 	bridgeMu.Lock()
 	if err := ensureBridges(context.Background(), m.NICs); err != nil {
 		bridgeMu.Unlock()
-		return nil, err
+		return golibvirt.Domain{}, err
 	}
 	dom, err := lv.DomainDefineXML(doc)
 	bridgeMu.Unlock()
 	undo.add("release bridges", func() error { return releaseBridges(context.Background(), lv, m.NICs) })
 	if err != nil {
-		return nil, fmt.Errorf("define domain: %w", err)
+		return golibvirt.Domain{}, fmt.Errorf("define domain: %w", err)
 	}
 	undo.add("undefine domain", func() error { return d.undefine(lv, dom) })
-
 	if err := d.step("start"); err != nil {
-		return nil, err
+		return golibvirt.Domain{}, err
 	}
 	if err := lv.DomainCreate(dom); err != nil {
-		return nil, fmt.Errorf("start domain: %w", err)
+		return golibvirt.Domain{}, fmt.Errorf("start domain: %w", err)
 	}
 	undo.add("destroy domain", func() error { return d.destroyDomain(lv, dom) })
-	if err := d.step("started"); err != nil {
-		return nil, err
-	}
-	d.cfg.Logger.Info("spawned instance", "instance_id", id, "domain", dom.Name, "virt_type", virtType)
-	return d.info(lv, dom, id)
+	return dom, d.step("started")
 }
 
 // undefine removes a domain's definition with its managed save image,
