@@ -202,57 +202,13 @@ var diskTargets = map[string][]string{
 	"ide":    {"hda", "hdb", "hdc", "hdd"},
 }
 
-// domainXML builds the domain of an instance from its record: the rescue
-// disk first when it is rescued (with the root disk second and no
-// others), else the root, ephemeral and swap disks; ACPI; a serial
-// console logged to a file; VNC on a port libvirt picks.
+// domainXML builds the domain of an instance from its record: its disks
+// (domainDisks) and devices (domainDevices), ACPI, the host's CPU model
+// under KVM, and SeaBIOS on the serial console.
 func (d *Driver) domainXML(m *instanceMeta, virtType, arch string) (string, error) {
-	bus := m.DiskBus
-	if bus == "" {
-		bus = "virtio"
-	}
-	targets := diskTargets[bus]
-	var roles []string
-	if m.Rescue != nil && m.RescueDevice == "" {
-		roles = []string{diskRescue, diskRoot}
-	} else {
-		roles = []string{diskRoot, diskEphemeral, diskSwap}
-	}
-	var disks []libvirtxml.DomainDisk
-	for _, role := range roles {
-		if len(disks) == len(targets) {
-			return "", fmt.Errorf("too many disks for bus %s", bus)
-		}
-		if role == diskRoot && m.RootVolume != nil {
-			disks = append(disks, rootVolumeDisk(*m.RootVolume, targets[len(disks)], bus))
-			continue
-		}
-		disk := m.disk(role)
-		if disk == nil {
-			continue
-		}
-		disks = append(disks, libvirtxml.DomainDisk{
-			Device: "disk",
-			Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "qcow2", Discard: "unmap"},
-			Source: &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: disk.Path}},
-			Target: &libvirtxml.DomainDiskTarget{Dev: targets[len(disks)], Bus: bus},
-			Serial: role,
-		})
-	}
-	if len(disks) == 0 {
-		return "", fmt.Errorf("instance %s has no root disk", m.ID)
-	}
-	disks = append(disks, m.volumeDisks()...)
-	if cd := m.disk(diskConfig); cd != nil {
-		disks = append(disks, configDriveDisk(cd.Path, m.Machine, arch))
-	}
-	boot := []libvirtxml.DomainBootDevice{{Dev: "hd"}}
-	if m.Rescue != nil && m.RescueDevice != "" {
-		withRescue, err := m.stableRescueDisks(disks)
-		if err != nil {
-			return "", err
-		}
-		disks, boot = withRescue, nil // per-device boot order instead
+	disks, boot, err := m.domainDisks(arch)
+	if err != nil {
+		return "", err
 	}
 	meta, err := m.marshal()
 	if err != nil {
@@ -262,7 +218,6 @@ func (d *Driver) domainXML(m *instanceMeta, virtType, arch string) (string, erro
 	if virtType == "kvm" {
 		cpu = &libvirtxml.DomainCPU{Mode: "host-model"}
 	}
-	port := uint(0)
 	dom := &libvirtxml.Domain{
 		Type:     virtType,
 		Name:     d.domainName(m.ID),
@@ -287,35 +242,100 @@ func (d *Driver) domainXML(m *instanceMeta, virtType, arch string) (string, erro
 		OnPoweroff: "destroy",
 		OnReboot:   "restart",
 		OnCrash:    "destroy",
-		Devices: &libvirtxml.DomainDeviceList{
-			Disks:       disks,
-			Controllers: m.volumeControllers(),
-			Interfaces:  m.interfaces(),
-			Serials: []libvirtxml.DomainSerial{{
-				Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
-				Target: &libvirtxml.DomainSerialTarget{Port: &port},
-				Log:    &libvirtxml.DomainChardevLog{File: m.ConsoleLog, Append: "on"},
-			}},
-			Consoles: []libvirtxml.DomainConsole{{
-				Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
-				Target: &libvirtxml.DomainConsoleTarget{Type: "serial", Port: &port},
-			}},
-			Graphics: []libvirtxml.DomainGraphic{{VNC: &libvirtxml.DomainGraphicVNC{
-				AutoPort: "yes",
-				Listen:   d.cfg.VNCListen,
-				Listeners: []libvirtxml.DomainGraphicListener{{
-					Address: &libvirtxml.DomainGraphicListenerAddress{Address: d.cfg.VNCListen},
-				}},
-			}}},
-			// The QEMU guest agent's channel (guest.go); libvirt picks
-			// the socket's path.
-			Channels: []libvirtxml.DomainChannel{{
-				Source: &libvirtxml.DomainChardevSource{UNIX: &libvirtxml.DomainChardevSourceUNIX{Mode: "bind"}},
-				Target: &libvirtxml.DomainChannelTarget{VirtIO: &libvirtxml.DomainChannelTargetVirtIO{Name: GuestAgentChannel}},
-			}},
-			Videos:     []libvirtxml.DomainVideo{{Model: libvirtxml.DomainVideoModel{Type: "vga"}}},
-			MemBalloon: &libvirtxml.DomainMemBalloon{Model: "virtio"},
-		},
+		Devices:    d.domainDevices(m, disks),
 	}
 	return dom.Marshal()
+}
+
+// domainDisks lays out the domain's disks: the rescue disk first when
+// it is rescued the legacy way (with the root disk second and no
+// others), else the root (a file or the boot volume), ephemeral and
+// swap disks on the image's bus; then the attached volumes and the
+// config drive. A stable-device rescue keeps every disk in place and
+// boots the rescue disk by per-device order instead of <os><boot>.
+func (m *instanceMeta) domainDisks(arch string) ([]libvirtxml.DomainDisk, []libvirtxml.DomainBootDevice, error) {
+	bus := m.DiskBus
+	if bus == "" {
+		bus = "virtio"
+	}
+	targets := diskTargets[bus]
+	var roles []string
+	if m.Rescue != nil && m.RescueDevice == "" {
+		roles = []string{diskRescue, diskRoot}
+	} else {
+		roles = []string{diskRoot, diskEphemeral, diskSwap}
+	}
+	var disks []libvirtxml.DomainDisk
+	for _, role := range roles {
+		if len(disks) == len(targets) {
+			return nil, nil, fmt.Errorf("too many disks for bus %s", bus)
+		}
+		if role == diskRoot && m.RootVolume != nil {
+			disks = append(disks, rootVolumeDisk(*m.RootVolume, targets[len(disks)], bus))
+			continue
+		}
+		disk := m.disk(role)
+		if disk == nil {
+			continue
+		}
+		disks = append(disks, libvirtxml.DomainDisk{
+			Device: "disk",
+			Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "qcow2", Discard: "unmap"},
+			Source: &libvirtxml.DomainDiskSource{File: &libvirtxml.DomainDiskSourceFile{File: disk.Path}},
+			Target: &libvirtxml.DomainDiskTarget{Dev: targets[len(disks)], Bus: bus},
+			Serial: role,
+		})
+	}
+	if len(disks) == 0 {
+		return nil, nil, fmt.Errorf("instance %s has no root disk", m.ID)
+	}
+	disks = append(disks, m.volumeDisks()...)
+	if cd := m.disk(diskConfig); cd != nil {
+		disks = append(disks, configDriveDisk(cd.Path, m.Machine, arch))
+	}
+	boot := []libvirtxml.DomainBootDevice{{Dev: "hd"}}
+	if m.Rescue != nil && m.RescueDevice != "" {
+		withRescue, err := m.stableRescueDisks(disks)
+		if err != nil {
+			return nil, nil, err
+		}
+		disks, boot = withRescue, nil // per-device boot order instead
+	}
+	return disks, boot, nil
+}
+
+// domainDevices are the domain's devices besides its disks: a serial
+// console logged to a file, VNC on a port libvirt picks, the guest
+// agent's channel, the instance's NICs and volume controllers.
+func (d *Driver) domainDevices(m *instanceMeta, disks []libvirtxml.DomainDisk) *libvirtxml.DomainDeviceList {
+	port := uint(0)
+	return &libvirtxml.DomainDeviceList{
+		Disks:       disks,
+		Controllers: m.volumeControllers(),
+		Interfaces:  m.interfaces(),
+		Serials: []libvirtxml.DomainSerial{{
+			Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
+			Target: &libvirtxml.DomainSerialTarget{Port: &port},
+			Log:    &libvirtxml.DomainChardevLog{File: m.ConsoleLog, Append: "on"},
+		}},
+		Consoles: []libvirtxml.DomainConsole{{
+			Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
+			Target: &libvirtxml.DomainConsoleTarget{Type: "serial", Port: &port},
+		}},
+		Graphics: []libvirtxml.DomainGraphic{{VNC: &libvirtxml.DomainGraphicVNC{
+			AutoPort: "yes",
+			Listen:   d.cfg.VNCListen,
+			Listeners: []libvirtxml.DomainGraphicListener{{
+				Address: &libvirtxml.DomainGraphicListenerAddress{Address: d.cfg.VNCListen},
+			}},
+		}}},
+		// The QEMU guest agent's channel (guest.go); libvirt picks
+		// the socket's path.
+		Channels: []libvirtxml.DomainChannel{{
+			Source: &libvirtxml.DomainChardevSource{UNIX: &libvirtxml.DomainChardevSourceUNIX{Mode: "bind"}},
+			Target: &libvirtxml.DomainChannelTarget{VirtIO: &libvirtxml.DomainChannelTargetVirtIO{Name: GuestAgentChannel}},
+		}},
+		Videos:     []libvirtxml.DomainVideo{{Model: libvirtxml.DomainVideoModel{Type: "vga"}}},
+		MemBalloon: &libvirtxml.DomainMemBalloon{Model: "virtio"},
+	}
 }
