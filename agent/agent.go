@@ -172,47 +172,63 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 	}
 	a.httpAddr = net.JoinHostPort(cfg.Advertise, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
 	ln = a.secureListener(ln)
-
-	if cfg.IsClient() {
-		// One node secret authenticates every host of this agent.
-		if a.nodeSecret, err = client.LoadOrCreateNodeSecret(cfg.DataDir); err != nil {
-			_ = ln.Close()
-			return nil, fmt.Errorf("agent: %w", err)
-		}
-	}
-	if cfg.IsServer() {
-		if err := a.startServer(); err != nil {
-			_ = ln.Close()
-			return nil, err
-		}
-	} else if err := a.startClientGossip(); err != nil {
+	if err := a.startMembership(); err != nil {
 		_ = ln.Close()
 		return nil, err
 	}
+	if err := a.startServices(); err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	a.serveHTTP(ln)
+	a.logger.Info("agent started", "node", cfg.NodeName, "id", a.nodeID, "region", cfg.Region,
+		"server", cfg.IsServer(), "client", cfg.IsClient(), "http", a.httpAddr,
+		"rpc", a.RPCAddr(), "gossip", a.gossip.Addr(), "data_dir", cfg.DataDir)
+	if cfg.DevMode {
+		a.startDevSeeding()
+	}
+	return a, nil
+}
 
+// startMembership starts what makes this agent a member of the cluster:
+// the Raft server and its gossip, or a client's gossip; a client's node
+// secret, which authenticates every host of the agent, comes first.
+func (a *Agent) startMembership() error {
+	if a.config.IsClient() {
+		var err error
+		if a.nodeSecret, err = client.LoadOrCreateNodeSecret(a.config.DataDir); err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+	}
+	if a.config.IsServer() {
+		return a.startServer()
+	}
+	return a.startClientGossip()
+}
+
+// startServices starts the agent's hosts and the services its HTTP
+// listener serves: identity, consoles and guests, the Compute, Network,
+// Block Storage, EC2, Image, S3 and native APIs.
+func (a *Agent) startServices() error {
 	// Image data and metrics come first: the hosts' image caches use
 	// them.
 	a.imageData = &imageData{a: a}
 	a.metrics = newMetrics(a)
-	if cfg.IsClient() {
+	if a.config.IsClient() {
 		if err := a.startHosts(); err != nil {
-			_ = ln.Close()
-			return nil, err
+			return err
 		}
 		if err := a.startMetadata(); err != nil {
-			_ = ln.Close()
-			return nil, err
+			return err
 		}
 	}
-
+	var err error
 	if a.identity, err = identity.New(identity.Config{RPC: a.rpc, Logger: a.logger}); err != nil {
-		_ = ln.Close()
-		return nil, err
+		return err
 	}
 	a.identity.Start()
 	if err := a.startConsoles(); err != nil {
-		_ = ln.Close()
-		return nil, err
+		return err
 	}
 	a.nova = nova.New(nova.Config{RPC: a.computeRPC(), Verifier: a.Identity(), Logger: a.logger.Named("nova"), Servers: a.novaServers,
 		WriteRetry: a.writeRetry})
@@ -227,12 +243,15 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 		Consoles: a.consoles, Logger: a.logger.Named("ec2")})
 	a.glance = glance.New(glance.Config{RPC: a.rpc, Verifier: a.Identity(), Data: a.imageData, Logger: a.logger.Named("glance")})
 	if err := a.startS3(); err != nil {
-		_ = ln.Close()
-		return nil, err
+		return err
 	}
 	a.startNative()
+	return nil
+}
 
-	a.httpServer = a.httpLimits().newHTTPServer(a.devSettled(a.routes()), ifaceAuto, logger)
+// serveHTTP serves the agent's routes on ln until Shutdown.
+func (a *Agent) serveHTTP(ln net.Listener) {
+	a.httpServer = a.httpLimits().newHTTPServer(a.devSettled(a.routes()), ifaceAuto, a.logger)
 	a.httpServer.Handler = a.forwarded(a.httpServer.Handler)
 	a.watchSIGHUP()
 	a.bgWG.Add(1)
@@ -242,13 +261,6 @@ func New(cfg *Config, logger hclog.Logger) (a *Agent, err error) {
 			a.logger.Error("http server stopped", "error", err)
 		}
 	}()
-	a.logger.Info("agent started", "node", cfg.NodeName, "id", a.nodeID, "region", cfg.Region,
-		"server", cfg.IsServer(), "client", cfg.IsClient(), "http", a.httpAddr,
-		"rpc", a.RPCAddr(), "gossip", a.gossip.Addr(), "data_dir", cfg.DataDir)
-	if cfg.DevMode {
-		a.startDevSeeding()
-	}
-	return a, nil
 }
 
 func (a *Agent) startServer() error {
