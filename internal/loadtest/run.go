@@ -78,19 +78,7 @@ func Run(ctx context.Context, o Options) error {
 	diskStart := storage(cl)
 	idxStart := raftIndexes(ctx, hc, cl, fx.Admin)
 	mem := make([]memSeries, len(cl.Servers))
-	sample := func() {
-		for i, p := range cl.Servers {
-			rss, err := p.RSS()
-			if err != nil {
-				continue
-			}
-			if mem[i].start == 0 {
-				mem[i].start = rss
-			}
-			mem[i].end = rss
-			mem[i].max = max(mem[i].max, rss)
-		}
-	}
+	sample := func() { sampleRSS(cl, mem) }
 	sample()
 	endpoints := make([]string, 0, len(cl.Servers)+len(cl.Clients))
 	for _, p := range append(append([]*Proc{}, cl.Servers...), cl.Clients...) {
@@ -138,14 +126,35 @@ func Run(ctx context.Context, o Options) error {
 	}
 	report(o, cl, stats, mem, diskStart, diskEnd, liveStart, liveEnd)
 	compareStates(o.Out, stateStart, stateEnd)
-	for i, p := range cl.Servers {
-		fmt.Fprintf(o.Out, "%s raft indexes: last log %d -> %d, last snapshot %d -> %d\n", p.Name,
-			idxStart[i]["last_log_index"], idxEnd[i]["last_log_index"], idxStart[i]["last_snapshot_index"], idxEnd[i]["last_snapshot_index"])
-	}
+	printRaftIndexes(o.Out, cl, idxStart, idxEnd)
 	if liveEnd > liveStart {
 		fmt.Fprintf(o.Out, "servers left: %s\n", leftovers(ctx, hc, base, fx.Admin, stats))
 	}
 	return nil
+}
+
+// sampleRSS adds each server's resident memory now to its series.
+func sampleRSS(cl *Cluster, mem []memSeries) {
+	for i, p := range cl.Servers {
+		rss, err := p.RSS()
+		if err != nil {
+			continue
+		}
+		if mem[i].start == 0 {
+			mem[i].start = rss
+		}
+		mem[i].end = rss
+		mem[i].max = max(mem[i].max, rss)
+	}
+}
+
+// printRaftIndexes prints how far each server's log and snapshot moved
+// during the run.
+func printRaftIndexes(out io.Writer, cl *Cluster, start, end []map[string]int64) {
+	for i, p := range cl.Servers {
+		fmt.Fprintf(out, "%s raft indexes: last log %d -> %d, last snapshot %d -> %d\n", p.Name,
+			start[i]["last_log_index"], end[i]["last_log_index"], start[i]["last_snapshot_index"], end[i]["last_snapshot_index"])
+	}
 }
 
 // serverConfigArgs writes the servers' configuration file when an
