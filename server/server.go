@@ -114,32 +114,7 @@ func NewServer(cfg *Config) (s *Server, err error) {
 	if s.blobs, err = imagestore.Open(filepath.Join(cfg.DataDir, "images")); err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.RPCPort)))
-	if err != nil {
-		return nil, fmt.Errorf("listen for rpc: %w", err)
-	}
-	s.rpcAdvertise = net.JoinHostPort(cfg.AdvertiseAddr, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
-	advertise := &net.TCPAddr{IP: net.ParseIP(cfg.AdvertiseAddr), Port: ln.Addr().(*net.TCPAddr).Port}
-	s.rpcServer = rpc.NewServer(rpc.ServerConfig{
-		Listener:      ln,
-		RaftAdvertise: advertise,
-		TLS:           cfg.TLSServer,
-		RequireTLS:    cfg.RequireTLS,
-		RaftPeerName:  cfg.RaftPeerName,
-		Logger:        s.logger,
-	})
-	s.rpcServer.SetCallObserver(s.metrics.observeRPC)
-	if cfg.TLSClient != nil {
-		s.rpcServer.SetRaftClientTLS(cfg.TLSClient)
-	}
-	s.connPool = rpc.NewConnPool(rpc.PoolConfig{TLS: cfg.TLSClient, Logger: s.logger})
-	if err := s.registerEndpoints(); err != nil {
-		return nil, err
-	}
-	s.installRPCAuth()
-	s.sessions = newSessionWatch(s)
-	s.rpcServer.SetSessionObserver(s.sessions)
-	if err := s.registerStreams(); err != nil {
+	if err := s.setupRPC(); err != nil {
 		return nil, err
 	}
 	if s.fsm, err = fsm.New(s.logger); err != nil {
@@ -180,6 +155,39 @@ func NewServer(cfg *Config) (s *Server, err error) {
 	}
 	s.maybeBootstrap()
 	return s, nil
+}
+
+// setupRPC listens for RPC (Raft shares the listener) and registers the
+// endpoints, their authentication and the streams; it serves nothing
+// until NewServer starts Serve once the FSM and Raft exist.
+func (s *Server) setupRPC() error {
+	cfg := s.config
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.RPCPort)))
+	if err != nil {
+		return fmt.Errorf("listen for rpc: %w", err)
+	}
+	s.rpcAdvertise = net.JoinHostPort(cfg.AdvertiseAddr, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	advertise := &net.TCPAddr{IP: net.ParseIP(cfg.AdvertiseAddr), Port: ln.Addr().(*net.TCPAddr).Port}
+	s.rpcServer = rpc.NewServer(rpc.ServerConfig{
+		Listener:      ln,
+		RaftAdvertise: advertise,
+		TLS:           cfg.TLSServer,
+		RequireTLS:    cfg.RequireTLS,
+		RaftPeerName:  cfg.RaftPeerName,
+		Logger:        s.logger,
+	})
+	s.rpcServer.SetCallObserver(s.metrics.observeRPC)
+	if cfg.TLSClient != nil {
+		s.rpcServer.SetRaftClientTLS(cfg.TLSClient)
+	}
+	s.connPool = rpc.NewConnPool(rpc.PoolConfig{TLS: cfg.TLSClient, Logger: s.logger})
+	if err := s.registerEndpoints(); err != nil {
+		return err
+	}
+	s.installRPCAuth()
+	s.sessions = newSessionWatch(s)
+	s.rpcServer.SetSessionObserver(s.sessions)
+	return s.registerStreams()
 }
 
 // joinRetryInterval is how often a failed gossip join is retried.
