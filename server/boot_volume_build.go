@@ -46,7 +46,7 @@ func (s *Server) planBuildVolumes(state *fsm.StateStore, entry *structs.Instance
 	}
 	volumePlaceMu.Lock()
 	defer volumePlaceMu.Unlock()
-	ve := &Volume{srv: s}
+	ve := &Volume{srv: s, planned: map[string]int64{}}
 	for _, inst := range entry.Instances {
 		if !makesVolumes(inst) {
 			continue

@@ -15,7 +15,13 @@ import (
 // Volume is the endpoint of block storage: volumes, their snapshots,
 // volume types and volume quotas for the Block Storage API, and the
 // storage agents' reads and reports of the volumes on their hosts.
-type Volume struct{ srv *Server }
+type Volume struct {
+	srv *Server
+	// planned is what the volumes placed for one entry, not yet in the
+	// state, take on each storage host (GB), so that the volumes of a
+	// multi-create count each other's room; nil outside such a plan.
+	planned map[string]int64
+}
 
 // volumePlaceMu serializes the leader's choice of storage hosts, so two
 // creates do not both count the same free room.
@@ -99,9 +105,12 @@ func (e *Volume) placeNew(state *fsm.StateStore, v *structs.Volume, host string,
 	if err != nil {
 		return err
 	}
-	chosen, err := chooseStorageHost(state, v.SizeGB, v.AvailabilityZone, pinned, backendName)
+	chosen, err := chooseStorageHost(state, v.SizeGB, v.AvailabilityZone, pinned, backendName, e.planned)
 	if err != nil {
 		return err
+	}
+	if chosen != "" && e.planned != nil {
+		e.planned[chosen] += int64(v.SizeGB)
 	}
 	v.Host = chosen
 	if chosen == "" {

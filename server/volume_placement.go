@@ -70,8 +70,10 @@ func typeBackendName(state *fsm.StateStore, typeID string) (string, error) {
 
 // chooseStorageHost picks the host for sizeGB more: only pinned when
 // set (the source's host), in az when set, of backend name backendName
-// when set (HostAttrStorageBackendName). "" when none has room.
-func chooseStorageHost(state *fsm.StateStore, sizeGB int, az, pinned, backendName string) (string, error) {
+// when set (HostAttrStorageBackendName). planned (may be nil) is what
+// volumes placed but not yet in the state take on each host. "" when
+// none has room.
+func chooseStorageHost(state *fsm.StateStore, sizeGB int, az, pinned, backendName string, planned map[string]int64) (string, error) {
 	hosts, err := state.Hosts(nil)
 	if err != nil {
 		return "", err
@@ -92,7 +94,7 @@ func chooseStorageHost(state *fsm.StateStore, sizeGB int, az, pinned, backendNam
 		if backendName != "" && h.Attributes[structs.HostAttrStorageBackendName] != backendName {
 			continue
 		}
-		free := capacity - used[h.ID]
+		free := capacity - used[h.ID] - planned[h.ID]
 		// Ties go to the smaller id, so the choice does not depend on
 		// the table's order.
 		if free >= int64(sizeGB) && (free > bestFree || (free == bestFree && h.ID < best)) {
