@@ -135,6 +135,51 @@ func (c *cloud) volumeFollows(t *testing.T, id, status string, h *host, lv *goli
 	}
 }
 
+// migrateRevertConfirm cold-migrates instance id, whose volume volID
+// (attachment attID) holds 0xab at 0, from host hb to hc, writes 0xcd at
+// 64 KiB through hc's QEMU, reverts to hb, migrates to hc again and
+// confirms. After each step the instance must be on the host it then
+// runs on, with the attachment, and that host's QEMU must read every
+// pattern written so far through the volume's disk (alias names it in
+// a domain of the host's libvirtd).
+func (c *cloud) migrateRevertConfirm(t *testing.T, id string, hb, hc *host, lvb, lvc *golibvirt.Libvirt, volID, attID string,
+	alias func(lv *golibvirt.Libvirt, dom golibvirt.Domain) string) {
+	t.Helper()
+	where := func(status string, h *host, patterns ...byte) {
+		t.Helper()
+		lv := lvb
+		if h == hc {
+			lv = lvc
+		}
+		c.volumeFollows(t, id, status, h, lv, volID, attID, func(dom golibvirt.Domain) string { return alias(lv, dom) }, patterns...)
+	}
+	start := time.Now()
+	c.task(id, structs.OpMigrate, func(r *structs.InstanceTaskRequest) { r.TargetHost = hc.name })
+	where("VERIFY_RESIZE", hc, 0xab)
+	t.Logf("migrated to C %v after the migration was asked", time.Since(start))
+	domC, err := lvc.DomainLookupByName(hc.drv.DomainName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeThrough(t, lvc, domC, alias(lvc, domC), 0xcd, 64<<10)
+
+	c.task(id, structs.OpRevertResize)
+	where("ACTIVE", hb, 0xab, 0xcd)
+	t.Logf("reverted to B %v after the migration was asked", time.Since(start))
+
+	c.task(id, structs.OpMigrate, func(r *structs.InstanceTaskRequest) { r.TargetHost = hc.name })
+	where("VERIFY_RESIZE", hc, 0xab, 0xcd)
+	c.task(id, structs.OpConfirmResize)
+	c.waitFor("B's copy gone", statusWait, func() error {
+		if _, err := lvb.DomainLookupByName(hb.drv.DomainName(id)); err == nil {
+			return fmt.Errorf("domain still on B")
+		}
+		return nil
+	})
+	where("ACTIVE", hc, 0xab, 0xcd)
+	t.Logf("confirmed on C %v after the migration was asked", time.Since(start))
+}
+
 // TestAgentColdMigrationKeepsAVolume: an instance on host B with a
 // volume of storage host A attached (A's NBD export, with TLS) migrates
 // cold to host C (a third libvirtd), is reverted to B, migrates to C
@@ -172,43 +217,9 @@ func TestAgentColdMigrationKeepsAVolume(t *testing.T) {
 	}
 	writeThrough(t, lvb, domB, nbdDiskAlias(t, lvb, domB, export, ha.nbdAddr), 0xab, 0)
 
-	// where checks the instance on h, reading through the volume as
-	// h's QEMU sees it.
-	where := func(status string, h *host, patterns ...byte) {
-		t.Helper()
-		lv := lvb
-		if h == hc {
-			lv = lvc
-		}
-		c.volumeFollows(t, id, status, h, lv, vol.ID, att.ID, func(dom golibvirt.Domain) string {
-			return nbdDiskAlias(t, lv, dom, export, ha.nbdAddr)
-		}, patterns...)
-	}
-	start := time.Now()
-	c.task(id, structs.OpMigrate, func(r *structs.InstanceTaskRequest) { r.TargetHost = hc.name })
-	where("VERIFY_RESIZE", hc, 0xab)
-	t.Logf("migrated to C %v after the migration was asked", time.Since(start))
-	domC, err := lvc.DomainLookupByName(hc.drv.DomainName(id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeThrough(t, lvc, domC, nbdDiskAlias(t, lvc, domC, export, ha.nbdAddr), 0xcd, 64<<10)
-
-	c.task(id, structs.OpRevertResize)
-	where("ACTIVE", hb, 0xab, 0xcd)
-	t.Logf("reverted to B %v after the migration was asked", time.Since(start))
-
-	c.task(id, structs.OpMigrate, func(r *structs.InstanceTaskRequest) { r.TargetHost = hc.name })
-	where("VERIFY_RESIZE", hc, 0xab, 0xcd)
-	c.task(id, structs.OpConfirmResize)
-	c.waitFor("B's copy gone", statusWait, func() error {
-		if _, err := lvb.DomainLookupByName(hb.drv.DomainName(id)); err == nil {
-			return fmt.Errorf("domain still on B")
-		}
-		return nil
+	c.migrateRevertConfirm(t, id, hb, hc, lvb, lvc, vol.ID, att.ID, func(lv *golibvirt.Libvirt, dom golibvirt.Domain) string {
+		return nbdDiskAlias(t, lv, dom, export, ha.nbdAddr)
 	})
-	where("ACTIVE", hc, 0xab, 0xcd)
-	t.Logf("confirmed on C %v after the migration was asked", time.Since(start))
 
 	c.task(id, structs.OpDetachVolume, func(r *structs.InstanceTaskRequest) {
 		r.Volume = &structs.VolumeAttachRequest{VolumeID: vol.ID}

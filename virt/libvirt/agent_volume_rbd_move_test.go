@@ -1,7 +1,6 @@
 package libvirt_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -45,43 +44,9 @@ func TestAgentColdMigrationKeepsAnRBDVolume(t *testing.T) {
 	}
 	writeThrough(t, lvb, domB, rbdDiskAlias(t, lvb, domB, spec, secret), 0xab, 0)
 
-	// where checks the instance on h, reading through the RBD disk as
-	// h's QEMU sees it.
-	where := func(status string, h *host, patterns ...byte) {
-		t.Helper()
-		lv := lvb
-		if h == hc {
-			lv = lvc
-		}
-		c.volumeFollows(t, id, status, h, lv, vol.ID, att.ID, func(dom golibvirt.Domain) string {
-			return rbdDiskAlias(t, lv, dom, spec, secret)
-		}, patterns...)
-	}
-	start := time.Now()
-	c.task(id, structs.OpMigrate, func(r *structs.InstanceTaskRequest) { r.TargetHost = hc.name })
-	where("VERIFY_RESIZE", hc, 0xab)
-	t.Logf("migrated to C %v after the migration was asked", time.Since(start))
-	domC, err := lvc.DomainLookupByName(hc.drv.DomainName(id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeThrough(t, lvc, domC, rbdDiskAlias(t, lvc, domC, spec, secret), 0xcd, 64<<10)
-
-	c.task(id, structs.OpRevertResize)
-	where("ACTIVE", hb, 0xab, 0xcd)
-	t.Logf("reverted to B %v after the migration was asked", time.Since(start))
-
-	c.task(id, structs.OpMigrate, func(r *structs.InstanceTaskRequest) { r.TargetHost = hc.name })
-	where("VERIFY_RESIZE", hc, 0xab, 0xcd)
-	c.task(id, structs.OpConfirmResize)
-	c.waitFor("B's copy gone", statusWait, func() error {
-		if _, err := lvb.DomainLookupByName(hb.drv.DomainName(id)); err == nil {
-			return fmt.Errorf("domain still on B")
-		}
-		return nil
+	c.migrateRevertConfirm(t, id, hb, hc, lvb, lvc, vol.ID, att.ID, func(lv *golibvirt.Libvirt, dom golibvirt.Domain) string {
+		return rbdDiskAlias(t, lv, dom, spec, secret)
 	})
-	where("ACTIVE", hc, 0xab, 0xcd)
-	t.Logf("confirmed on C %v after the migration was asked", time.Since(start))
 
 	c.task(id, structs.OpDetachVolume, func(r *structs.InstanceTaskRequest) {
 		r.Volume = &structs.VolumeAttachRequest{VolumeID: vol.ID}
