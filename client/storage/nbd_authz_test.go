@@ -2,11 +2,9 @@ package storage
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -24,20 +22,7 @@ import (
 // only when the upgrade setting asks for it.
 func TestNBDExportAdmitsOnlyItsHosts(t *testing.T) {
 	needQSD(t)
-	pool := testPool(t)
-	ca := newTestCA(t)
-	path, err := pool.CreateVolume(context.Background(), &structs.Volume{ID: "v1", SizeGB: 1}, Source{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	qemutest.IO(t, path, "write -P 0x5a 0 64k")
-	state, addr := t.TempDir(), net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
-	e := testExporter(t, ca, state, addr)
-	t.Cleanup(func() {
-		if err := e.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	ca, path, state, addr, e := exportedVolume(t, "write -P 0x5a 0 64k")
 	name := structs.VolumeExportName("v1", "att-1")
 	sync := func(e *NBDExporter, hosts ...string) {
 		t.Helper()

@@ -86,6 +86,27 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// exportedVolume makes volume v1 in a new pool, writes into it with
+// the qemu-io command write, and starts an exporter for it (stopped at
+// the test's end) with a state dir and a free address of its own.
+func exportedVolume(t *testing.T, write string) (ca *testCA, path, state, addr string, e *NBDExporter) {
+	t.Helper()
+	ca = newTestCA(t)
+	path, err := testPool(t).CreateVolume(context.Background(), &structs.Volume{ID: "v1", SizeGB: 1}, Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qemutest.IO(t, path, write)
+	state, addr = t.TempDir(), net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+	e = testExporter(t, ca, state, addr)
+	t.Cleanup(func() {
+		if err := e.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return ca, path, state, addr, e
+}
+
 func testExporter(t *testing.T, ca *testCA, state, addr string) *NBDExporter {
 	t.Helper()
 	e, err := NewNBDExporter(NBDConfig{StateDir: state, Address: addr, CAFile: ca.caFile, CertFile: ca.certFile,
@@ -102,21 +123,7 @@ func testExporter(t *testing.T, ca *testCA, state, addr string) *NBDExporter {
 // again with it; gone when no attachment wants it, with the daemon.
 func TestNBDExportLifecycle(t *testing.T) {
 	needQSD(t)
-	pool := testPool(t)
-	ca := newTestCA(t)
-	v := &structs.Volume{ID: "v1", SizeGB: 1}
-	path, err := pool.CreateVolume(context.Background(), v, Source{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	qemutest.IO(t, path, "write -P 0xab 0 64k")
-	state, addr := t.TempDir(), net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
-	e := testExporter(t, ca, state, addr)
-	t.Cleanup(func() {
-		if err := e.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	ca, path, state, addr, e := exportedVolume(t, "write -P 0xab 0 64k")
 	name := structs.VolumeExportName("v1", "att-1")
 	x := Export{Name: name, Path: path, Hosts: []string{"compute-a"}}
 	if err := e.Sync(context.Background(), []Export{x}); err != nil {

@@ -42,16 +42,8 @@ func TestAgentLiveMigrationKeepsAnNBDVolume(t *testing.T) {
 	c.startAgent(hc)
 	t.Logf("three hosts up, the instance ACTIVE on B, %v after the start", time.Since(began))
 
-	var created structs.SingleVolumeResponse
-	if err := c.rpc("Volume.Create", &structs.VolumeCreateRequest{ProjectID: "p1", Volume: &structs.Volume{Name: "data", SizeGB: 1}}, &created); err != nil {
-		t.Fatal(err)
-	}
-	vol := c.waitVolume(created.Volume.ID, structs.VolumeAvailable)
+	vol, att := c.attachNewVolume(t, id, ha)
 	file := vol.ProviderLocation
-	c.task(id, structs.OpAttachVolume, func(r *structs.InstanceTaskRequest) {
-		r.Volume = &structs.VolumeAttachRequest{VolumeID: vol.ID}
-	})
-	att := c.waitVolume(vol.ID, structs.VolumeInUse).AttachmentOf(id)
 	export := structs.VolumeExportName(vol.ID, att.ID)
 	lvb, lvc := rawConnTo(t, peerB.URI), rawConnTo(t, peerC.URI)
 	domB, err := lvb.DomainLookupByName(hb.drv.DomainName(id))

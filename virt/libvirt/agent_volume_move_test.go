@@ -135,6 +135,25 @@ func (c *cloud) volumeFollows(t *testing.T, id, status string, h *host, lv *goli
 	}
 }
 
+// attachNewVolume creates a 1 GB volume, which must be placed on
+// storage host h, and attaches it to instance id; it returns the volume
+// as it was before the attach and its attachment once in-use.
+func (c *cloud) attachNewVolume(t *testing.T, id string, h *host) (*structs.Volume, *structs.VolumeAttachment) {
+	t.Helper()
+	var created structs.SingleVolumeResponse
+	if err := c.rpc("Volume.Create", &structs.VolumeCreateRequest{ProjectID: "p1", Volume: &structs.Volume{Name: "data", SizeGB: 1}}, &created); err != nil {
+		t.Fatal(err)
+	}
+	vol := c.waitVolume(created.Volume.ID, structs.VolumeAvailable)
+	if vol.Host != h.agent.HostID() {
+		t.Fatalf("volume on %s, want %s (%s)", vol.Host, h.name, h.agent.HostID())
+	}
+	c.task(id, structs.OpAttachVolume, func(r *structs.InstanceTaskRequest) {
+		r.Volume = &structs.VolumeAttachRequest{VolumeID: vol.ID}
+	})
+	return vol, c.waitVolume(vol.ID, structs.VolumeInUse).AttachmentOf(id)
+}
+
 // migrateRevertConfirm cold-migrates instance id, whose volume volID
 // (attachment attID) holds 0xab at 0, from host hb to hc, writes 0xcd at
 // 64 KiB through hc's QEMU, reverts to hb, migrates to hc again and
@@ -196,19 +215,8 @@ func TestAgentColdMigrationKeepsAVolume(t *testing.T) {
 	hc, peerC := thirdPeer(t, c, hostCert)
 	t.Logf("three hosts up, the instance ACTIVE on B, %v after the start", time.Since(began))
 
-	var created structs.SingleVolumeResponse
-	if err := c.rpc("Volume.Create", &structs.VolumeCreateRequest{ProjectID: "p1", Volume: &structs.Volume{Name: "data", SizeGB: 1}}, &created); err != nil {
-		t.Fatal(err)
-	}
-	vol := c.waitVolume(created.Volume.ID, structs.VolumeAvailable)
-	if vol.Host != ha.agent.HostID() {
-		t.Fatalf("volume on %s, want A (%s)", vol.Host, ha.agent.HostID())
-	}
+	vol, att := c.attachNewVolume(t, id, ha)
 	file := vol.ProviderLocation
-	c.task(id, structs.OpAttachVolume, func(r *structs.InstanceTaskRequest) {
-		r.Volume = &structs.VolumeAttachRequest{VolumeID: vol.ID}
-	})
-	att := c.waitVolume(vol.ID, structs.VolumeInUse).AttachmentOf(id)
 	export := structs.VolumeExportName(vol.ID, att.ID)
 	lvb, lvc := rawConnTo(t, peerB.URI), rawConnTo(t, peerC.URI)
 	domB, err := lvb.DomainLookupByName(hb.drv.DomainName(id))

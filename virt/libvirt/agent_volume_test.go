@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratus-cloud/stratus/internal/qemutest"
 	"github.com/stratus-cloud/stratus/structs"
 	"github.com/stratus-cloud/stratus/virt/libvirt"
 )
@@ -96,12 +97,7 @@ func fileHash(t *testing.T, path string) []byte {
 // available again, and the file is left as it was.
 func TestAgentAttachesAndDetachesAVolume(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("qemu-img"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("qemu-img (qemu-utils) is required under CI=true: %v", err)
-		}
-		t.Skip("qemu-img (qemu-utils) is not installed")
-	}
+	qemutest.Need(t, "qemu-img")
 	c := newCloud(t)
 	h := c.addStorageHost("hv1")
 	id := c.boot("vm").ID
