@@ -1,6 +1,7 @@
 package nova
 
 import (
+	"maps"
 	"regexp"
 	"sort"
 	"strings"
@@ -29,24 +30,17 @@ var (
 
 // bdmV2Schema is Nova's block_device_mapping_v2 at a microversion.
 func bdmV2Schema(mv int) *schema {
-	props := map[string]*schema{
-		"virtual_name":          {types: tString, maxLen: 255},
-		"volume_id":             {types: tString, format: checkUUID},
-		"snapshot_id":           {types: tString, format: checkUUID},
-		"volume_size":           intSchema(1, 0x7FFFFFFF),
-		"device_name":           {types: tString, minLen: 1, maxLen: 255, pattern: bdmDeviceNamePat},
-		"delete_on_termination": booleanSchema,
-		"no_device":             {types: tString | tInteger | tNumber | tBoolean | tNull | tObject | tArray, open: true},
-		"connection_info":       {types: tString, maxLen: 16777215},
-		"source_type":           {types: tString, enum: []string{"volume", "image", "snapshot", "blank"}},
-		"uuid":                  {types: tString, minLen: 1, maxLen: 255, pattern: bdmUUIDPattern},
-		"image_id":              {types: tString, format: checkUUID},
-		"destination_type":      {types: tString, enum: []string{"local", "volume"}},
-		"guest_format":          {types: tString, maxLen: 255},
-		"device_type":           {types: tString, maxLen: 255},
-		"disk_bus":              {types: tString, maxLen: 255},
-		"boot_index":            {types: tInteger | tString | tNull, pattern: bdmBootIndexPattern},
-	}
+	props := legacyBDMProps(bdmDeviceNamePat)
+	maps.Copy(props, map[string]*schema{
+		"source_type":      {types: tString, enum: []string{"volume", "image", "snapshot", "blank"}},
+		"uuid":             {types: tString, minLen: 1, maxLen: 255, pattern: bdmUUIDPattern},
+		"image_id":         {types: tString, format: checkUUID},
+		"destination_type": {types: tString, enum: []string{"local", "volume"}},
+		"guest_format":     {types: tString, maxLen: 255},
+		"device_type":      {types: tString, maxLen: 255},
+		"disk_bus":         {types: tString, maxLen: 255},
+		"boot_index":       {types: tInteger | tString | tNull, pattern: bdmBootIndexPattern},
+	})
 	if mv == 32 || mv >= 42 {
 		props["tag"] = &schema{types: tString, maxLen: 60, pattern: tagPattern}
 	}

@@ -21,16 +21,22 @@ const legacyRootDevice = "vda"
 
 // legacyBDMSchema is Nova's _legacy_block_device_mapping.
 func legacyBDMSchema() *schema {
-	return &schema{types: tArray, items: &schema{types: tObject, props: map[string]*schema{
+	return &schema{types: tArray, items: &schema{types: tObject, props: legacyBDMProps(legacyDeviceNamePat)}}
+}
+
+// legacyBDMProps are the fields of a legacy mapping, which Nova's v2
+// mapping extends (its device_name pattern differs).
+func legacyBDMProps(devicePattern *regexp.Regexp) map[string]*schema {
+	return map[string]*schema{
 		"virtual_name":          {types: tString, maxLen: 255},
 		"volume_id":             {types: tString, format: checkUUID},
 		"snapshot_id":           {types: tString, format: checkUUID},
 		"volume_size":           intSchema(1, 0x7FFFFFFF),
-		"device_name":           {types: tString, minLen: 1, maxLen: 255, pattern: legacyDeviceNamePat},
+		"device_name":           {types: tString, minLen: 1, maxLen: 255, pattern: devicePattern},
 		"delete_on_termination": booleanSchema,
 		"no_device":             {types: tString | tInteger | tNumber | tBoolean | tNull | tObject | tArray, open: true},
 		"connection_info":       {types: tString, maxLen: 16777215},
-	}}}
+	}
 }
 
 var (
